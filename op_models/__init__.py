@@ -1,0 +1,1 @@
+"""Python ports of Ascend C operators (host tiling, kernels, golden models), one package each."""

@@ -1,0 +1,1 @@
+"""CANN ops-transformer ``MoeTokenUnpermuteWithEpGrad``: host tiling, kernel ports and golden."""
