@@ -1,0 +1,379 @@
+"""Costs: the one home of timing formulas.
+
+Step of the flow: the replay engine asks this module, once per recorded ``Instr``, how long
+the instruction occupies its pipe when running alone (:func:`occupancy_cycles`), how long the
+scalar unit spends issuing it (:func:`issue_cycles`), how many bytes it draws from the shared
+HBM (:func:`gm_bytes`) and how long after its occupancy its results become visible
+(:func:`tail_cycles`). The engine adds only what needs the whole chip: GM bandwidth sharing
+between cores and DCache misses (``platform.dcache_miss_cycles``).
+
+Formula shapes (parameters in ``data/costs/<family>.toml``, each with its source):
+
+- DataCopyPad GM->UB (MTE2) and UB->GM (MTE3): linear interpolation in bytes of a measured
+  single-core curve (msKPP), in ns converted at the platform clock; below the first point the
+  curve's floor, above the last point the last bandwidth. The size used is the GM-side byte
+  count of :func:`gm_bytes`; if the GM address is not 512-byte aligned the bytes are divided by
+  ``unaligned_512_bandwidth_ratio``. Multi-row copies add ``k * rows * (gap_elements mod 256)``.
+- Vector API calls, A2/A3 (``linear``): ``b + k * n`` (GE ATT V1 fits), n = elements covered
+  (``count``, or ``min(mask, elements per repeat) * repeat``; a mask-0 / repeat-0 call costs b).
+- Vector API calls, 950 (``vf``): ``head + sum(throughput) * ceil(n * wider_bytes / 256)
+  + max(latency)`` over the API's micro-ops (GE ATT V2).
+- SetFlag / WaitFlag / PipeBarrier: fixed cycles; GetValue(GM): DCache hit cycles (the engine
+  adds the miss penalty); GetValue / SetValue on UB: ``ub_read_cycles``.
+
+Rounding: every result is rounded half up to an integer cycle count (``floor(x + 0.5)``) and is
+at least 1 for any instruction that does work.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+
+import numpy as np
+
+from aicore_sim.isa import Instr, Opcode
+from aicore_sim.platform import CopyCurve, Costs, Platform
+
+# GM traffic moves in 32-byte pieces (S4a); misaligned rows are rounded up (hardware.md 5.1).
+GM_GRANULE_BYTES = 32
+GM_ALIGN_BEST_BYTES = 512  # S4c: 512-byte-aligned GM addresses reach the best bandwidth
+REPEAT_BYTES = 256  # one vector repeat = 8 blocks x 32 bytes (S4e)
+
+_COPY_OPS = frozenset({Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM})
+_VECTOR_OPS = frozenset(
+    {
+        Opcode.CAST,
+        Opcode.COPY,
+        Opcode.DUPLICATE,
+        Opcode.MULS,
+        Opcode.MUL,
+        Opcode.ADD,
+        Opcode.BLOCK_REDUCE_SUM,
+        Opcode.WHOLE_REDUCE_SUM,
+    }
+)
+_REDUCE_OPS = frozenset({Opcode.BLOCK_REDUCE_SUM, Opcode.WHOLE_REDUCE_SUM})
+_SCALAR_OPS = frozenset({Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB})
+
+_MEMO_LIMIT = 200_000  # entries per memo dict before it is cleared (bounded memory)
+
+
+def _round(x: float) -> int:
+    """Round half up to an int, at least 1."""
+    n = int(x + 0.5)
+    return n if n > 1 else 1
+
+
+# --------------------------------------------------------------------------------------------
+# Per-platform lookup tables
+# --------------------------------------------------------------------------------------------
+
+
+class _Curve:
+    """A copy curve in cycles at one clock: interpolation with floor and held end bandwidth."""
+
+    __slots__ = ("sizes", "cycles", "floor", "last_cycles_per_byte", "first")
+
+    def __init__(self, curve: CopyCurve, clock_mhz: float) -> None:
+        per_ns = clock_mhz / 1000.0
+        self.sizes = [float(s) for s in curve.size_bytes]
+        self.cycles = [t * per_ns for t in curve.time_ns]
+        self.floor = curve.floor_ns * per_ns
+        self.first = self.sizes[0]
+        self.last_cycles_per_byte = self.cycles[-1] / self.sizes[-1]
+
+    def __call__(self, nbytes: float) -> float:
+        sizes = self.sizes
+        if nbytes <= self.first:
+            return self.floor
+        if nbytes >= sizes[-1]:
+            return max(self.floor, nbytes * self.last_cycles_per_byte)
+        i = bisect_right(sizes, nbytes)
+        x0, x1 = sizes[i - 1], sizes[i]
+        y0, y1 = self.cycles[i - 1], self.cycles[i]
+        y = y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
+        return y if y > self.floor else self.floor
+
+
+def _att_class(name: str) -> str:
+    """GE ATT dtype fallback: 32/64-bit types -> float32, others (bf16, 8/16-bit) -> float16."""
+    if name in ("float32", "int32", "uint32", "int64", "uint64", "float64"):
+        return "float32"
+    return "float16"
+
+
+class _Tables:
+    """Everything ``cost.py`` precomputes for one platform (stored on ``Platform._cost_cache``)."""
+
+    __slots__ = (
+        "costs",
+        "mte2",
+        "mte3",
+        "linear",
+        "vf_ops",
+        "vf_api",
+        "vec_memo",
+        "copy_memo",
+        "occ_fixed",
+        "issue",
+        "tail",
+    )
+
+    def __init__(self, platform: Platform) -> None:
+        c: Costs = platform.costs
+        self.costs = c
+        self.mte2 = _Curve(c.mte2_curve, platform.clock_mhz)
+        self.mte3 = _Curve(c.mte3_curve, platform.clock_mhz)
+        self.linear = {
+            (e.api, e.src_dtype, e.dst_dtype): (e.b_cycles, e.k_cycles_per_element)
+            for e in c.vector_linear
+        }
+        self.vf_ops = {
+            (m.op, m.dtype): (m.latency_cycles, m.throughput_cycles_per_256_bytes)
+            for m in c.vf_micro_ops
+        }
+        self.vf_api = dict(c.vf_api_micro_ops)
+        self.vec_memo: dict[tuple, int] = {}
+        self.copy_memo: dict[tuple, int] = {}
+        self.occ_fixed = {
+            Opcode.SET_FLAG: max(1, c.set_flag_cycles),
+            Opcode.WAIT_FLAG: max(1, c.wait_flag_cycles),
+            Opcode.BARRIER: max(1, c.barrier_cycles),
+            Opcode.GET_VALUE_GM: max(1, platform.dcache_hit_cycles),
+            Opcode.GET_VALUE_UB: max(1, platform.ub_read_cycles),
+            Opcode.SET_VALUE_UB: max(1, platform.ub_read_cycles),
+        }
+        issue = {op: c.copy_issue_cycles for op in _COPY_OPS}
+        issue.update({op: c.vector_issue_cycles for op in _VECTOR_OPS})
+        issue.update(
+            {op: c.sync_issue_cycles for op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER)}
+        )
+        issue.update({op: 0 for op in _SCALAR_OPS})
+        self.issue = issue
+        tail = {op: c.vector_tail_cycles for op in _VECTOR_OPS}
+        tail.update({op: c.reduce_tail_cycles for op in _REDUCE_OPS})
+        self.tail = tail
+
+    # -- vector ----------------------------------------------------------------------------
+
+    def linear_params(self, api: str, src: str, dst: str) -> tuple[float, float]:
+        table = self.linear
+        key = (api, _att_class(src), _att_class(dst))
+        if key in table:
+            return table[key]
+        if api == "Cast":
+            # Same-width casts (int32 <-> float32, fp16 <-> bf16) have no fit: priced as a Copy
+            # of the wider class (ASSUMPTION, documented in docs/model.md).
+            wide = "float32" if "float32" in key[1:] else "float16"
+            if ("Copy", wide, wide) in table:
+                return table[("Copy", wide, wide)]
+        raise ValueError(
+            f"no vector cost for {api} {src}->{dst} in cost family {self.costs.family!r}; "
+            f"known: {sorted(f'{a} {s}->{d}' for a, s, d in table)}"
+        )
+
+    def vf_micro(self, op: str, dtype: str) -> tuple[float, float]:
+        ops = self.vf_ops
+        for name in (dtype, dtype.removeprefix("u"), _att_class(dtype)):
+            if (op, name) in ops:
+                return ops[(op, name)]
+        raise ValueError(
+            f"no 950 vector micro-op cost for {op} {dtype} in cost family {self.costs.family!r}"
+        )
+
+
+def _tables(platform: Platform) -> _Tables:
+    t = platform._cost_cache
+    if t is None:
+        t = _Tables(platform)
+        object.__setattr__(platform, "_cost_cache", t)
+    return t
+
+
+# --------------------------------------------------------------------------------------------
+# GM bytes
+# --------------------------------------------------------------------------------------------
+
+
+def _copy_geometry(instr: Instr) -> tuple[int, int, int, int, int]:
+    """(rows, row_bytes, gm_gap_bytes, gm_addr, gm itemsize) of a DataCopyPad instruction."""
+    gm = instr.src[0] if instr.op is Opcode.COPY_GM_TO_UB else instr.dst
+    addr = gm.addr if gm is not None else 0
+    itemsize = gm.dtype.itemsize if gm is not None else 1
+    p = instr.params
+    if len(p) >= 4:
+        rows, row_bytes, src_stride, dst_stride = p[0], p[1], p[2], p[3]
+        gap = src_stride if instr.op is Opcode.COPY_GM_TO_UB else dst_stride
+        return rows, row_bytes, gap, addr, itemsize
+    return 1, instr.nbytes, 0, addr, itemsize
+
+
+def _bus_bytes(rows: int, row_bytes: int, gap: int, addr: int) -> int:
+    """Sum over rows of up(row_bytes + gm_addr mod 32, 32) (hardware.md 5.1)."""
+    if rows <= 0 or row_bytes <= 0:
+        return 0
+    g = GM_GRANULE_BYTES
+    pitch = row_bytes + gap
+    step = pitch % g
+    period = g // math.gcd(step, g) if step else 1  # misalignment pattern repeats this often
+    one = [-(-(row_bytes + (addr + i * pitch) % g) // g) * g for i in range(min(rows, period))]
+    full, rest = divmod(rows, len(one))
+    return full * sum(one) + sum(one[:rest])
+
+
+def gm_bytes(instr: Instr) -> int:
+    """Bytes the instruction draws from the shared GM (HBM/L2); 0 for non-copies.
+
+    For DataCopyPad this is the GM-side traffic ``sum_rows up(blockLen + gm_addr mod 32, 32)``
+    with ``gm_addr`` the row's byte offset in its GM tensor (tensor bases are assumed to be
+    512-byte aligned) and rows ``blockLen + gap`` apart (gap = srcStride for GM->UB,
+    dstStride for UB->GM, in bytes).
+    """
+    if instr.op not in _COPY_OPS:
+        return 0
+    rows, row_bytes, gap, addr, _ = _copy_geometry(instr)
+    return _bus_bytes(rows, row_bytes, gap, addr)
+
+
+# --------------------------------------------------------------------------------------------
+# Occupancy
+# --------------------------------------------------------------------------------------------
+
+
+def _copy_cycles(instr: Instr, t: _Tables) -> int:
+    rows, row_bytes, gap, addr, itemsize = _copy_geometry(instr)
+    key = (instr.op, rows, row_bytes, gap, addr % GM_ALIGN_BEST_BYTES, itemsize)
+    memo = t.copy_memo
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    c = t.costs
+    gm_to_ub = instr.op is Opcode.COPY_GM_TO_UB
+    curve = t.mte2 if gm_to_ub else t.mte3
+    nbytes: float = _bus_bytes(rows, row_bytes, gap, addr)
+    ratio = c.unaligned_512_bandwidth_ratio
+    if addr % GM_ALIGN_BEST_BYTES and 0.0 < ratio < 1.0:
+        nbytes /= ratio
+    cycles = curve(nbytes)
+    if rows > 1 and gap > 0:
+        if gm_to_ub:
+            k = c.mte2_stride_cycles_per_row_element
+        else:
+            k = c.mte3_stride_cycles_per_row_element
+        cycles += k * rows * ((gap // itemsize) % c.stride_modulo_elements)
+    result = _round(cycles)
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = result
+    return result
+
+
+def _vector_elements(instr: Instr, wider_itemsize: int) -> int:
+    """Elements covered by a vector call: count, or min(mask, per-repeat) x repeat, else 0."""
+    if instr.count > 0:
+        return instr.count
+    if instr.mask > 0 and instr.repeat > 0:
+        per_repeat = REPEAT_BYTES // wider_itemsize
+        return min(instr.mask, per_repeat) * instr.repeat
+    return 0
+
+
+def _dtypes(instr: Instr) -> tuple[np.dtype, np.dtype]:
+    if instr.src:
+        src = instr.src[0].dtype
+        dst = instr.dst.dtype if instr.dst is not None else src
+    elif instr.dst is not None:
+        src = dst = instr.dst.dtype
+    else:
+        raise ValueError(f"vector instruction without operands: {instr.describe()}")
+    return src, dst
+
+
+def _vector_cycles(instr: Instr, t: _Tables) -> int:
+    src, dst = _dtypes(instr)
+    key = (instr.op, instr.count, instr.mask, instr.repeat, src, dst)
+    memo = t.vec_memo
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    wider = max(src.itemsize, dst.itemsize)
+    n = _vector_elements(instr, wider)
+    api = instr.op.value
+    c = t.costs
+    if c.vector_model == "linear":
+        b, k = t.linear_params(api, src.name, dst.name)
+        cycles = b + k * n
+    else:
+        cycles = c.vf_head_cycles
+        if n > 0:
+            nv = -(-(n * wider) // c.vf_bytes_per_register)
+            ops = t.vf_api.get(api)
+            if ops is None:
+                raise ValueError(
+                    f"cost family {c.family!r}: no micro-op list for vector API {api!r}"
+                )
+            lat_max = 0.0
+            thr = 0.0
+            for op in ops:
+                lat, tp = t.vf_micro(op, src.name)
+                thr += tp
+                lat_max = max(lat_max, lat)
+            cycles += thr * nv + lat_max
+    result = _round(cycles)
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = result
+    return result
+
+
+def occupancy_cycles(instr: Instr, platform: Platform) -> int:
+    """Cycles ``instr`` occupies its pipe when it runs alone on one core (an int >= 1).
+
+    For GM copies this is the single-core measured-curve time (fixed latency included); the
+    engine stretches it when cores share HBM. GetValue(GM) returns the DCache *hit* cost; the
+    engine adds ``platform.dcache_miss_cycles`` on a miss.
+    """
+    t = platform._cost_cache or _tables(platform)
+    op = instr.op
+    fixed = t.occ_fixed.get(op)
+    if fixed is not None:
+        return fixed
+    if op in _COPY_OPS:
+        return _copy_cycles(instr, t)
+    if op in _VECTOR_OPS:
+        return _vector_cycles(instr, t)
+    raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
+
+
+def issue_cycles(instr: Instr, platform: Platform) -> int:
+    """Cycles the scalar unit spends issuing ``instr`` into its pipe queue.
+
+    8 per DataCopyPad, 6 per vector API call, 1 per SetFlag / WaitFlag / PipeBarrier (all
+    ASSUMPTION, hardware.md 4). GetValue / SetValue run on the scalar unit itself: their whole
+    cost is :func:`occupancy_cycles`, so their issue cost is 0.
+    """
+    t = platform._cost_cache or _tables(platform)
+    try:
+        return t.issue[instr.op]
+    except KeyError:
+        raise ValueError(f"no issue cost for opcode {instr.op!r}") from None
+
+
+def tail_cycles(instr: Instr, platform: Platform) -> int:
+    """Cycles after the end of occupancy before a vector result is visible (0 for others).
+
+    10 for simple vector ops, 20 for reductions (ASSUMPTION, hardware.md 4). Copies have no
+    tail: their measured curve already contains the latency.
+    """
+    t = platform._cost_cache or _tables(platform)
+    return t.tail.get(instr.op, 0)
+
+
+__all__ = [
+    "GM_GRANULE_BYTES",
+    "gm_bytes",
+    "issue_cycles",
+    "occupancy_cycles",
+    "tail_cycles",
+]

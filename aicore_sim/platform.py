@@ -1,0 +1,653 @@
+"""Platform: the hardware parameters of one Ascend SoC, loaded from TOML presets.
+
+Step of the flow: input to everything. The host tiling reads it through ``PlatformAscendC``
+(core count, usable UB), the replay engine reads queue depths, HBM bandwidth and scalar
+latencies, and ``cost.py`` reads the nested :class:`Costs` object. A ``Platform`` is frozen:
+what-if studies derive new ones with :meth:`Platform.with_overrides`.
+
+Presets live in ``aicore_sim/data/platforms/<name>.toml`` (one per SoC; every number carries a
+unit suffix in its key and a ``# source:`` comment). Instruction-cost parameters live in
+``aicore_sim/data/costs/<family>.toml`` (``a2`` for Ascend910B / Ascend910_93, ``950``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_DATA = Path(__file__).parent / "data"
+_PLATFORM_DIR = _DATA / "platforms"
+_COSTS_DIR = _DATA / "costs"
+
+SHORT_SOCS: tuple[str, ...] = ("Ascend910B", "Ascend910_93", "Ascend950")
+"""Short SoC versions the model knows (what ``GetSocVersion`` / the tiling sees)."""
+
+# GetCoreMemSize(UB) subtracts this many bytes on the short SoCs listed (source S3).
+_UB_RESERVED_BYTES = 256
+_UB_RESERVED_SOCS = frozenset({"Ascend910B", "Ascend910_93"})
+
+# The preset each family falls back to when a dict spec gives only some fields.
+_FAMILY_BASE_PRESET = {
+    "Ascend910B": "ascend910b1",
+    "Ascend910_93": "ascend910_9391",
+    "Ascend950": "ascend950pr_9589",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Cost parameters (nested in Platform.costs)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CopyCurve:
+    """A measured single-core DMA curve: time of one transfer versus its size in bytes.
+
+    Models one MTE path (GM->UB on MTE2 or UB->GM on MTE3) of one core running alone.
+    """
+
+    name: str
+    description: str
+    source: str
+    size_bytes: tuple[int, ...]
+    time_ns: tuple[float, ...]
+    floor_ns: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinearApiCost:
+    """``t = b + k * n`` cycles for one Ascend C vector API call on n elements (A2/A3 V pipe)."""
+
+    api: str
+    src_dtype: str
+    dst_dtype: str
+    b_cycles: float
+    k_cycles_per_element: float
+
+
+@dataclass(frozen=True, slots=True)
+class VfMicroOp:
+    """Latency and throughput of one vector-function micro-op of the 950 vector unit."""
+
+    op: str
+    dtype: str
+    latency_cycles: float
+    throughput_cycles_per_256_bytes: float
+
+
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """Every instruction-cost parameter of one SoC family (the data ``cost.py`` prices with).
+
+    ``vector_model`` is ``"linear"`` (A2/A3: per-API ``b + k*n`` fits) or ``"vf"`` (950:
+    vector-function micro-op model). Copy curves are kept in ns and converted to cycles at the
+    platform clock by ``cost.py``.
+    """
+
+    family: str
+    curves: tuple[CopyCurve, ...]
+    mte2_profile: str
+    mte3_profile: str
+    mte2_stride_cycles_per_row_element: float
+    mte3_stride_cycles_per_row_element: float
+    stride_modulo_elements: int
+    unaligned_512_bandwidth_ratio: float
+    gm_access_granule_bytes: int
+    vector_model: str
+    vector_linear: tuple[LinearApiCost, ...]
+    vf_head_cycles: float
+    vf_bytes_per_register: int
+    vf_micro_ops: tuple[VfMicroOp, ...]
+    vf_api_micro_ops: tuple[tuple[str, tuple[str, ...]], ...]
+    vector_tail_cycles: int
+    reduce_tail_cycles: int
+    copy_issue_cycles: int
+    vector_issue_cycles: int
+    sync_issue_cycles: int
+    set_flag_cycles: int
+    wait_flag_cycles: int
+    barrier_cycles: int
+
+    def curve(self, name: str) -> CopyCurve:
+        """The copy curve called ``name`` (ValueError listing the known ones otherwise)."""
+        for c in self.curves:
+            if c.name == name:
+                return c
+        raise ValueError(
+            f"costs family {self.family!r}: no copy curve {name!r}; "
+            f"known: {[c.name for c in self.curves]}"
+        )
+
+    @property
+    def mte2_curve(self) -> CopyCurve:
+        """The GM->UB curve selected by ``mte2_profile``."""
+        return self.curve(self.mte2_profile)
+
+    @property
+    def mte3_curve(self) -> CopyCurve:
+        """The UB->GM curve selected by ``mte3_profile``."""
+        return self.curve(self.mte3_profile)
+
+    def with_overrides(self, **fields: Any) -> Costs:
+        """A copy with some scalar parameters replaced (same validation as Platform)."""
+        if not fields:
+            return self
+        checked = _check_fields(Costs, fields, "costs", _COSTS_SCALARS)
+        new = dataclasses.replace(self, **checked)
+        new.curve(new.mte2_profile)  # validate profile names now, not at first use
+        new.curve(new.mte3_profile)
+        if new.vector_model not in ("linear", "vf"):
+            raise ValueError(
+                f"costs field 'vector_model' must be 'linear' or 'vf', got {new.vector_model!r}"
+            )
+        return new
+
+
+# Cost fields a user may override with a plain value (the structured tables are data files).
+_COSTS_SCALARS: dict[str, type] = {
+    "mte2_profile": str,
+    "mte3_profile": str,
+    "mte2_stride_cycles_per_row_element": float,
+    "mte3_stride_cycles_per_row_element": float,
+    "stride_modulo_elements": int,
+    "unaligned_512_bandwidth_ratio": float,
+    "gm_access_granule_bytes": int,
+    "vector_model": str,
+    "vf_head_cycles": float,
+    "vf_bytes_per_register": int,
+    "vector_tail_cycles": int,
+    "reduce_tail_cycles": int,
+    "copy_issue_cycles": int,
+    "vector_issue_cycles": int,
+    "sync_issue_cycles": int,
+    "set_flag_cycles": int,
+    "wait_flag_cycles": int,
+    "barrier_cycles": int,
+}
+
+_COSTS_CACHE: dict[str, Costs] = {}
+
+
+def list_cost_families() -> list[str]:
+    """Names of the cost files shipped (``a2``, ``950``)."""
+    return sorted(p.stem for p in _COSTS_DIR.glob("*.toml"))
+
+
+def load_costs(family: str) -> Costs:
+    """Read ``data/costs/<family>.toml`` into a :class:`Costs` (cached; Costs is immutable)."""
+    if family in _COSTS_CACHE:
+        return _COSTS_CACHE[family]
+    path = _COSTS_DIR / f"{family}.toml"
+    if not path.is_file():
+        raise ValueError(f"unknown cost family {family!r}; known: {list_cost_families()}")
+    with path.open("rb") as fh:
+        doc = tomllib.load(fh)
+    try:
+        costs = _costs_from_doc(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"cost file {path.name}: {exc!r}") from exc
+    _COSTS_CACHE[family] = costs
+    return costs
+
+
+def _costs_from_doc(doc: dict[str, Any]) -> Costs:
+    curves = []
+    for name, c in doc["curves"].items():
+        sizes = tuple(int(x) for x in c["size_bytes"])
+        times = tuple(float(x) for x in c["time_ns"])
+        if len(sizes) != len(times) or len(sizes) < 2:
+            raise ValueError(f"curve {name}: size_bytes and time_ns must have equal length >= 2")
+        if any(b <= a for a, b in zip(sizes, sizes[1:])):
+            raise ValueError(f"curve {name}: size_bytes must be strictly increasing")
+        curves.append(
+            CopyCurve(name, c["description"], c["source"], sizes, times, float(c["floor_ns"]))
+        )
+    vec = doc["vector"]
+    linear = []
+    for api, pairs in vec.get("linear", {}).items():
+        for pair, p in pairs.items():
+            src, dst = pair.split("_to_")
+            linear.append(
+                LinearApiCost(api, src, dst, float(p["b_cycles"]), float(p["k_cycles_per_element"]))
+            )
+    vf = vec.get("vf", {})
+    micro = [
+        VfMicroOp(op, dt, float(p["latency_cycles"]), float(p["throughput_cycles_per_256_bytes"]))
+        for op, per_dtype in vf.get("micro_ops", {}).items()
+        for dt, p in per_dtype.items()
+    ]
+    api_ops = tuple((api, tuple(ops)) for api, ops in vf.get("api_micro_ops", {}).items())
+    costs = Costs(
+        family=str(doc["family"]),
+        curves=tuple(curves),
+        mte2_profile=doc["mte2"]["profile"],
+        mte3_profile=doc["mte3"]["profile"],
+        mte2_stride_cycles_per_row_element=float(doc["mte2"]["stride_cycles_per_row_element"]),
+        mte3_stride_cycles_per_row_element=float(doc["mte3"]["stride_cycles_per_row_element"]),
+        stride_modulo_elements=int(doc["mte2"]["stride_modulo_elements"]),
+        unaligned_512_bandwidth_ratio=float(doc["gm"]["unaligned_512_bandwidth_ratio"]),
+        gm_access_granule_bytes=int(doc["gm"]["access_granule_bytes"]),
+        vector_model=str(vec["model"]),
+        vector_linear=tuple(linear),
+        vf_head_cycles=float(vec.get("head_cycles", 0.0)),
+        vf_bytes_per_register=int(vec.get("bytes_per_register", 256)),
+        vf_micro_ops=tuple(micro),
+        vf_api_micro_ops=api_ops,
+        vector_tail_cycles=int(vec["tail_cycles"]),
+        reduce_tail_cycles=int(vec["reduce_tail_cycles"]),
+        copy_issue_cycles=int(doc["scalar"]["copy_issue_cycles"]),
+        vector_issue_cycles=int(doc["scalar"]["vector_issue_cycles"]),
+        sync_issue_cycles=int(doc["scalar"]["sync_issue_cycles"]),
+        set_flag_cycles=int(doc["sync"]["set_flag_cycles"]),
+        wait_flag_cycles=int(doc["sync"]["wait_flag_cycles"]),
+        barrier_cycles=int(doc["sync"]["barrier_cycles"]),
+    )
+    costs.curve(costs.mte2_profile)
+    costs.curve(costs.mte3_profile)
+    return costs
+
+
+# --------------------------------------------------------------------------------------------
+# Platform
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """One Ascend SoC as the simulator sees it: AIV cores, UB, clock, memory system, costs.
+
+    Sizes are bytes, rates bytes per core cycle, latencies core cycles, the clock MHz.
+    ``hbm_bytes_per_cycle`` (chip-wide HBM service rate) is derived:
+    ``aic_core_num * ddr_rate * hbm_efficiency``.
+    """
+
+    name: str
+    soc: str
+    short_soc: str
+    arch: str
+    aic_core_num: int
+    aiv_core_num: int
+    clock_mhz: float
+    ub_size: int
+    ub_align: int
+    l2_size: int
+    hbm_size: int
+    ddr_rate: float
+    hbm_efficiency: float
+    l2_rate: float
+    queue_depth: int
+    dcache_size: int
+    dcache_line: int
+    dcache_hit_cycles: int
+    dcache_miss_cycles: int
+    ub_read_cycles: int
+    op_head_cycles: int
+    system_counter_mhz: float
+    costs: Costs
+    overridden: tuple[str, ...] = ()
+    # Lazily filled by cost.py with per-platform lookup tables; not part of equality.
+    _cost_cache: Any = field(default=None, init=False, repr=False, compare=False)
+
+    # -- derived quantities ---------------------------------------------------------------
+
+    @property
+    def core_mem_size_ub(self) -> int:
+        """``GetCoreMemSize(UB)``: ub_size minus 256 bytes on Ascend910B / Ascend910_93 (S3)."""
+        if self.short_soc in _UB_RESERVED_SOCS:
+            return self.ub_size - _UB_RESERVED_BYTES
+        return self.ub_size
+
+    @property
+    def hbm_bytes_per_cycle(self) -> float:
+        """Chip-wide HBM rate: ai_core_cnt x ddr_rate (ini values) x hbm_efficiency."""
+        return self.aic_core_num * self.ddr_rate * self.hbm_efficiency
+
+    @property
+    def l2_bytes_per_cycle(self) -> float:
+        """Chip-wide L2 rate for hits: ai_core_cnt x l2_read_rate (ini values)."""
+        return self.aic_core_num * self.l2_rate
+
+    @property
+    def cycle_ns(self) -> float:
+        """Length of one core cycle in nanoseconds."""
+        return 1000.0 / self.clock_mhz
+
+    def us(self, cycles: float) -> float:
+        """Convert core cycles to microseconds at this platform's clock."""
+        return cycles / self.clock_mhz
+
+    def cycles(self, us: float) -> float:
+        """Convert microseconds to core cycles at this platform's clock."""
+        return us * self.clock_mhz
+
+    # -- what-if ------------------------------------------------------------------------
+
+    def with_overrides(self, **fields: Any) -> Platform:
+        """A new Platform with some fields replaced, for what-if studies.
+
+        Field names are the attribute names (a few aliases are accepted: ``core_num`` for
+        ``aiv_core_num``, TOML key names such as ``ub_size_bytes``). ``hbm_bytes_per_cycle``
+        is accepted and stored as the ``hbm_efficiency`` that yields it. ``costs`` takes a
+        :class:`Costs`, a cost-family name (``"a2"``, ``"950"``) or a dict of cost fields to
+        replace. Unknown fields, wrong types and negative values raise ValueError naming the
+        field. ``name`` is kept; the replaced field names are recorded in ``overridden``.
+        """
+        if not fields:
+            return self
+        fields = _resolve_aliases(fields)
+        costs_spec = fields.pop("costs", None)
+        hbm = fields.pop("hbm_bytes_per_cycle", None)
+        checked = _check_fields(Platform, fields, "platform", _PLATFORM_SCALARS)
+        new_costs = self.costs
+        if costs_spec is not None:
+            new_costs = _resolve_costs(costs_spec, self.costs)
+            checked["costs"] = new_costs
+        if "short_soc" in checked and checked["short_soc"] not in SHORT_SOCS:
+            raise ValueError(
+                f"platform field 'short_soc' must be one of {list(SHORT_SOCS)}, "
+                f"got {checked['short_soc']!r}"
+            )
+        for positive in (
+            "aiv_core_num",
+            "aic_core_num",
+            "clock_mhz",
+            "ub_size",
+            "queue_depth",
+            "dcache_line",
+            "ub_align",
+        ):
+            if positive in checked and checked[positive] == 0:
+                raise ValueError(f"platform field {positive!r} must be > 0, got 0")
+        new = dataclasses.replace(self, **checked)
+        if hbm is not None:
+            rate = _check_value("hbm_bytes_per_cycle", hbm, float, "platform")
+            base = new.aic_core_num * new.ddr_rate
+            if base <= 0:
+                raise ValueError("platform field 'hbm_bytes_per_cycle': ai cores x ddr_rate is 0")
+            new = dataclasses.replace(new, hbm_efficiency=rate / base)
+            checked["hbm_bytes_per_cycle"] = rate
+        if "ub_size" in checked and new.core_mem_size_ub <= 0:
+            raise ValueError(
+                f"platform field 'ub_size' = {new.ub_size} leaves no usable UB "
+                f"(core_mem_size_ub = {new.core_mem_size_ub})"
+            )
+        names = tuple(dict.fromkeys(self.overridden + tuple(checked)))
+        return dataclasses.replace(new, overridden=names)
+
+
+# Attribute -> TOML key of the preset files.
+_TOML_KEYS: dict[str, str] = {
+    "soc": "soc",
+    "short_soc": "short_soc",
+    "arch": "arch",
+    "aic_core_num": "aic_cores",
+    "aiv_core_num": "aiv_cores",
+    "clock_mhz": "clock_mhz",
+    "ub_size": "ub_size_bytes",
+    "ub_align": "ub_align_bytes",
+    "l2_size": "l2_size_bytes",
+    "hbm_size": "hbm_size_bytes",
+    "ddr_rate": "ddr_rate_bytes_per_cycle",
+    "hbm_efficiency": "hbm_efficiency_ratio",
+    "l2_rate": "l2_rate_bytes_per_cycle",
+    "queue_depth": "queue_depth_entries",
+    "dcache_size": "dcache_size_bytes",
+    "dcache_line": "dcache_line_bytes",
+    "dcache_hit_cycles": "dcache_hit_cycles",
+    "dcache_miss_cycles": "dcache_miss_cycles",
+    "ub_read_cycles": "ub_read_cycles",
+    "op_head_cycles": "op_head_cycles",
+    "system_counter_mhz": "system_counter_mhz",
+}
+
+# Scalar Platform fields and their types (everything a user may set directly).
+_PLATFORM_SCALARS: dict[str, type] = {
+    "name": str,
+    "soc": str,
+    "short_soc": str,
+    "arch": str,
+    "aic_core_num": int,
+    "aiv_core_num": int,
+    "clock_mhz": float,
+    "ub_size": int,
+    "ub_align": int,
+    "l2_size": int,
+    "hbm_size": int,
+    "ddr_rate": float,
+    "hbm_efficiency": float,
+    "l2_rate": float,
+    "queue_depth": int,
+    "dcache_size": int,
+    "dcache_line": int,
+    "dcache_hit_cycles": int,
+    "dcache_miss_cycles": int,
+    "ub_read_cycles": int,
+    "op_head_cycles": int,
+    "system_counter_mhz": float,
+}
+
+# Extra accepted spellings (TOML keys, CANN ini keys, common shorthands).
+_ALIASES: dict[str, str] = {
+    **{toml: attr for attr, toml in _TOML_KEYS.items() if toml != attr},
+    "core_num": "aiv_core_num",
+    "vector_core_cnt": "aiv_core_num",
+    "ai_core_cnt": "aic_core_num",
+    "cube_freq": "clock_mhz",
+    "vec_freq": "clock_mhz",
+    "freq_mhz": "clock_mhz",
+    "ddr_rate_bytes_per_cycle": "ddr_rate",
+    "l2_read_rate": "l2_rate",
+}
+
+_DERIVED_OK = ("costs", "hbm_bytes_per_cycle")
+
+
+def _valid_names() -> list[str]:
+    return sorted(set(_PLATFORM_SCALARS) | set(_DERIVED_OK))
+
+
+def _resolve_aliases(fields: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        attr = _ALIASES.get(key, key)
+        if attr in out:
+            raise ValueError(f"platform field {attr!r} given twice (as {key!r} and another name)")
+        out[attr] = value
+    return out
+
+
+def _check_value(name: str, value: Any, kind: type, what: str) -> Any:
+    """Type- and sign-check one value; ints are accepted for float fields."""
+    if kind is str:
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{what} field {name!r} must be a non-empty str, got {value!r}")
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"{what} field {name!r} must be {kind.__name__}, got bool {value!r}")
+    if kind is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int):
+            raise ValueError(
+                f"{what} field {name!r} must be int, got {type(value).__name__} {value!r}"
+            )
+    else:
+        if not isinstance(value, int | float):
+            raise ValueError(
+                f"{what} field {name!r} must be a number, got {type(value).__name__} {value!r}"
+            )
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{what} field {name!r} must be finite, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{what} field {name!r} must be >= 0, got {value!r}")
+    return value
+
+
+def _check_fields(
+    cls: type, fields: Mapping[str, Any], what: str, allowed: Mapping[str, type]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        if name not in allowed:
+            valid = _valid_names() if cls is Platform else sorted(allowed)
+            raise ValueError(f"unknown {what} field {name!r}; valid fields: {', '.join(valid)}")
+        out[name] = _check_value(name, value, allowed[name], what)
+    return out
+
+
+def _resolve_costs(spec: Any, current: Costs) -> Costs:
+    if isinstance(spec, Costs):
+        return spec
+    if isinstance(spec, str):
+        return load_costs(spec)
+    if isinstance(spec, Mapping):
+        spec = dict(spec)
+        base = current
+        if "family" in spec:
+            base = load_costs(_check_value("family", spec.pop("family"), str, "costs"))
+        return base.with_overrides(**spec)
+    raise ValueError(
+        f"platform field 'costs' must be a Costs, a family name {list_cost_families()} or a "
+        f"dict of cost fields, got {type(spec).__name__}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+def list_presets() -> list[str]:
+    """Names of the shipped platform presets (file stems of ``data/platforms/*.toml``)."""
+    return sorted(p.stem for p in _PLATFORM_DIR.glob("*.toml"))
+
+
+_PRESET_CACHE: dict[str, Platform] = {}
+
+
+def _from_toml_file(path: Path, name: str) -> Platform:
+    try:
+        with path.open("rb") as fh:
+            doc = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"platform file {path.name}: not valid TOML ({exc})") from exc
+    values: dict[str, Any] = {"name": name}
+    missing = []
+    for attr, key in _TOML_KEYS.items():
+        if key in doc:
+            values[attr] = doc[key]
+        else:
+            missing.append(key)
+    unknown = sorted(set(doc) - set(_TOML_KEYS.values()) - {"costs", "name"})
+    if unknown:
+        raise ValueError(
+            f"platform {name!r} ({path.name}): unknown keys {unknown}; "
+            f"valid keys: {sorted(_TOML_KEYS.values())} and 'costs'"
+        )
+    if missing:
+        raise ValueError(f"platform {name!r} ({path.name}): missing keys {missing}")
+    if "costs" not in doc:
+        raise ValueError(f"platform {name!r} ({path.name}): missing key 'costs' (cost family)")
+    values["name"] = doc.get("name", name)
+    checked = {
+        k: _check_value(k, v, _PLATFORM_SCALARS[k], f"platform {name!r}") for k, v in values.items()
+    }
+    if checked["short_soc"] not in SHORT_SOCS:
+        raise ValueError(
+            f"platform {name!r}: short_soc must be one of {list(SHORT_SOCS)}, "
+            f"got {checked['short_soc']!r}"
+        )
+    return Platform(**checked, costs=load_costs(doc["costs"]))
+
+
+def _preset(name: str) -> Platform:
+    key = name.strip().lower()
+    if key in _PRESET_CACHE:
+        return _PRESET_CACHE[key]
+    path = _PLATFORM_DIR / f"{key}.toml"
+    if not path.is_file():
+        raise ValueError(f"unknown platform preset {name!r}; presets: {', '.join(list_presets())}")
+    platform = _from_toml_file(path, key)
+    _PRESET_CACHE[key] = platform
+    return platform
+
+
+def _short_soc_of(soc: str) -> str:
+    """Map a full SoC string (``Ascend910B2``, ``Ascend910_9391``, ``Ascend950PR_9589``)."""
+    s = soc.strip()
+    if s.startswith("Ascend910_93"):
+        return "Ascend910_93"
+    if s.startswith("Ascend910B"):
+        return "Ascend910B"
+    if s.startswith("Ascend950"):
+        return "Ascend950"
+    raise ValueError(
+        f"platform field 'soc': cannot tell the SoC family of {soc!r}; "
+        f"expected a name starting with Ascend910B, Ascend910_93 or Ascend950"
+    )
+
+
+def _from_dict(spec: Mapping[str, Any]) -> Platform:
+    fields = dict(spec)
+    preset = fields.pop("preset", None)
+    if preset is not None:
+        if not isinstance(preset, str):
+            raise ValueError(f"platform 'preset' must be a preset name, got {preset!r}")
+        return _preset(preset).with_overrides(**fields)
+    fields = _resolve_aliases(fields)
+    short = fields.get("short_soc")
+    soc = fields.get("soc")
+    if short is None and soc is not None:
+        short = _short_soc_of(_check_value("soc", soc, str, "platform"))
+        fields["short_soc"] = short
+    if short is None:
+        short = "Ascend910B"
+    if short not in SHORT_SOCS:
+        raise ValueError(
+            f"platform field 'short_soc' must be one of {list(SHORT_SOCS)}, got {short!r}"
+        )
+    base = _preset(_FAMILY_BASE_PRESET[short])
+    fields.setdefault("name", "custom")
+    new = base.with_overrides(**fields)
+    # A custom platform starts from its family preset; record every field the dict set.
+    return new
+
+
+def load_platform(spec: str | Path | Platform | Mapping[str, Any], **overrides: Any) -> Platform:
+    """Resolve a platform from a preset name, a TOML path, a Platform or a dict.
+
+    - ``"ascend910b1"`` (see :func:`list_presets`; case-insensitive),
+    - a path to a TOML file in the preset format,
+    - a :class:`Platform` (returned as is, or with ``overrides`` applied),
+    - ``{"preset": "ascend910b1", "ub_size": 131072}``: a preset with fields replaced,
+    - ``{"core_num": 64, "ub_size": 262144, "soc": "Ascend910B"}``: the fields given, the rest
+      from the nearest family's preset (Ascend910B -> ascend910b1, Ascend910_93 ->
+      ascend910_9391, Ascend950 -> ascend950pr_9589; no soc -> Ascend910B).
+
+    ``overrides`` are applied last, as by :meth:`Platform.with_overrides`.
+    """
+    if isinstance(spec, Platform):
+        platform = spec
+    elif isinstance(spec, Mapping):
+        platform = _from_dict(spec)
+    elif isinstance(spec, Path) or (
+        isinstance(spec, str) and (spec.endswith(".toml") or "/" in spec or "\\" in spec)
+    ):
+        path = Path(spec)
+        if not path.is_file():
+            raise ValueError(f"platform file {str(path)!r} does not exist")
+        platform = _from_toml_file(path, path.stem)
+    elif isinstance(spec, str):
+        platform = _preset(spec)
+    else:
+        raise ValueError(
+            f"platform spec must be a preset name, a TOML path, a Platform or a dict, "
+            f"got {type(spec).__name__}"
+        )
+    return platform.with_overrides(**overrides) if overrides else platform
