@@ -1,0 +1,59 @@
+"""The Ascend C API subset kernel ports import, with Ascend C names kept verbatim.
+
+Each call records one instruction for the running core (see ``aicore_sim.program``) and
+applies its effect to the functional image. Template arguments become leading arguments:
+``SetFlag(HardEvent.V_MTE2, EVENT_ID0)``, ``buf.GetWithOffset(dtype, n, offset)``.
+"""
+
+from aicore_sim.ascendc.datacopy import DataCopyExtParams, DataCopyPad, DataCopyPadExtParams
+from aicore_sim.ascendc.platform_ascendc import CoreMemType, PlatformAscendC
+from aicore_sim.ascendc.sync import (
+    EVENT_ID0,
+    EVENT_ID1,
+    EVENT_ID2,
+    EVENT_ID3,
+    EVENT_ID4,
+    EVENT_ID5,
+    EVENT_ID6,
+    EVENT_ID7,
+    PIPE_ALL,
+    PIPE_MTE2,
+    PIPE_MTE3,
+    PIPE_S,
+    PIPE_V,
+    GetBlockIdx,
+    GetBlockNum,
+    PipeBarrier,
+    SetFlag,
+    WaitFlag,
+)
+from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor
+from aicore_sim.ascendc.tpipe import TBuf, TPipe, TPosition, TQue, TQueBind
+from aicore_sim.ascendc.vector import (
+    CAST_NONE,
+    CAST_RINT,
+    Add,
+    BlockReduceSum,
+    Cast,
+    Copy,
+    CopyRepeatParams,
+    Duplicate,
+    Mul,
+    Muls,
+    WholeReduceSum,
+)
+from aicore_sim.dtypes import bfloat16, float16, float32, int32, int64
+from aicore_sim.isa import HardEvent, RoundMode
+
+half = float16
+
+__all__ = [
+    "CAST_NONE", "CAST_RINT", "EVENT_ID0", "EVENT_ID1", "EVENT_ID2", "EVENT_ID3", "EVENT_ID4",
+    "EVENT_ID5", "EVENT_ID6", "EVENT_ID7", "GM_ADDR", "PIPE_ALL", "PIPE_MTE2", "PIPE_MTE3",
+    "PIPE_S", "PIPE_V", "Add", "BlockReduceSum", "Cast", "Copy", "CopyRepeatParams",
+    "CoreMemType", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "Duplicate",
+    "GetBlockIdx", "GetBlockNum", "GlobalTensor", "HardEvent", "LocalTensor", "Mul", "Muls",
+    "PipeBarrier", "PlatformAscendC", "RoundMode", "SetFlag", "TBuf", "TPipe", "TPosition",
+    "TQue", "TQueBind", "WaitFlag", "WholeReduceSum", "bfloat16", "float16", "float32", "half",
+    "int32", "int64",
+]

@@ -1,0 +1,40 @@
+"""PlatformAscendC: the host-side platform query object that tiling functions read.
+
+Models CANN's ``platform_ascendc::PlatformAscendC`` for the two queries the supported tilings
+make, so a what-if platform changes data, never tiling code.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aicore_sim.platform import Platform
+
+
+class CoreMemType(Enum):
+    """On-core memories ``GetCoreMemSize`` can be asked about (only UB is modelled)."""
+
+    UB = "UB"
+
+
+class PlatformAscendC:
+    """Answers ``GetCoreNumAiv`` / ``GetCoreMemSize`` from a :class:`Platform`."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+
+    def GetCoreNumAiv(self) -> int:  # noqa: N802 - Ascend C name
+        """AIV cores a kernel launch spreads over (``vector_core_cnt`` on split-core SoCs)."""
+        return self.platform.aiv_core_num
+
+    def GetCoreMemSize(self, mem_type: CoreMemType = CoreMemType.UB) -> int:  # noqa: N802
+        """UB bytes a kernel may use: ``ub_size`` minus the SoC family's reserved bytes."""
+        if mem_type is not CoreMemType.UB:
+            raise ValueError(f"GetCoreMemSize: only UB is modelled, got {mem_type}")
+        return self.platform.core_mem_size_ub
+
+    def GetSocVersion(self) -> str:  # noqa: N802
+        """The short SoC version string, e.g. ``Ascend910B``."""
+        return self.platform.short_soc

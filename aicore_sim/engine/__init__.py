@@ -1,0 +1,49 @@
+"""SimPy replay of recorded per-core instruction streams: the only package importing simpy.
+
+Step of the flow: ``launch`` hands the recorded :class:`~aicore_sim.program.Program` to
+:func:`replay`, which runs every core's scalar issuer and pipes together on one SimPy clock
+with the shared HBM server, and returns the :class:`~aicore_sim.trace.Trace`.
+"""
+
+from __future__ import annotations
+
+import simpy
+
+from aicore_sim import cost
+from aicore_sim.engine.core import CoreSim
+from aicore_sim.engine.gm import GmBandwidth
+from aicore_sim.isa import Instr, Pipe
+from aicore_sim.memory import MemoryImage
+from aicore_sim.trace import Trace
+
+
+def price(stream: list[Instr], platform) -> tuple[list[int], list[int], list[int]]:
+    """Occupancy, issue cycles and shared-HBM bytes of every instruction of a stream."""
+    occ = [cost.occupancy_cycles(ins, platform) for ins in stream]
+    issue = [cost.issue_cycles(ins, platform) for ins in stream]
+    gmb = [cost.gm_bytes(ins) for ins in stream]
+    return occ, issue, gmb
+
+
+def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = None,
+           allocations=None) -> Trace:
+    """Replay all cores together. With ``image`` (the timed image) effects are applied at
+    each instruction's completion; without it the run is timing-only."""
+    env = simpy.Environment()
+    gm = GmBandwidth(env, platform.hbm_bytes_per_cycle)
+    start = int(platform.op_head_cycles)
+    cores = []
+    for c, stream in enumerate(streams):
+        occ, issue, gmb = price(stream, platform)
+        sim = CoreSim(env, c, stream, occ, issue, gmb, platform, gm, image, start)
+        cores.append(sim)
+        env.process(sim.issuer_process())
+        for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):
+            env.process(sim.pipe_process(p))
+    env.run()
+    for sim in cores:
+        sim.check_finished()
+    return Trace.from_cores(cores, streams, platform, allocations)
+
+
+__all__ = ["price", "replay"]

@@ -1,0 +1,173 @@
+"""The instruction set that crosses from the Ascend C API layer to the engine.
+
+Step of the flow: the record pass (``program.py``) turns every Ascend C call into one
+:class:`Instr`; the replay (``engine/``), the semantics (``semantics.py``), the costs
+(``cost.py``) and the checks (``checks.py``) read nothing else. An ``Instr`` is frozen and
+self-contained: it carries every address, length, dtype and scalar needed to re-execute its
+effect on another memory image and to price it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+import numpy as np
+
+
+class Pipe(IntEnum):
+    """The in-order execution queues of one AI vector core (msprof lane names)."""
+
+    SCALAR = 0
+    VECTOR = 1
+    MTE2 = 2
+    MTE3 = 3
+
+
+PIPES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3)
+
+
+class Space(IntEnum):
+    """Memory spaces an operand can live in."""
+
+    UB = 0
+    GM = 1
+
+
+class HardEvent(Enum):
+    """Inter-pipe event types ``SRC_DST``; value = (source pipe, destination pipe)."""
+
+    MTE2_V = (Pipe.MTE2, Pipe.VECTOR)
+    V_MTE2 = (Pipe.VECTOR, Pipe.MTE2)
+    MTE3_V = (Pipe.MTE3, Pipe.VECTOR)
+    V_MTE3 = (Pipe.VECTOR, Pipe.MTE3)
+    MTE2_MTE3 = (Pipe.MTE2, Pipe.MTE3)
+    MTE3_MTE2 = (Pipe.MTE3, Pipe.MTE2)
+    MTE2_S = (Pipe.MTE2, Pipe.SCALAR)
+    S_MTE2 = (Pipe.SCALAR, Pipe.MTE2)
+    V_S = (Pipe.VECTOR, Pipe.SCALAR)
+    S_V = (Pipe.SCALAR, Pipe.VECTOR)
+    MTE3_S = (Pipe.MTE3, Pipe.SCALAR)
+    S_MTE3 = (Pipe.SCALAR, Pipe.MTE3)
+
+    @property
+    def src(self) -> Pipe:
+        return self.value[0]
+
+    @property
+    def dst(self) -> Pipe:
+        return self.value[1]
+
+
+class Opcode(Enum):
+    """What an instruction does. The pipe it runs on is stored in the Instr."""
+
+    # data movement (MTE2 / MTE3)
+    COPY_GM_TO_UB = "DataCopyPad.GM2UB"
+    COPY_UB_TO_GM = "DataCopyPad.UB2GM"
+    # vector (V)
+    CAST = "Cast"
+    COPY = "Copy"
+    DUPLICATE = "Duplicate"
+    MULS = "Muls"
+    MUL = "Mul"
+    ADD = "Add"
+    BLOCK_REDUCE_SUM = "BlockReduceSum"
+    WHOLE_REDUCE_SUM = "WholeReduceSum"
+    # synchronisation (queue entries of the pipe named in Instr.pipe)
+    SET_FLAG = "SetFlag"
+    WAIT_FLAG = "WaitFlag"
+    BARRIER = "PipeBarrier"
+    # scalar unit
+    GET_VALUE_GM = "GetValue.GM"
+    GET_VALUE_UB = "GetValue.UB"
+    SET_VALUE_UB = "SetValue.UB"
+
+
+SYNC_OPS = frozenset({Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER})
+
+
+class RoundMode(Enum):
+    """Cast rounding modes used by the supported kernels."""
+
+    CAST_NONE = "CAST_NONE"
+    CAST_RINT = "CAST_RINT"
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """A contiguous byte window of one memory space that an instruction reads or writes.
+
+    ``buf`` names the allocation (a ``TPipe.InitBuffer`` buffer in UB, a kernel argument in GM);
+    ``addr`` is the byte offset inside the space (UB) or inside that GM tensor (GM);
+    ``nbytes`` is the extent the instruction may touch, used for hazard checks.
+    """
+
+    space: Space
+    buf: str
+    addr: int
+    nbytes: int
+    dtype: np.dtype
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.nbytes
+
+
+@dataclass(frozen=True, slots=True)
+class Instr:
+    """One recorded instruction of one core.
+
+    Field use by opcode (``count`` is elements in count mode, ``blockCount`` for copies):
+
+    - copies: ``params = (blockCount, blockLen, srcStride, dstStride)`` exactly as the
+      DataCopyExtParams; ``nbytes`` = payload bytes moved (blockCount * blockLen).
+    - Cast: ``count``, ``round_mode``; Copy: ``mask``, ``repeat``,
+      ``params = (dstBlkStride, srcBlkStride, dstRepStride, srcRepStride)``;
+      Duplicate / Muls: ``count``, ``scalar``; Mul / Add: ``count``;
+      BlockReduceSum / WholeReduceSum: ``mask``, ``repeat``,
+      ``params = (dstRepStride, srcBlkStride, srcRepStride)``.
+    - SetFlag / WaitFlag: ``event``, ``event_id``; PipeBarrier: ``barrier`` (the pipe it drains,
+      or None for PIPE_ALL, which the scalar issuer executes).
+    - GetValue.UB: ``dep`` = (pipe, index in that pipe's program order) of the instruction
+      that last wrote the bytes read, or None; the scalar unit waits for it (compiler auto-sync).
+    - ``implicit`` marks flags inserted by TQue calls rather than written by the kernel.
+    """
+
+    pipe: Pipe
+    op: Opcode
+    dst: Operand | None = None
+    src: tuple[Operand, ...] = ()
+    count: int = 0
+    nbytes: int = 0
+    mask: int = 0
+    repeat: int = 0
+    params: tuple[int, ...] = ()
+    scalar: float = 0.0
+    round_mode: RoundMode | None = None
+    event: HardEvent | None = None
+    event_id: int = -1
+    barrier: Pipe | None = None
+    dep: tuple[Pipe, int] | None = None
+    implicit: bool = False
+    label: str = ""
+
+    def describe(self) -> str:
+        """A short human-readable form, e.g. ``MTE2 DataCopyPad.GM2UB grad->gradIn 1024B``."""
+        if self.op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG):
+            return f"{self.pipe.name} {self.op.value}<{self.event.name}>({self.event_id})"
+        if self.op is Opcode.BARRIER:
+            target = self.barrier.name if self.barrier is not None else "ALL"
+            return f"{self.pipe.name} PipeBarrier<PIPE_{target}>"
+        parts = [self.pipe.name, self.op.value]
+        if self.src or self.dst:
+            srcs = ",".join(f"{o.buf}@{o.addr}" for o in self.src)
+            dst = f"{self.dst.buf}@{self.dst.addr}" if self.dst else ""
+            parts.append(f"{srcs}->{dst}")
+        if self.nbytes:
+            parts.append(f"{self.nbytes}B")
+        elif self.count:
+            parts.append(f"n={self.count}")
+        elif self.repeat:
+            parts.append(f"mask={self.mask} rep={self.repeat}")
+        return " ".join(parts)

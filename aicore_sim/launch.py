@@ -1,0 +1,96 @@
+"""launch(): run one kernel launch on every core — record, replay, check — and return results.
+
+Step of the flow: this is the front door for op models and the command line. It puts the
+input tensors into GM, records the kernel once per core (functional image), replays all
+cores together on SimPy (timed image, or timing only), runs the checks, and reads the
+outputs back.
+
+Modes:
+
+- ``functional``: record only; outputs from the functional image; no timing.
+- ``timed`` (default): replay with effects applied at completion; outputs from the timed
+  image, compared with the functional one.
+- ``timing-only``: replay without numpy work; outputs from the functional image.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aicore_sim import checks, engine, program
+from aicore_sim.ascendc.tensors import GM_ADDR
+from aicore_sim.memory import MemoryImage
+from aicore_sim.platform import Platform
+from aicore_sim.program import Hazard, Program
+from aicore_sim.trace import Trace
+
+MODES = ("functional", "timed", "timing-only")
+
+
+@dataclass
+class RunResult:
+    """Outputs, trace and findings of one launch."""
+
+    mode: str
+    platform: Platform
+    program: Program
+    trace: Trace | None
+    outputs: dict[str, np.ndarray]
+    hazards: list[Hazard]
+    wall: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def cycles(self) -> int:
+        """Makespan in cycles (0 in functional mode, which has no timing)."""
+        return self.trace.makespan if self.trace is not None else 0
+
+    @property
+    def us(self) -> float:
+        return self.cycles / self.platform.clock_mhz
+
+    def hazards_of(self, kind: str) -> list[Hazard]:
+        return [h for h in self.hazards if h.kind == kind]
+
+
+def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.ndarray],
+           outputs: dict[str, tuple[np.dtype, tuple[int, ...]]], platform: Platform,
+           block_dim: int | None = None, mode: str = "timed", races: bool = True
+           ) -> RunResult:
+    """Run ``kernel(*args)`` on ``block_dim`` cores.
+
+    ``args`` lists the kernel's parameters in order: a ``str`` names a GM tensor of
+    ``tensors`` (passed as its ``GM_ADDR``), ``None`` is a null pointer, anything else (the
+    tiling data) is passed as it is. ``outputs`` names the tensors to read back with their
+    dtype and shape. ``races`` turns the race analysis off (it is the slowest check).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+    block_dim = platform.aiv_core_num if block_dim is None else int(block_dim)
+    wall: dict[str, float] = {}
+    t0 = time.perf_counter()
+    image = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim)
+    gm_args = tuple(GM_ADDR(a) if isinstance(a, str) else a for a in args)
+    prog = program.record(kernel, gm_args, block_dim, image, platform,
+                          keep_initial=(mode == "timed"))
+    wall["record"] = time.perf_counter() - t0
+    hazards = list(prog.hazards)
+    trace = None
+    final = prog.functional
+    if mode != "functional":
+        t1 = time.perf_counter()
+        timed = prog.initial.copy() if mode == "timed" else None
+        trace = engine.replay(prog.streams, platform, timed, prog.allocations)
+        wall["replay"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        hazards.extend(checks.check_trace(trace, platform.ub_size, races=races))
+        if timed is not None:
+            hazards.extend(checks.compare_images(prog.functional, timed, list(outputs)))
+            final = timed
+        wall["checks"] = time.perf_counter() - t2
+    outs = {name: final.gm_array(name, dt, shape) for name, (dt, shape) in outputs.items()}
+    wall["total"] = time.perf_counter() - t0
+    return RunResult(mode, platform, prog, trace, outs, hazards, wall)

@@ -1,0 +1,102 @@
+"""Memories of a launch: the per-core Unified Buffer and the chip's Global Memory.
+
+Step of the flow: both the record pass (functional image) and the replay (timed image) hold
+one :class:`MemoryImage`; ``semantics.py`` reads and writes their raw bytes. The UB keeps the
+``TPipe.InitBuffer`` allocation table of its core for bounds checks, traces and plots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aicore_sim.errors import OutOfBoundsError, UBOverflowError
+
+UB_ALIGN = 32  # bytes; UB addresses and InitBuffer sizes are multiples of one 32-byte block
+
+
+def up(x: int, a: int) -> int:
+    """``x`` rounded up to a multiple of ``a`` (0 when ``a`` is 0, as C helpers do)."""
+    return 0 if a == 0 else -(-x // a) * a
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """One ``InitBuffer`` placement: name, first byte, bytes reserved (32-byte rounded)."""
+
+    name: str
+    addr: int
+    nbytes: int
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.nbytes
+
+
+@dataclass
+class UnifiedBuffer:
+    """The Unified Buffer of one AIV core: ``capacity`` usable bytes plus an allocation table.
+
+    Allocation is what ``TPipe.InitBuffer`` does: round the request up to 32 bytes and place it
+    right after the previous buffer; a request past ``capacity`` is an error that names the
+    buffer, the bytes asked and the bytes left.
+    """
+
+    capacity: int
+    allocations: list[Allocation] = field(default_factory=list)
+    top: int = 0
+
+    def alloc(self, name: str, nbytes: int) -> Allocation:
+        size = up(int(nbytes), UB_ALIGN)
+        left = self.capacity - self.top
+        if size > left:
+            raise UBOverflowError(
+                f"InitBuffer '{name}': asks {size} bytes (request {nbytes} rounded to 32), "
+                f"only {left} bytes left of {self.capacity} (used {self.top})"
+            )
+        a = Allocation(name, self.top, size)
+        self.allocations.append(a)
+        self.top += size
+        return a
+
+    def check(self, addr: int, nbytes: int, what: str) -> None:
+        if addr < 0 or addr + nbytes > self.capacity:
+            raise OutOfBoundsError(
+                f"{what}: UB bytes [{addr}, {addr + nbytes}) outside the UB of {self.capacity} bytes"
+            )
+
+
+class MemoryImage:
+    """Byte contents of every GM tensor (shared by all cores) and of each core's UB."""
+
+    def __init__(self, gm: dict[str, np.ndarray], ub_bytes: int, cores: int) -> None:
+        self.gm = gm
+        self.ub = [np.zeros(ub_bytes, dtype=np.uint8) for _ in range(cores)]
+        self.ub_bytes = ub_bytes
+
+    @classmethod
+    def from_tensors(cls, tensors: dict[str, np.ndarray], ub_bytes: int, cores: int):
+        """GM holds a private byte copy of each tensor (C-contiguous, as on device)."""
+        gm = {
+            k: np.ascontiguousarray(v).reshape(-1).view(np.uint8).copy()
+            for k, v in tensors.items()
+        }
+        return cls(gm, ub_bytes, cores)
+
+    def copy(self) -> MemoryImage:
+        other = MemoryImage({k: v.copy() for k, v in self.gm.items()}, self.ub_bytes, 0)
+        other.ub = [u.copy() for u in self.ub]
+        return other
+
+    def gm_array(self, name: str, dtype, shape) -> np.ndarray:
+        """A typed copy of GM tensor ``name``."""
+        return self.gm[name].view(dtype).reshape(shape).copy()
+
+    def check_gm(self, name: str, addr: int, nbytes: int, what: str) -> None:
+        size = self.gm[name].size
+        if addr < 0 or addr + nbytes > size:
+            raise OutOfBoundsError(
+                f"{what}: GM bytes [{addr}, {addr + nbytes}) outside tensor '{name}' "
+                f"of {size} bytes"
+            )
