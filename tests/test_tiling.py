@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
 from aicore_sim.platform import load_platform
@@ -740,3 +742,61 @@ def test_raise_for_status() -> None:
     with pytest.raises(TilingError, match="padded_mode") as info:
         tiling_or_raise(ut_ctx(G64_BF16, IDX30, P64_BF16, ((10, 3), BF16), True), UT)
     assert info.value.rule == "padded_mode_true"
+
+
+# --------------------------------------------------------------------------------------------
+# Invariants on random shapes (real A2 platform)
+# --------------------------------------------------------------------------------------------
+
+
+def _up32(nbytes: int) -> int:
+    return (nbytes + 31) // 32 * 32
+
+
+_LEN = {BF16: 2, FP16: 2, FP32: 4}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(1, 20000),
+    k=st.integers(1, 512),
+    h=st.integers(1, 20000),
+    tokens=st.sampled_from([BF16, FP16, FP32]),
+    probs=st.sampled_from([None, BF16, FP16, FP32]),
+)
+def test_invariants_fit_ub(n: int, k: int, h: int, tokens: str, probs: str | None) -> None:
+    ub = A2.GetCoreMemSize()
+    result = tiling_func(aclnn_ctx(n, k, h, tokens, probs), A2)
+    assert result.ok, result.error
+    d = result.tiling_data
+    assert d is not None
+    t = _LEN[tokens]
+    # Inter-core split covers every token exactly once.
+    assert d.formerCoreNum * d.tokenNumEachCore + d.tailCoreNum * d.tokenNumTailCore == n
+    # Hidden chunks cover H.
+    assert (d.hiddenSizeLoopTimes - 1) * d.hiddenSizeAlign + d.hiddenSizeTail == h
+    assert 0 < d.hiddenSizeTail <= d.hiddenSizeAlign
+    e, ea, r = d.indicesReserveNum, d.indicesReserveNumAlign, d.inputReserveNum
+    if probs is None:
+        # Path A: 2 index slots + 2 slots of (E div K) token rows (spec §3.6).
+        assert result.tiling_key == 0
+        assert e == ea == r and e >= k
+        assert 2 * _up32(e * 4) + 2 * _up32((e // k) * d.hiddenSizeAlign * t) <= ub
+    else:
+        # Path B: the kernel's twelve buffers (spec §3.7 / §6.1), each rounded to 32 bytes.
+        p = _LEN[probs]
+        ha = d.hiddenSizeAlign
+        assert result.tiling_key == 1
+        assert e % k == 0 and e <= 512 and ea <= 512 and k % r == 0
+        used = (
+            _up32(2 * ha * t)
+            + _up32(2 * r * ha * t)
+            + 2 * _up32(2 * ea * p)
+            + _up32(2 * ha * t)
+            + _up32(ha * 4)
+            + 256
+            + _up32(ha * 4)
+            + 3 * _up32(ea * 4)
+            + _up32(ha * 4)
+        )
+        assert used <= ub

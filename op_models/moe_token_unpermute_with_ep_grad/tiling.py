@@ -870,15 +870,17 @@ def SetTilingForTiling4MoeTokenUnpermuteWithEpGrad(
 
     try:
         paddedMode = context.GetAttrPointer(ATTR_PADDEDMODE_IDX, "bool")
+        if paddedMode is None:
+            context.LogE("padded_mode_missing", "attribute padded_mode (IR index 0) is absent")
+            return GRAPH_FAILED
+        if paddedMode:
+            context.LogE(
+                "padded_mode_true", "padded_mode must be false (padded mode is unsupported)"
+            )
+            return GRAPH_FAILED
         topKAttr = context.GetAttrPointer(ATTR_TOPKNUM_IDX, "int")
     except _AttrTypeError as exc:
         context.LogE("attr_type", str(exc))
-        return GRAPH_FAILED
-    if paddedMode is None:
-        context.LogE("padded_mode_missing", "attribute padded_mode (IR index 0) is absent")
-        return GRAPH_FAILED
-    if paddedMode:
-        context.LogE("padded_mode_true", "padded_mode must be false (padded mode is unsupported)")
         return GRAPH_FAILED
 
     topK = 1 if topKAttr is None else topKAttr
