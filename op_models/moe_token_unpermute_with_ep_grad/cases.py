@@ -370,7 +370,8 @@ def _case_list() -> list[Case]:
             fp32,
             None,
             "fp32 hidden 8192: on a 48-core / 196352-byte-UB platform path B cannot hold one "
-            "row, so the hidden dim is split into chunks and probs_grad accumulates per chunk.",
+            "row, so the hidden dim is split (hiddenSizeAlign 5376: chunks 5376 + 2816) and "
+            "probs_grad accumulates per chunk.",
             seed=10,
         ),
         Case(
@@ -381,7 +382,8 @@ def _case_list() -> list[Case]:
             bf,
             fp32,
             None,
-            "bf16 hidden 16384: split on real UB; unsplit (halving reduction, L >= 8192) on a "
+            "bf16 hidden 16384: split on real UB (chunks 7936, 7936, 512); unsplit (halving "
+            "reduction, L >= 8192) on a "
             "large-UB what-if platform.",
             seed=11,
         ),
