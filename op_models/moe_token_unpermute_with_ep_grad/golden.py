@@ -42,6 +42,13 @@ narrowing to the probs dtype. :func:`permuted_grad_rtol` and :func:`probs_grad_b
 these numbers; a tiny absolute floor covers fp32 underflow, which the moderate-range cases
 never reach.
 
+Narrowing is always done from an fp32 array (``astype`` from float32: round to nearest, ties to
+even, for both ml_dtypes bf16 and numpy fp16). It must never be done from float64: that would be a
+different rounding (and ml_dtypes' own float64 -> bf16 conversion was observed to pass through
+fp32, so it is not a single correct rounding either). Overflow on narrowing gives +-inf here
+(IEEE); the device's default may be saturation (spec §7.1, unverified) - the moderate-range cases
+never overflow.
+
 Duplicate accepted indices: when several accepted flat positions ``q`` carry the same index
 value, they all write the same ``permuted_tokens_grad`` row. On the device the winner depends
 on which core's MTE3 write lands last, so upstream's result is schedule-dependent. This golden
