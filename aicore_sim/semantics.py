@@ -52,6 +52,15 @@ def _blocks(mem: np.ndarray, start: int, count: int, length: int, pitch: int) ->
     return as_strided(base, shape=(count, length), strides=(pitch, 1), writeable=True)
 
 
+def _put(target: np.ndarray, index, values: np.ndarray, out: list | None) -> None:
+    """Write ``values`` now (``out`` is None) or defer the write: ``out`` collects
+    (target, index, private copy of values) for :func:`commit` at the instruction's end."""
+    if out is None:
+        target[index] = values
+    else:
+        out.append((target, index, np.array(values, copy=True)))
+
+
 def pair_tree_sum(x: np.ndarray) -> np.ndarray:
     """Adjacent-pair binary tree over the last axis (a power of two), one rounding per add."""
     while x.shape[-1] > 1:
@@ -62,54 +71,55 @@ def pair_tree_sum(x: np.ndarray) -> np.ndarray:
 # --- data movement ---------------------------------------------------------------------------
 
 
-def _copy_gm_to_ub(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _copy_gm_to_ub(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     count, length, src_stride, dst_stride = ins.params
     if count == 0 or length == 0:
         return
     src, dst = ins.src[0], ins.dst
     s = _blocks(gm[src.buf], src.addr, count, length, length + src_stride)
     d = _blocks(ub, dst.addr, count, length, _up32(length) + dst_stride * BLOCK)
-    d[...] = s
+    _put(d, ..., s, out)
 
 
-def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     count, length, src_stride, dst_stride = ins.params
     if count == 0 or length == 0:
         return
     src, dst = ins.src[0], ins.dst
     s = _blocks(ub, src.addr, count, length, _up32(length) + src_stride * BLOCK)
     d = _blocks(gm[dst.buf], dst.addr, count, length, length + dst_stride)
-    d[...] = s
+    _put(d, ..., s, out)
 
 
 # --- vector, count mode ----------------------------------------------------------------------
 
 
-def _cast(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _cast(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     src, dst = ins.src[0], ins.dst
     x = _typed(src, ub, ins.count)
     if dst.dtype.itemsize < src.dtype.itemsize and src.dtype != np.float32:
         x = x.astype(np.float32)  # narrowing always goes through one fp32 rounding step
-    _typed(dst, ub, ins.count)[...] = x.astype(dst.dtype)
+    _put(_typed(dst, ub, ins.count), ..., x.astype(dst.dtype), out)
 
 
-def _duplicate(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _duplicate(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     dst = ins.dst
-    _typed(dst, ub, ins.count)[...] = np.asarray(ins.scalar, dtype=np.float32).astype(dst.dtype)
+    value = np.asarray(ins.scalar, dtype=np.float32).astype(dst.dtype)
+    _put(_typed(dst, ub, ins.count), ..., np.full(ins.count, value, dst.dtype), out)
 
 
-def _muls(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _muls(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     src, dst = ins.src[0], ins.dst
     x = _typed(src, ub, ins.count)
     s = np.asarray(ins.scalar, dtype=np.float32).astype(src.dtype)
-    _typed(dst, ub, ins.count)[...] = x * s
+    _put(_typed(dst, ub, ins.count), ..., x * s, out)
 
 
 def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
-    def run(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+    def run(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
         a = _typed(ins.src[0], ub, ins.count)
         b = _typed(ins.src[1], ub, ins.count)
-        _typed(ins.dst, ub, ins.count)[...] = fn(a, b)
+        _put(_typed(ins.dst, ub, ins.count), ..., fn(a, b), out)
 
     return run
 
@@ -125,7 +135,7 @@ def _lane_offsets(dtype: np.dtype, mask: int, repeat: int, blk: int, rep: int) -
     return (np.arange(repeat)[:, None] * rep * BLOCK + within[None, :]).reshape(-1)
 
 
-def _copy(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _copy(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     if ins.mask == 0 or ins.repeat == 0:
         return  # documented no-op on A2/A3
     src, dst = ins.src[0], ins.dst
@@ -135,13 +145,13 @@ def _copy(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
         n = ins.repeat * lanes
         s = _typed(src, ub, n).reshape(ins.repeat, lanes)
         d = _typed(dst, ub, n).reshape(ins.repeat, lanes)
-        d[:, : ins.mask] = s[:, : ins.mask]
+        _put(d, (slice(None), slice(0, ins.mask)), s[:, : ins.mask], out)
         return
     so = _lane_offsets(src.dtype, ins.mask, ins.repeat, src_blk, src_rep) + src.addr
     do = _lane_offsets(dst.dtype, ins.mask, ins.repeat, dst_blk, dst_rep) + dst.addr
     size = src.dtype.itemsize
     for b in range(size):
-        ub[do + b] = ub[so + b]
+        _put(ub, do + b, ub[so + b], out)
 
 
 def _gather_lanes(src: Operand, ub: np.ndarray, ins: Instr, blk: int, rep: int) -> np.ndarray:
@@ -160,7 +170,7 @@ def _gather_lanes(src: Operand, ub: np.ndarray, ins: Instr, blk: int, rep: int) 
     return out.reshape(ins.repeat, 8, per_block)
 
 
-def _block_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _block_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     if ins.mask == 0 or ins.repeat == 0:
         return
     src, dst = ins.src[0], ins.dst
@@ -168,13 +178,13 @@ def _block_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> 
     vals = _gather_lanes(src, ub, ins, src_blk, src_rep)  # read everything before writing
     sums = pair_tree_sum(vals)  # (repeat, 8)
     if dst_rep == 1:
-        _typed(dst, ub, ins.repeat * 8)[...] = sums.reshape(-1)
+        _put(_typed(dst, ub, ins.repeat * 8), ..., sums.reshape(-1), out)
     else:
         for r in range(ins.repeat):
-            _typed(dst, ub, 8, r * dst_rep * 8 * dst.dtype.itemsize)[...] = sums[r]
+            _put(_typed(dst, ub, 8, r * dst_rep * 8 * dst.dtype.itemsize), ..., sums[r], out)
 
 
-def _whole_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _whole_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     if ins.mask == 0 or ins.repeat == 0:
         return
     src, dst = ins.src[0], ins.dst
@@ -182,22 +192,22 @@ def _whole_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> 
     vals = _gather_lanes(src, ub, ins, src_blk, src_rep)
     sums = pair_tree_sum(vals.reshape(ins.repeat, -1))  # (repeat,)
     for r in range(ins.repeat):
-        _typed(dst, ub, 1, r * dst_rep * dst.dtype.itemsize)[...] = sums[r]
+        _put(_typed(dst, ub, 1, r * dst_rep * dst.dtype.itemsize), ..., sums[r], out)
 
 
 # --- scalar ----------------------------------------------------------------------------------
 
 
-def _set_value(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _set_value(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     dst = ins.dst
-    _typed(dst, _mem(dst, ub, gm), 1)[...] = np.asarray(ins.scalar).astype(dst.dtype)
+    _put(_typed(dst, _mem(dst, ub, gm), 1), ..., np.asarray(ins.scalar).astype(dst.dtype), out)
 
 
-def _none(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
+def _none(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
     return None
 
 
-EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, dict[str, np.ndarray]], None]] = {
+EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, dict[str, np.ndarray], list | None], None]] = {
     Opcode.COPY_GM_TO_UB: _copy_gm_to_ub,
     Opcode.COPY_UB_TO_GM: _copy_ub_to_gm,
     Opcode.CAST: _cast,
@@ -220,8 +230,22 @@ HAS_EFFECT = frozenset(op for op, fn in EFFECTS.items() if fn is not _none)
 
 
 def execute(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> None:
-    """Apply the effect of ``ins`` to one core's UB bytes and the GM tensors."""
-    EFFECTS[ins.op](ins, ub, gm)
+    """Apply the effect of ``ins`` to one core's UB bytes and the GM tensors, now."""
+    EFFECTS[ins.op](ins, ub, gm, None)
+
+
+def read(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> list:
+    """Read the sources of ``ins`` and compute its result without writing it (the timed
+    replay calls this when the instruction starts and :func:`commit` when it ends)."""
+    pending: list = []
+    EFFECTS[ins.op](ins, ub, gm, pending)
+    return pending
+
+
+def commit(pending: list) -> None:
+    """Write what :func:`read` computed."""
+    for target, index, values in pending:
+        target[index] = values
 
 
 def validate_cast(src: np.dtype, dst: np.dtype, mode: RoundMode) -> str | None:

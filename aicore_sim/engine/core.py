@@ -10,7 +10,8 @@ process's state, so issuing costs no SimPy event.
 Each of VECTOR, MTE2 and MTE3 executes its queue strictly in order, one instruction at a
 time: one SimPy timeout per instruction (plus one more when a GM transfer outlasts its
 single-core time because HBM is shared). Flags are counters; a SimPy event is created only
-when a pipe really has to wait. Effects are applied to the timed image at completion.
+when a pipe really has to wait. On the timed image an instruction reads its sources when it starts and writes its result
+when it completes, so a missing flag shows up as a wrong number, as on hardware.
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ class CoreSim:
             ins = stream[i]
             op = ins.op
             start = env.now
+            pending = semantics.read(ins, ub, gm_mem) if effect and op in has_effect else None
             if op is _WAIT:
                 s = yield from self._wait_flag(pipe, ins)
                 self.releases.extend((i, s))
@@ -172,8 +174,8 @@ class CoreSim:
                     self.stalls.append((pipe, t0, env.now, "gm_bandwidth", f"{gmb[i]} B"))
             elif occ[i]:
                 yield env.timeout(occ[i])
-            if effect and op in has_effect:
-                semantics.execute(ins, ub, gm_mem)
+            if pending:
+                semantics.commit(pending)
             events.extend((i, start, env.now))
             self._completed(pipe)
 

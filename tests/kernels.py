@@ -1,0 +1,112 @@
+"""Small Ascend C kernels used by the engine tests, written with the real API subset.
+
+Each takes GM_ADDR arguments and a plain-dict tiling, like a real kernel port.
+"""
+
+from __future__ import annotations
+
+from aicore_sim.ascendc import (
+    CAST_NONE,
+    EVENT_ID0,
+    DataCopyExtParams,
+    DataCopyPad,
+    DataCopyPadExtParams,
+    GetBlockIdx,
+    GlobalTensor,
+    HardEvent,
+    Muls,
+    PipeBarrier,
+    SetFlag,
+    TBuf,
+    TPipe,
+    TPosition,
+    TQue,
+    WaitFlag,
+    Cast,
+    float16,
+    float32,
+    PIPE_ALL,
+)
+
+
+def copy_in(x, y, tiling) -> None:
+    """One GM->UB copy of ``tiling['n']`` fp32 per core, then UB->GM (flag in between)."""
+    n = tiling["n"]
+    core = GetBlockIdx()
+    xg, yg = GlobalTensor(float32), GlobalTensor(float32)
+    xg.SetGlobalBuffer(x + core * n * 4)
+    yg.SetGlobalBuffer(y + core * n * 4)
+    pipe = TPipe()
+    buf = TBuf(TPosition.VECCALC, name="buf")
+    pipe.InitBuffer(buf, n * 4)
+    t = buf.Get(float32)
+    DataCopyPad(t, xg, DataCopyExtParams(1, n * 4, 0, 0), DataCopyPadExtParams())
+    if tiling.get("sync", True):
+        SetFlag(HardEvent.MTE2_MTE3, EVENT_ID0)
+        WaitFlag(HardEvent.MTE2_MTE3, EVENT_ID0)
+    DataCopyPad(yg, t, DataCopyExtParams(1, n * 4, 0, 0))
+
+
+def copy_cast(x, y, tiling) -> None:
+    """GM->UB fp16, flag MTE2->V, Cast to fp32, flag V->MTE3, UB->GM."""
+    n = tiling["n"]
+    xg, yg = GlobalTensor(float16), GlobalTensor(float32)
+    xg.SetGlobalBuffer(x)
+    yg.SetGlobalBuffer(y)
+    pipe = TPipe()
+    a, b = TBuf(name="in16"), TBuf(name="out32")
+    pipe.InitBuffer(a, n * 2)
+    pipe.InitBuffer(b, n * 4)
+    ta, tb = a.Get(float16), b.Get(float32)
+    DataCopyPad(ta, xg, DataCopyExtParams(1, n * 2, 0, 0), DataCopyPadExtParams())
+    if tiling.get("wait_mte2_v", True):
+        SetFlag(HardEvent.MTE2_V, EVENT_ID0)
+        WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
+    Cast(tb, ta, CAST_NONE, n)
+    if tiling.get("wait_v_mte3", True):
+        SetFlag(HardEvent.V_MTE3, EVENT_ID0)
+        WaitFlag(HardEvent.V_MTE3, EVENT_ID0)
+    DataCopyPad(yg, tb, DataCopyExtParams(1, n * 4, 0, 0))
+
+
+def double_buffer(x, y, tiling) -> None:
+    """``loops`` tiles of ``n`` fp32 through a 2-deep VECIN queue and a 2-deep VECOUT queue:
+    MTE2 fills slot 1 while V scales slot 0 (TQue implicit flags only)."""
+    n, loops = tiling["n"], tiling["loops"]
+    xg, yg = GlobalTensor(float32), GlobalTensor(float32)
+    xg.SetGlobalBuffer(x)
+    yg.SetGlobalBuffer(y)
+    pipe = TPipe()
+    qin = TQue(TPosition.VECIN, 2, name="qin")
+    qout = TQue(TPosition.VECOUT, 2, name="qout")
+    pipe.InitBuffer(qin, 2, n * 4)
+    pipe.InitBuffer(qout, 2, n * 4)
+    for i in range(loops):
+        t = qin.AllocTensor(float32)
+        DataCopyPad(t, xg[i * n], DataCopyExtParams(1, n * 4, 0, 0), DataCopyPadExtParams())
+        qin.EnQue(t)
+        t = qin.DeQue(float32)
+        o = qout.AllocTensor(float32)
+        Muls(o, t, 2.0, n)
+        qin.FreeTensor(t)
+        qout.EnQue(o)
+        o = qout.DeQue(float32)
+        DataCopyPad(yg[i * n], o, DataCopyExtParams(1, n * 4, 0, 0))
+        qout.FreeTensor(o)
+
+
+def many_vector(x, y, tiling) -> None:
+    """``k`` back-to-back Muls on one buffer: the issuer outruns V and fills its queue."""
+    n, k = tiling["n"], tiling["k"]
+    pipe = TPipe()
+    b = TBuf(name="b")
+    pipe.InitBuffer(b, n * 4)
+    t = b.Get(float32)
+    for _ in range(k):
+        Muls(t, t, 1.0, n)
+    PipeBarrier(PIPE_ALL)
+
+
+def wait_without_set(x, y, tiling) -> None:
+    """A WaitFlag nobody sets."""
+    WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
