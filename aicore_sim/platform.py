@@ -90,7 +90,7 @@ class Costs:
     """
 
     family: str
-    curves: tuple[CopyCurve, ...]
+    curves: tuple[CopyCurve, ...] = field(repr=False)
     mte2_profile: str
     mte3_profile: str
     mte2_stride_cycles_per_row_element: float
@@ -99,11 +99,11 @@ class Costs:
     unaligned_512_bandwidth_ratio: float
     gm_access_granule_bytes: int
     vector_model: str
-    vector_linear: tuple[LinearApiCost, ...]
+    vector_linear: tuple[LinearApiCost, ...] = field(repr=False)
     vf_head_cycles: float
     vf_bytes_per_register: int
-    vf_micro_ops: tuple[VfMicroOp, ...]
-    vf_api_micro_ops: tuple[tuple[str, tuple[str, ...]], ...]
+    vf_micro_ops: tuple[VfMicroOp, ...] = field(repr=False)
+    vf_api_micro_ops: tuple[tuple[str, tuple[str, ...]], ...] = field(repr=False)
     vector_tail_cycles: int
     reduce_tail_cycles: int
     copy_issue_cycles: int
