@@ -25,12 +25,13 @@ from aicore_sim import semantics
 from aicore_sim.engine.dcache import DCache
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.errors import DeadlockError
-from aicore_sim.isa import Instr, Opcode, Pipe
+from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe
 from aicore_sim.memory import MemoryImage
 
 S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
 _GV_GM, _GV_UB, _SV_UB = Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB
+_EVENT_INDEX = {e: n for n, e in enumerate(HardEvent)}
 
 
 def _fire_at(env: simpy.Environment, ev: simpy.Event, delay: int) -> None:
@@ -58,14 +59,31 @@ class CoreSim:
         self.q: list[deque] = [deque(), deque(), deque(), deque()]
         self.wake: list[simpy.Event | None] = [None, None, None, None]
         self.space_waiter: tuple[int, simpy.Event] | None = None
-        self.flags: dict[tuple, deque] = {}
-        self.flag_waiters: dict[tuple, simpy.Event] = {}
-        self.sets_left: dict[tuple, int] = {}
-        for ins in stream:
-            if ins.op is _SET:
-                key = (ins.event, ins.event_id)
-                self.sets_left[key] = self.sets_left.get(key, 0) + 1
+        self.flags: dict[int, deque] = {}
+        self.flag_waiters: dict[int, simpy.Event] = {}
+        # per instruction, precomputed once so the hot loops hash no enums:
+        # kind 0 = plain work, 1 = WaitFlag, 2 = SetFlag; fkey = flag key (event, id) as an int;
+        # eff = the instruction has a numeric effect
+        self.kind = [0] * len(stream)
+        self.fkey = [0] * len(stream)
+        self.eff = [False] * len(stream)
+        self.sets_left: dict[int, int] = {}
+        has_effect = semantics.HAS_EFFECT
+        for i, ins in enumerate(stream):
+            op = ins.op
+            if op is _SET or op is _WAIT:
+                key = _EVENT_INDEX[ins.event] * 8 + ins.event_id
+                self.fkey[i] = key
+                if op is _SET:
+                    self.kind[i] = 2
+                    self.sets_left[key] = self.sets_left.get(key, 0) + 1
+                else:
+                    self.kind[i] = 1
+            elif op in has_effect:
+                self.eff[i] = True
         self.done = [0, 0, 0, 0]
+        self.ends = [array("q"), array("q"), array("q"), array("q")]  # end cycle, per pipe
+        self.popped: list[deque] = [deque(), deque(), deque(), deque()]  # start cycles
         self.issued = [0, 0, 0, 0]
         self.watch: list[list[tuple[int, simpy.Event]]] = [[], [], [], []]
         self.blocked: dict[int, str] = {}
@@ -79,27 +97,37 @@ class CoreSim:
 
     # -- flags -------------------------------------------------------------------------------
 
-    def _set_flag(self, key: tuple, index: int) -> None:
+    def _set_flag(self, key: int, index: int, at: int) -> None:
+        """SetFlag ``index`` makes flag ``key`` visible at cycle ``at``."""
         self.sets_left[key] -= 1
         waiter = self.flag_waiters.pop(key, None)
         if waiter is not None:
-            waiter.succeed(index)
+            waiter._ok = True
+            waiter._value = (index, at)
+            self.env.schedule(waiter, delay=at - self.env.now)
             return
         pending = self.flags.get(key)
         if pending is None:
-            self.flags[key] = deque((index,))
+            self.flags[key] = deque(((index, at),))
         else:
             if pending:
-                self.double_sets.append((index, pending[0]))
-            pending.append(index)
+                self.double_sets.append((index, pending[0][0]))
+            pending.append((index, at))
 
-    def _wait_flag(self, pipe: int, ins: Instr):
-        """Generator: consume the flag, waiting for it if needed; returns the SetFlag index."""
-        key = (ins.event, ins.event_id)
+    def _wait_flag(self, pipe: int, i: int, t: int):
+        """Generator: consume flag of WaitFlag ``i`` wanted at local time ``t``.
+
+        Returns (SetFlag index, cycle the wait ends); yields only if no SetFlag has been
+        executed for it yet."""
+        key = self.fkey[i]
         pending = self.flags.get(key)
         if pending:
-            return pending.popleft()
-        what = f"HardEvent {ins.event.name} id {ins.event_id}"
+            s, at = pending.popleft()
+            if at > t:
+                self.stalls.append((pipe, t, at, "flag", self._flag_name(i)))
+                return s, at
+            return s, t
+        what = self._flag_name(i)
         if self.sets_left.get(key, 0) == 0:
             raise DeadlockError(
                 f"core {self.core}, pipe {Pipe(pipe).name} waits {what}, "
@@ -108,110 +136,150 @@ class CoreSim:
         ev = self.env.event()
         self.flag_waiters[key] = ev
         self.blocked[pipe] = f"waits {what}"
-        t0 = self.env.now
-        set_index = yield ev
+        s, at = yield ev
         del self.blocked[pipe]
-        self.stalls.append((pipe, t0, self.env.now, "flag", what))
-        return set_index
+        end = at if at > t else t
+        if end > t:
+            self.stalls.append((pipe, t, end, "flag", what))
+        return s, end
+
+    def _flag_name(self, i: int) -> str:
+        ins = self.stream[i]
+        return f"HardEvent {ins.event.name} id {ins.event_id}"
 
     def _watch(self, pipe: int, count: int) -> simpy.Event:
         ev = self.env.event()
         self.watch[pipe].append((count, ev))
         return ev
 
-    def _completed(self, pipe: int) -> None:
-        n = self.done[pipe] = self.done[pipe] + 1
-        watchers = self.watch[pipe]
-        if watchers:
-            keep = []
-            for count, ev in watchers:
-                if n >= count:
-                    ev.succeed()
-                else:
-                    keep.append((count, ev))
-            self.watch[pipe] = keep
+    def _completed(self, pipe: int, n: int, at: int) -> None:
+        """Fire (at cycle ``at``) the watchers of ``pipe`` whose count has been reached."""
+        keep = []
+        for count, ev in self.watch[pipe]:
+            if n >= count:
+                _fire_at(self.env, ev, at - self.env.now)
+            else:
+                keep.append((count, ev))
+        self.watch[pipe] = keep
 
     # -- pipes -------------------------------------------------------------------------------
 
     def pipe_process(self, pipe: int):
-        env, q, stream, occ, gmb = self.env, self.q[pipe], self.stream, self.occ, self.gmb
-        events, effect, ub = self.events, self.image is not None, self.ub
+        """Execute ``pipe``'s queue in order.
+
+        The pipe keeps a local clock ``t`` (when it is next free) that may run ahead of
+        SimPy's: flags are set "at" a future cycle and consumed by comparing cycles, and in
+        timing-only mode a vector instruction needs no event at all. It yields only to wait
+        for work or a flag, to start a GM transfer at its real start (HBM sharing depends on
+        it), and, on the timed image, to read sources at the start and write at the end.
+        """
+        env, q, occ, gmb = self.env, self.q[pipe], self.occ, self.gmb
+        stream, kind, fkey, eff = self.stream, self.kind, self.fkey, self.eff
+        events, ub, done, watch = self.events, self.ub, self.done, self.watch
+        ends, popped = self.ends[pipe], self.popped[pipe]
+        effect = self.image is not None
         gm_mem = self.image.gm if effect else None
-        has_effect = semantics.HAS_EFFECT
+        flags, wake = self.flags, self.wake
+        timeout = env.timeout
+        t = 0
         while True:
             if not q:
-                ev = self.wake[pipe] = env.event()
+                ev = wake[pipe] = env.event()
                 yield ev
                 continue
-            i, t_issue = q[0]
-            if t_issue > env.now:
-                yield env.timeout(t_issue - env.now)
-            q.popleft()
+            i, t_issue = q.popleft()
+            now = env.now
+            start = t_issue if t_issue > t else t
+            if start < now:
+                start = now
+            popped.append(start)
             sw = self.space_waiter
             if sw is not None and sw[0] == pipe:
                 self.space_waiter = None
-                sw[1].succeed()
-            ins = stream[i]
-            op = ins.op
-            start = env.now
-            pending = semantics.read(ins, ub, gm_mem) if effect and op in has_effect else None
-            if op is _WAIT:
-                s = yield from self._wait_flag(pipe, ins)
+                _fire_at(env, sw[1], start - now)
+            k = kind[i]
+            if k == 1:
+                waiting = flags.get(fkey[i])
+                if waiting and waiting[0][1] <= start:
+                    s = waiting.popleft()[0]
+                else:
+                    s, start = yield from self._wait_flag(pipe, i, start)
                 self.releases.extend((i, s))
-                start = env.now
-                if occ[i]:
-                    yield env.timeout(occ[i])
-            elif op is _SET:
-                if occ[i]:
-                    yield env.timeout(occ[i])
-                self._set_flag((ins.event, ins.event_id), i)
-            elif gmb[i]:
-                drained = self.gm.transfer(gmb[i])
-                yield env.timeout(occ[i])
-                if not drained.triggered:
-                    t0 = env.now
-                    yield drained
-                    self.stalls.append((pipe, t0, env.now, "gm_bandwidth", f"{gmb[i]} B"))
-            elif occ[i]:
-                yield env.timeout(occ[i])
-            if pending:
-                semantics.commit(pending)
-            events.extend((i, start, env.now))
-            self._completed(pipe)
+                t = start + occ[i]
+            elif k == 2:
+                t = start + occ[i]
+                self._set_flag(fkey[i], i, t)
+            elif gmb[i] or effect:
+                if start > now:
+                    yield timeout(start - now)
+                pending = semantics.read(stream[i], ub, gm_mem) if effect and eff[i] else None
+                if gmb[i]:
+                    drained = self.gm.transfer(gmb[i])
+                    yield timeout(occ[i])
+                    if not drained.triggered:
+                        t0 = env.now
+                        yield drained
+                        self.stalls.append((pipe, t0, env.now, "gm_bandwidth", f"{gmb[i]} B"))
+                else:
+                    yield timeout(occ[i])
+                t = env.now
+                if pending:
+                    semantics.commit(pending)
+            else:
+                t = start + occ[i]  # timing only: nothing can observe the interval
+            events.extend((i, start, t))
+            ends.append(t)
+            n = done[pipe] = done[pipe] + 1
+            if watch[pipe]:
+                self._completed(pipe, n, t)
 
     # -- scalar issuer -----------------------------------------------------------------------
 
+    def _wait_done(self, pipe: int, index: int, t: int, cause: str, what: str):
+        """Generator: local time at which instruction ``index`` of ``pipe`` is complete (>= t)."""
+        if self.done[pipe] <= index:
+            self.blocked[S] = f"{cause}: waits {what}"
+            yield self._watch(pipe, index + 1)
+            del self.blocked[S]
+        end = self.ends[pipe][index]
+        if end > t:
+            self.stalls.append((S, t, end, cause, what))
+            return end
+        return t
+
     def issuer_process(self):
+        """Walk the stream in program order on the scalar unit's local clock ``t``."""
         env, stream, occ, issue, depth = self.env, self.stream, self.occ, self.issue, self.depth
         queues, wake, issued, events, spans = self.q, self.wake, self.issued, self.events, self.spans
+        popped = self.popped
         t = span = self.start
-        if t > env.now:
-            yield env.timeout(t - env.now)
         for i, ins in enumerate(stream):
             p = ins.pipe
             if p is not S:
                 t += issue[i]
-                q = queues[p]
-                if len(q) >= depth:
-                    if t > env.now:
-                        yield env.timeout(t - env.now)
-                    if len(q) >= depth:
-                        spans.extend((span, t))
-                        t0 = env.now
-                        while len(q) >= depth:
-                            ev = env.event()
-                            self.space_waiter = (p, ev)
-                            self.blocked[S] = f"queue of {Pipe(p).name} full"
-                            yield ev
+                q, pp = queues[p], popped[p]
+                while pp and pp[0] <= t:
+                    pp.popleft()
+                if len(q) + len(pp) >= depth:
+                    # full at our time t: the next entry leaves when the pipe starts it
+                    while len(q) + len(pp) >= depth and not pp:
+                        ev = env.event()
+                        self.space_waiter = (p, ev)
+                        self.blocked[S] = f"queue of {Pipe(p).name} full"
+                        yield ev
                         del self.blocked[S]
-                        self.stalls.append((S, t0, env.now, "queue_full", Pipe(p).name))
-                        t = span = env.now
+                    if len(q) + len(pp) >= depth:
+                        free = pp.popleft()
+                        if free > t:
+                            spans.extend((span, t))
+                            self.stalls.append((S, t, free, "queue_full", Pipe(p).name))
+                            t = span = free
                 q.append((i, t))
                 issued[p] += 1
                 wk = wake[p]
                 if wk is not None:
                     wake[p] = None
-                    _fire_at(env, wk, t - env.now)
+                    _fire_at(env, wk, t - env.now if t > env.now else 0)
                 continue
             op = ins.op
             if op is _GV_GM:
@@ -222,42 +290,31 @@ class CoreSim:
                 continue
             if op is _GV_UB or op is _SV_UB:
                 dep = ins.dep
-                if dep is not None and self.done[dep[0]] <= dep[1]:
-                    if t > env.now:
-                        yield env.timeout(t - env.now)
-                    if self.done[dep[0]] <= dep[1]:
+                if dep is not None:
+                    t2 = yield from self._wait_done(dep[0], dep[1], t, "auto_sync",
+                                                    f"{dep[0].name} instruction #{dep[1]}")
+                    if t2 > t:
                         spans.extend((span, t))
-                        t0 = env.now
-                        what = f"{dep[0].name} instruction #{dep[1]}"
-                        self.blocked[S] = f"auto-sync: waits {what}"
-                        yield self._watch(dep[0], dep[1] + 1)
-                        del self.blocked[S]
-                        self.stalls.append((S, t0, env.now, "auto_sync", what))
-                        t = span = env.now
+                        t = span = t2
                 if op is _SV_UB and self.image is not None:
                     semantics.execute(ins, self.ub, self.image.gm)
                 events.extend((i, t, t + occ[i]))
                 t += occ[i]
                 continue
-            # flags and barriers on the scalar unit need the real time
-            if t > env.now:
-                yield env.timeout(t - env.now)
-            spans.extend((span, t))
-            t0 = env.now
+            t0 = t
             if op is _BARRIER:
                 for pp in (V, MTE2, MTE3):
-                    if self.done[pp] < issued[pp]:
-                        self.blocked[S] = f"PipeBarrier<PIPE_ALL> waits {pp.name}"
-                        yield self._watch(pp, issued[pp])
-                        del self.blocked[S]
-                if env.now > t0:
-                    self.stalls.append((S, t0, env.now, "barrier", "PIPE_ALL"))
+                    if issued[pp]:
+                        t = yield from self._wait_done(pp, issued[pp] - 1, t, "barrier",
+                                                       f"PIPE_ALL: {pp.name}")
             elif op is _WAIT:
-                s = yield from self._wait_flag(S, ins)
+                s, t = yield from self._wait_flag(S, i, t)
                 self.releases.extend((i, s))
             elif op is _SET:
-                self._set_flag((ins.event, ins.event_id), i)
-            t = span = env.now
+                self._set_flag(self.fkey[i], i, t)
+            if t > t0:
+                spans.extend((span, t0))
+                span = t
             events.extend((i, t, t + occ[i]))
             t += occ[i]
         spans.extend((span, t))
