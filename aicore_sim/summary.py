@@ -1,0 +1,338 @@
+"""The bound-by summary of one launch: small pure functions of the Trace.
+
+Step of the flow: after ``launch`` (Trace + outputs + hazards) and before the exporters. Every
+number here is derived from the :class:`~aicore_sim.trace.Trace`, the recorded streams and the
+platform; nothing is counted inside the engine, and no cycle is recomputed.
+
+:func:`summarize` returns a plain JSON-ready ``dict``:
+
+- ``makespan_cycles`` / ``makespan_us`` (at the preset clock);
+- ``cores``: per core its finish cycle, busy cycles and utilisation per pipe, UB high-water
+  mark, and per pipe where the time it was not executing went (``waits``, shares of it);
+- ``bytes_gm_to_ub`` / ``bytes_ub_to_gm``, ``achieved_gbps`` and ``hbm_roofline_pct``
+  (payload bytes / (``hbm_bytes_per_cycle`` x makespan));
+- ``bound_by``: the pipe with the highest busy share on the critical (last-finishing) core, and
+  a sentence saying why;
+- ``waits``: the chip-wide breakdown of each pipe's non-executing time;
+- ``hazards`` and, when a golden is given, ``golden`` (max abs / rel error, mismatches).
+
+:func:`format_summary` turns the dict into a few lines of text for a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from aicore_sim.isa import Opcode, Pipe
+from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace
+
+PIPE_ORDER: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
+"""Display order of the pipes (the order data flows through a core)."""
+
+WAIT_KINDS = ("gm_bandwidth", "flag", "queue_full", "auto_sync", "barrier", "idle")
+"""Where a pipe's non-executing time goes. ``flag`` is further split by flag in ``flags``."""
+
+
+# --------------------------------------------------------------------------------------------
+# Per-core queries
+# --------------------------------------------------------------------------------------------
+
+
+def copy_bytes(core: CoreTrace) -> tuple[int, int]:
+    """Payload bytes (GM->UB, UB->GM) of the copies ``core`` executed."""
+    gm_ub = ub_gm = 0
+    stream = core.stream
+    for i in core.index[(core.pipe == int(Pipe.MTE2)) | (core.pipe == int(Pipe.MTE3))]:
+        ins = stream[int(i)]
+        if ins.op is Opcode.COPY_GM_TO_UB:
+            gm_ub += ins.nbytes
+        elif ins.op is Opcode.COPY_UB_TO_GM:
+            ub_gm += ins.nbytes
+    return gm_ub, ub_gm
+
+
+def ub_high_water(core: CoreTrace) -> int:
+    """Highest UB byte reserved by ``InitBuffer`` on ``core`` (allocations are static)."""
+    return max((int(a.addr) + int(a.nbytes) for a in core.allocations), default=0)
+
+
+def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
+    """Where ``pipe`` of ``core`` spent the ``window`` cycles it was not executing.
+
+    Busy time of a copy includes the cycles it waited for shared HBM (``gm_bandwidth``), so
+    executing = busy - gm_bandwidth. The rest of the window is split into the recorded stalls
+    (flag waits by flag, a full queue, auto-sync, barrier) and plain ``idle`` (nothing queued:
+    the pipe was starved or the core had finished).
+    """
+    busy = core.busy_cycles(pipe)
+    cycles = dict.fromkeys(WAIT_KINDS, 0)
+    flags: dict[str, int] = {}
+    for p, a, b, cause, what in core.stalls:
+        if p != int(pipe):
+            continue
+        cycles[cause] += b - a
+        if cause == "flag":
+            flags[what] = flags.get(what, 0) + b - a
+    executing = busy - cycles["gm_bandwidth"]
+    waiting = max(window - executing, 0)
+    stalled = sum(cycles[c] for c in STALL_CAUSES)
+    cycles["idle"] = max(waiting - stalled, 0)
+    total = max(waiting, stalled)
+    shares = {k: (v / total if total else 0.0) for k, v in cycles.items()}
+    flag_shares = {k: (v / total if total else 0.0) for k, v in sorted(flags.items())}
+    return {"executing_cycles": int(executing), "waiting_cycles": int(waiting),
+            "cycles": cycles, "shares": shares, "flags": flag_shares,
+            "flag_cycles": dict(sorted(flags.items()))}
+
+
+def _core_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
+    busy = {p.name: core.busy_cycles(p) for p in PIPE_ORDER}
+    finish = core.finish
+    gm_ub, ub_gm = copy_bytes(core)
+    return {
+        "core": core.core,
+        "cycles": int(finish),
+        "instructions": int(core.index.size),
+        "busy_cycles": busy,
+        "utilisation": {k: (v / makespan if makespan else 0.0) for k, v in busy.items()},
+        "busy_share": {k: (v / finish if finish else 0.0) for k, v in busy.items()},
+        "bytes_gm_to_ub": gm_ub,
+        "bytes_ub_to_gm": ub_gm,
+        "ub_high_water_bytes": ub_high_water(core),
+        "waits": {p.name: pipe_waits(core, p, makespan) for p in PIPE_ORDER},
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Bound-by
+# --------------------------------------------------------------------------------------------
+
+
+def _top_wait(waits: Mapping[str, Any]) -> tuple[str, float]:
+    """The largest cause of a pipe's waiting time (flags named), and its share."""
+    shares = dict(waits["shares"])
+    shares.pop("flag", None)
+    for what, s in waits["flags"].items():
+        shares[f"flag {what}"] = s
+    if not shares:
+        return "idle", 0.0
+    k = max(shares, key=lambda x: shares[x])
+    return k, shares[k]
+
+
+_WHY = {
+    "MTE2": "data movement GM->UB",
+    "MTE3": "data movement UB->GM",
+    "VECTOR": "vector compute",
+    "SCALAR": "scalar issue and scalar reads",
+}
+
+
+def bound_by(cores: list[dict[str, Any]], critical: int) -> dict[str, Any]:
+    """The pipe with the highest busy share on the critical core, with a sentence why."""
+    c = cores[critical]
+    share = c["busy_share"]
+    pipe = max(share, key=lambda k: (share[k], k != "SCALAR"))
+    others = ", ".join(f"{k} {share[k]:.0%}" for k in share if k != pipe)
+    sentence = (f"{pipe} ({_WHY[pipe]}) is busy {share[pipe]:.0%} of the critical core "
+                f"{c['core']}'s {c['cycles']} cycles (others: {others})")
+    w = c["waits"][pipe]
+    gm = w["cycles"]["gm_bandwidth"]
+    busy = c["busy_cycles"][pipe]
+    if pipe in ("MTE2", "MTE3") and busy and gm / busy >= 0.2:
+        sentence += f"; {gm / busy:.0%} of its busy time is waiting for shared HBM bandwidth"
+    if share[pipe] < 0.6:
+        cause, s = _top_wait(w)
+        sentence += (f"; no pipe is saturated, so the core is latency-bound: {pipe} spends "
+                     f"{s:.0%} of its non-executing time on {cause}")
+    else:
+        # Say why the next busiest pipe is not keeping up with the bound pipe.
+        rest = [k for k in sorted(share, key=lambda x: -share[x]) if k != pipe]
+        if rest:
+            nxt = rest[0]
+            cause, s = _top_wait(c["waits"][nxt])
+            sentence += f"; {nxt} waits mostly on {cause} ({s:.0%} of its waiting)"
+    return {"pipe": pipe, "core": c["core"], "share": share[pipe], "why": sentence + "."}
+
+
+# --------------------------------------------------------------------------------------------
+# Golden comparison
+# --------------------------------------------------------------------------------------------
+
+
+def compare_golden(outputs: Mapping[str, np.ndarray],
+                   golden: Mapping[str, np.ndarray | None]) -> dict[str, Any]:
+    """Max abs / rel error and mismatching element counts of each output against its golden.
+
+    Values are compared in float64 after the output dtype (NaN equals NaN); ``exact`` means
+    every element matches bit for bit in value.
+    """
+    out: dict[str, Any] = {}
+    for name, ref in golden.items():
+        if ref is None or name not in outputs:
+            continue
+        got = np.asarray(outputs[name])
+        ref = np.asarray(ref)
+        if got.shape != ref.shape:
+            out[name] = {"error": f"shape {list(got.shape)} != golden {list(ref.shape)}"}
+            continue
+        a = got.astype(np.float64)
+        b = ref.astype(np.float64)
+        both_nan = np.isnan(a) & np.isnan(b)
+        diff = np.where(both_nan, 0.0, np.abs(a - b))
+        diff = np.where(np.isnan(diff), np.inf, diff)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(diff == 0, 0.0, diff / np.abs(b))
+        mismatch = int(np.count_nonzero(diff))
+        out[name] = {
+            "elements": int(a.size),
+            "mismatches": mismatch,
+            "max_abs_error": float(diff.max()) if diff.size else 0.0,
+            "max_rel_error": float(rel.max()) if rel.size else 0.0,
+            "exact": mismatch == 0,
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The summary
+# --------------------------------------------------------------------------------------------
+
+
+def summarize(result: Any, golden: Mapping[str, np.ndarray | None] | None = None
+              ) -> dict[str, Any]:
+    """The summary dict of a :class:`~aicore_sim.launch.RunResult` (see module docstring)."""
+    platform = result.platform
+    trace: Trace | None = result.trace
+    d: dict[str, Any] = {
+        "mode": result.mode,
+        "platform": platform.name,
+        "clock_mhz": float(platform.clock_mhz),
+        "block_dim": len(result.program.streams),
+        "instructions": sum(len(s) for s in result.program.streams),
+    }
+    if trace is not None:
+        d.update(summarize_trace(trace, platform))
+    hz: dict[str, int] = {}
+    for h in result.hazards:
+        hz[h.kind] = hz.get(h.kind, 0) + 1
+    d["hazard_counts"] = hz
+    d["hazards"] = [{"kind": h.kind, "core": h.core, "message": h.message}
+                    for h in result.hazards]
+    if golden is not None:
+        d["golden"] = compare_golden(result.outputs, golden)
+    d["wall_seconds"] = {k: round(v, 6) for k, v in result.wall.items()}
+    return d
+
+
+def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
+    """The timing part of the summary: everything that needs only the Trace and the platform."""
+    makespan = trace.makespan
+    clock = float(platform.clock_mhz)
+    cores = [_core_summary(c, makespan) for c in trace.cores]
+    gm_ub = sum(c["bytes_gm_to_ub"] for c in cores)
+    ub_gm = sum(c["bytes_ub_to_gm"] for c in cores)
+    moved = gm_ub + ub_gm
+    seconds = makespan / (clock * 1e6) if makespan else 0.0
+    peak = platform.hbm_bytes_per_cycle * makespan
+    d: dict[str, Any] = {
+        "makespan_cycles": int(makespan),
+        "makespan_us": makespan / clock,
+        "bytes_gm_to_ub": gm_ub,
+        "bytes_ub_to_gm": ub_gm,
+        "achieved_gbps": moved / seconds / 1e9 if seconds else 0.0,
+        "hbm_peak_gbps": platform.hbm_bytes_per_cycle * clock * 1e6 / 1e9,
+        "hbm_roofline_pct": 100.0 * moved / peak if peak else 0.0,
+        "ub_capacity_bytes": int(platform.ub_size),
+        "ub_high_water_bytes": max((c["ub_high_water_bytes"] for c in cores), default=0),
+        "cores": cores,
+    }
+    busy_total = {p.name: sum(c["busy_cycles"][p.name] for c in cores) for p in PIPE_ORDER}
+    n = len(cores)
+    d["utilisation"] = {k: (v / (makespan * n) if makespan and n else 0.0)
+                        for k, v in busy_total.items()}
+    d["waits"] = _chip_waits(cores)
+    if cores and makespan:
+        critical = max(range(n), key=lambda i: cores[i]["cycles"])
+        d["bound_by"] = bound_by(cores, critical)
+    else:
+        d["bound_by"] = None
+    return d
+
+
+def _chip_waits(cores: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum of every core's waiting cycles per pipe and cause, with shares."""
+    out: dict[str, Any] = {}
+    for p in PIPE_ORDER:
+        cycles = dict.fromkeys(WAIT_KINDS, 0)
+        flags: dict[str, int] = {}
+        for c in cores:
+            w = c["waits"][p.name]
+            for k, v in w["cycles"].items():
+                cycles[k] += v
+            for what, v in w["flag_cycles"].items():
+                flags[what] = flags.get(what, 0) + v
+        total = sum(cycles.values())
+        out[p.name] = {
+            "cycles": cycles,
+            "shares": {k: (v / total if total else 0.0) for k, v in cycles.items()},
+            "flags": {k: (v / total if total else 0.0) for k, v in sorted(flags.items())},
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Text
+# --------------------------------------------------------------------------------------------
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def format_summary(d: Mapping[str, Any]) -> str:
+    """A few lines of human-readable text for a summary dict."""
+    lines = [f"platform {d['platform']} ({d['clock_mhz']:g} MHz), mode {d['mode']}, "
+             f"{d['block_dim']} cores, {d['instructions']} instructions"]
+    if "makespan_cycles" in d:
+        lines.append(f"makespan {d['makespan_cycles']} cycles = {d['makespan_us']:.3f} us")
+        util = ", ".join(f"{k} {v:.0%}" for k, v in d["utilisation"].items())
+        lines.append(f"mean pipe utilisation: {util}")
+        lines.append(
+            f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
+            f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s = "
+            f"{d['hbm_roofline_pct']:.1f}% of the HBM roofline ({d['hbm_peak_gbps']:.0f} GB/s)")
+        lines.append(f"UB high-water mark {_fmt_bytes(d['ub_high_water_bytes'])} of "
+                     f"{_fmt_bytes(d['ub_capacity_bytes'])}")
+        if d.get("bound_by"):
+            lines.append(f"bound by {d['bound_by']['pipe']}: {d['bound_by']['why']}")
+    else:
+        lines.append("no timing (functional mode)")
+    hz = d.get("hazard_counts") or {}
+    if hz:
+        lines.append("hazards: " + ", ".join(f"{v} {k}" for k, v in sorted(hz.items())))
+        for h in d["hazards"][:3]:
+            lines.append(f"  [{h['kind']}] core {h['core']}: {h['message']}")
+        if len(d["hazards"]) > 3:
+            lines.append(f"  ... {len(d['hazards']) - 3} more in summary.json")
+    else:
+        lines.append("hazards: none")
+    for name, g in (d.get("golden") or {}).items():
+        if "error" in g:
+            lines.append(f"golden {name}: {g['error']}")
+        elif g["exact"]:
+            lines.append(f"golden {name}: exact ({g['elements']} elements)")
+        else:
+            lines.append(f"golden {name}: {g['mismatches']} of {g['elements']} elements differ, "
+                         f"max abs {g['max_abs_error']:.3g}, max rel {g['max_rel_error']:.3g}")
+    return "\n".join(lines)
+
+
+__all__ = ["compare_golden", "format_summary", "summarize", "summarize_trace"]
