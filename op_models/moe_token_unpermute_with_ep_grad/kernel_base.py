@@ -34,15 +34,15 @@ Deviations from upstream
 from __future__ import annotations
 
 from aicore_sim.ascendc import (
+    GM_ADDR,
+    Add,
     BlockReduceSum,
     DataCopyPadExtParams,
-    GM_ADDR,
-    GlobalTensor,
     GetBlockIdx,
+    GlobalTensor,
     LocalTensor,
     TPipe,
     WholeReduceSum,
-    Add,
 )
 from aicore_sim.dtypes import as_dtype
 from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingData

@@ -33,9 +33,9 @@ Deviations from upstream
 from __future__ import annotations
 
 from aicore_sim.ascendc import (
+    GM_ADDR,
     DataCopyExtParams,
     DataCopyPad,
-    GM_ADDR,
     LocalTensor,
     TPosition,
     TQue,

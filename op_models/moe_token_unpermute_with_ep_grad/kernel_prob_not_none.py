@@ -50,6 +50,7 @@ from aicore_sim.ascendc import (
     EVENT_ID7,
     GM_ADDR,
     PIPE_V,
+    Add,
     Cast,
     Copy,
     CopyRepeatParams,
@@ -65,7 +66,6 @@ from aicore_sim.ascendc import (
     TBuf,
     TPosition,
     WaitFlag,
-    Add,
     float32,
 )
 from op_models.moe_token_unpermute_with_ep_grad.kernel_base import (
