@@ -37,6 +37,8 @@ class Space(IntEnum):
 class HardEvent(Enum):
     """Inter-pipe event types ``SRC_DST``; value = (source pipe, destination pipe)."""
 
+    __hash__ = object.__hash__  # members are singletons; identity hashing is C-fast
+
     MTE2_V = (Pipe.MTE2, Pipe.VECTOR)
     V_MTE2 = (Pipe.VECTOR, Pipe.MTE2)
     MTE3_V = (Pipe.MTE3, Pipe.VECTOR)
@@ -61,6 +63,8 @@ class HardEvent(Enum):
 
 class Opcode(Enum):
     """What an instruction does. The pipe it runs on is stored in the Instr."""
+
+    __hash__ = object.__hash__  # members are singletons; identity hashing is C-fast
 
     # data movement (MTE2 / MTE3)
     COPY_GM_TO_UB = "DataCopyPad.GM2UB"

@@ -81,8 +81,7 @@ class Trace:
         for c, sim in enumerate(sims):
             ev = np.frombuffer(sim.events, dtype=np.int64).reshape(-1, 3)
             stream = streams[c]
-            pipe_of = np.fromiter((int(ins.pipe) for ins in stream), dtype=np.int8,
-                                  count=len(stream))
+            pipe_of = np.frombuffer(bytes(sim.pipe_of), dtype=np.int8)
             idx = ev[:, 0].copy()
             cores.append(CoreTrace(
                 core=c, stream=stream, index=idx, start=ev[:, 1].copy(), end=ev[:, 2].copy(),

@@ -9,20 +9,11 @@ from __future__ import annotations
 
 import simpy
 
-from aicore_sim import cost
 from aicore_sim.engine.core import CoreSim
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.isa import Instr, Pipe
 from aicore_sim.memory import MemoryImage
 from aicore_sim.trace import Trace
-
-
-def price(stream: list[Instr], platform) -> tuple[list[int], list[int], list[int]]:
-    """Occupancy, issue cycles and shared-HBM bytes of every instruction of a stream."""
-    occ = [cost.occupancy_cycles(ins, platform) for ins in stream]
-    issue = [cost.issue_cycles(ins, platform) for ins in stream]
-    gmb = [cost.gm_bytes(ins) for ins in stream]
-    return occ, issue, gmb
 
 
 def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = None,
@@ -34,8 +25,7 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
     start = int(platform.op_head_cycles)
     cores = []
     for c, stream in enumerate(streams):
-        occ, issue, gmb = price(stream, platform)
-        sim = CoreSim(env, c, stream, occ, issue, gmb, platform, gm, image, start)
+        sim = CoreSim(env, c, stream, platform, gm, image, start)
         cores.append(sim)
         env.process(sim.issuer_process())
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):
@@ -46,4 +36,4 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
     return Trace.from_cores(cores, streams, platform, allocations)
 
 
-__all__ = ["price", "replay"]
+__all__ = ["replay"]

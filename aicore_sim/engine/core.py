@@ -8,8 +8,7 @@ It keeps a local clock ahead of SimPy's and synchronises only when it must look 
 process's state, so issuing costs no SimPy event.
 
 Each of VECTOR, MTE2 and MTE3 executes its queue strictly in order, one instruction at a
-time: one SimPy timeout per instruction (plus one more when a GM transfer outlasts its
-single-core time because HBM is shared). Flags are counters; a SimPy event is created only
+time. Flags are counters; a SimPy event is created only
 when a pipe really has to wait. On the timed image an instruction reads its sources when it starts and writes its result
 when it completes, so a missing flag shows up as a wrong number, as on hardware.
 """
@@ -21,7 +20,7 @@ from collections import deque
 
 import simpy
 
-from aicore_sim import semantics
+from aicore_sim import cost, semantics
 from aicore_sim.engine.dcache import DCache
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.errors import DeadlockError
@@ -31,6 +30,7 @@ from aicore_sim.memory import MemoryImage
 S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
 _GV_GM, _GV_UB, _SV_UB = Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB
+_GM2UB, _UB2GM = Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM
 _EVENT_INDEX = {e: n for n, e in enumerate(HardEvent)}
 
 
@@ -44,11 +44,9 @@ def _fire_at(env: simpy.Environment, ev: simpy.Event, delay: int) -> None:
 class CoreSim:
     """Replay state of one core: queues, flags, completion counters and trace buffers."""
 
-    def __init__(self, env: simpy.Environment, core: int, stream: list[Instr],
-                 occ: list[int], issue: list[int], gmb: list[int], platform,
+    def __init__(self, env: simpy.Environment, core: int, stream: list[Instr], platform,
                  gm: GmBandwidth, image: MemoryImage | None, start: int) -> None:
         self.env, self.core, self.stream = env, core, stream
-        self.occ, self.issue, self.gmb = occ, issue, gmb
         self.depth = int(platform.queue_depth)
         self.miss_cycles = int(platform.dcache_miss_cycles)
         self.dcache = DCache(platform.dcache_size, platform.dcache_line)
@@ -61,26 +59,36 @@ class CoreSim:
         self.space_waiter: tuple[int, simpy.Event] | None = None
         self.flags: dict[int, deque] = {}
         self.flag_waiters: dict[int, simpy.Event] = {}
-        # per instruction, precomputed once so the hot loops hash no enums:
-        # kind 0 = plain work, 1 = WaitFlag, 2 = SetFlag; fkey = flag key (event, id) as an int;
-        # eff = the instruction has a numeric effect
-        self.kind = [0] * len(stream)
-        self.fkey = [0] * len(stream)
-        self.eff = [False] * len(stream)
-        self.sets_left: dict[int, int] = {}
+        # Per instruction, computed in one pass so the hot loops price nothing and hash no
+        # enums: occupancy, issue cost and shared-HBM bytes (cost.py); kind 0 = work,
+        # 1 = WaitFlag, 2 = SetFlag; fkey = (event, id) as an int; eff = has a numeric effect;
+        # pipe = the pipe number (for the trace).
+        n = len(stream)
+        occ, issue, gmb = [0] * n, [0] * n, [0] * n
+        kind, fkey, eff = [0] * n, [0] * n, [False] * n
+        pipe_of = bytearray(n)
+        sets_left: dict[int, int] = {}
         has_effect = semantics.HAS_EFFECT
+        occupancy, issue_cost, gm_bytes = cost.occupancy_cycles, cost.issue_cycles, cost.gm_bytes
         for i, ins in enumerate(stream):
             op = ins.op
+            occ[i] = occupancy(ins, platform)
+            issue[i] = issue_cost(ins, platform)
+            pipe_of[i] = ins.pipe
             if op is _SET or op is _WAIT:
-                key = _EVENT_INDEX[ins.event] * 8 + ins.event_id
-                self.fkey[i] = key
+                key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
                 if op is _SET:
-                    self.kind[i] = 2
-                    self.sets_left[key] = self.sets_left.get(key, 0) + 1
+                    kind[i] = 2
+                    sets_left[key] = sets_left.get(key, 0) + 1
                 else:
-                    self.kind[i] = 1
+                    kind[i] = 1
             elif op in has_effect:
-                self.eff[i] = True
+                eff[i] = True
+                if op is _GM2UB or op is _UB2GM:
+                    gmb[i] = gm_bytes(ins)
+        self.occ, self.issue, self.gmb = occ, issue, gmb
+        self.kind, self.fkey, self.eff, self.pipe_of = kind, fkey, eff, pipe_of
+        self.sets_left = sets_left
         self.done = [0, 0, 0, 0]
         self.ends = [array("q"), array("q"), array("q"), array("q")]  # end cycle, per pipe
         self.popped: list[deque] = [deque(), deque(), deque(), deque()]  # start cycles
@@ -214,12 +222,9 @@ class CoreSim:
                     yield timeout(start - now)
                 pending = semantics.read(stream[i], ub, gm_mem) if effect and eff[i] else None
                 if gmb[i]:
-                    drained = self.gm.transfer(gmb[i])
-                    yield timeout(occ[i])
-                    if not drained.triggered:
-                        t0 = env.now
-                        yield drained
-                        self.stalls.append((pipe, t0, env.now, "gm_bandwidth", f"{gmb[i]} B"))
+                    floor = env.now + occ[i]
+                    if (yield self.gm.transfer(gmb[i], floor)):
+                        self.stalls.append((pipe, floor, env.now, "gm_bandwidth", f"{gmb[i]} B"))
                 else:
                     yield timeout(occ[i])
                 t = env.now

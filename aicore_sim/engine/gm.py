@@ -25,9 +25,9 @@ class GmBandwidth:
         self.rate = float(bytes_per_cycle)
         self.vtime = 0.0
         self.last = 0
-        self.active: list[tuple[float, int, simpy.Event]] = []
+        self.active: list[tuple[float, int, simpy.Event, int]] = []
         self.seq = 0
-        self.generation = 0
+        self.timer_at: int | None = None
 
     def _advance(self) -> None:
         now = self.env.now
@@ -36,32 +36,41 @@ class GmBandwidth:
             self.vtime += (now - self.last) * self.rate / n
         self.last = now
 
-    def transfer(self, nbytes: int) -> simpy.Event:
+    def transfer(self, nbytes: int, not_before: int) -> simpy.Event:
+        """Start draining ``nbytes`` now; the returned event fires at the later of the drain
+        and cycle ``not_before`` (the transfer's single-core time), with value True when
+        the drain was the later one (the transfer was limited by shared bandwidth)."""
         self._advance()
         ev = self.env.event()
         self.seq += 1
-        heapq.heappush(self.active, (self.vtime + nbytes, self.seq, ev))
+        heapq.heappush(self.active, (self.vtime + nbytes, self.seq, ev, not_before))
         self._reschedule()
         return ev
 
     def _reschedule(self) -> None:
-        self.generation += 1
+        """Make sure a timer fires no later than the next drain. A pending timer that fires
+        earlier is kept (it reschedules when it finds nothing drained), so starts, which
+        only delay drains, rarely cost an event."""
         if not self.active:
             return
-        gen = self.generation
         n = len(self.active)
         delay = max(0, math.ceil((self.active[0][0] - self.vtime) * n / self.rate - 1e-9))
+        at = self.env.now + delay
+        if self.timer_at is not None and self.timer_at <= at:
+            return
+        self.timer_at = at
         timer = self.env.timeout(delay)
-        timer.callbacks.append(lambda _e, g=gen: self._on_timer(g))
+        timer.callbacks.append(self._on_timer)
 
-    def _on_timer(self, gen: int) -> None:
-        if gen != self.generation:
-            return  # a start or end since then rescheduled the server
+    def _on_timer(self, timer: simpy.Event) -> None:
+        if self.env.now != self.timer_at:
+            return  # superseded by an earlier timer
+        self.timer_at = None
         self._advance()
-        done = False
+        now = self.env.now
         while self.active and self.active[0][0] <= self.vtime + 1e-6:
-            _, _, ev = heapq.heappop(self.active)
-            ev.succeed()
-            done = True
-        if done or self.active:
-            self._reschedule()
+            _, _, ev, not_before = heapq.heappop(self.active)
+            ev._ok = True
+            ev._value = now > not_before
+            self.env.schedule(ev, delay=not_before - now if not_before > now else 0)
+        self._reschedule()
