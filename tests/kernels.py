@@ -8,6 +8,8 @@ from __future__ import annotations
 from aicore_sim.ascendc import (
     CAST_NONE,
     EVENT_ID0,
+    PIPE_ALL,
+    Cast,
     DataCopyExtParams,
     DataCopyPad,
     DataCopyPadExtParams,
@@ -22,10 +24,9 @@ from aicore_sim.ascendc import (
     TPosition,
     TQue,
     WaitFlag,
-    Cast,
     float16,
     float32,
-    PIPE_ALL,
+    int32,
 )
 
 
@@ -110,3 +111,61 @@ def many_vector(x, y, tiling) -> None:
 def wait_without_set(x, y, tiling) -> None:
     """A WaitFlag nobody sets."""
     WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
+
+
+def scalar_read(x, y, tiling) -> None:
+    """GM->UB copy of 8 int32, then the scalar unit reads element 3 with no explicit flag
+    (the compiler's auto-sync makes it wait for MTE2), then writes it into UB and out."""
+    xg, yg = GlobalTensor(int32), GlobalTensor(int32)
+    xg.SetGlobalBuffer(x)
+    yg.SetGlobalBuffer(y)
+    pipe = TPipe()
+    b = TBuf(name="ids")
+    pipe.InitBuffer(b, 32)
+    t = b.Get(int32)
+    DataCopyPad(t, xg, DataCopyExtParams(1, 32, 0, 0), DataCopyPadExtParams())
+    v = t.GetValue(3)
+    t.SetValue(0, v)
+    SetFlag(HardEvent.S_MTE3, EVENT_ID0)
+    WaitFlag(HardEvent.S_MTE3, EVENT_ID0)
+    DataCopyPad(yg, t, DataCopyExtParams(1, 32, 0, 0))
+
+
+def set_without_wait(x, y, tiling) -> None:
+    """A SetFlag nobody waits for: left pending at kernel end."""
+    SetFlag(HardEvent.V_MTE2, EVENT_ID0)
+
+
+def circular_wait(x, y, tiling) -> None:
+    """MTE2 waits for V, V waits for MTE2, each set only after the other's wait."""
+    WaitFlag(HardEvent.V_MTE2, EVENT_ID0)
+    SetFlag(HardEvent.MTE2_V, EVENT_ID0)
+    WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
+    SetFlag(HardEvent.V_MTE2, EVENT_ID0)
+
+
+def ub_overflow(x, y, tiling) -> None:
+    """Asks for more UB than the platform has."""
+    pipe = TPipe()
+    pipe.InitBuffer(TBuf(name="big"), 6000)
+    pipe.InitBuffer(TBuf(name="bigger"), 4000)
+
+
+def misaligned_copy(x, y, tiling) -> None:
+    """GM->UB into a UB address 4 bytes past a 32-byte boundary."""
+    xg = GlobalTensor(float32)
+    xg.SetGlobalBuffer(x)
+    pipe = TPipe()
+    b = TBuf(name="buf")
+    pipe.InitBuffer(b, 256)
+    DataCopyPad(b.Get(float32)[1], xg, DataCopyExtParams(1, 32, 0, 0), DataCopyPadExtParams())
+    PipeBarrier(PIPE_ALL)
+
+
+def past_buffer(x, y, tiling) -> None:
+    """A Muls whose count runs past the end of its buffer."""
+    pipe = TPipe()
+    b = TBuf(name="small")
+    pipe.InitBuffer(b, 64)
+    t = b.Get(float32)
+    Muls(t, t, 2.0, 32)
