@@ -120,7 +120,10 @@ def _top_wait(waits: Mapping[str, Any]) -> tuple[str, float]:
     if not shares:
         return "idle", 0.0
     k = max(shares, key=lambda x: shares[x])
-    return k, shares[k]
+    label = {"idle": "nothing queued (idle)", "gm_bandwidth": "shared HBM bandwidth",
+             "queue_full": "a full queue", "auto_sync": "auto-sync waits",
+             "barrier": "barriers"}.get(k, k)
+    return label, shares[k]
 
 
 _WHY = {

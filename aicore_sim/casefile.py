@@ -1,0 +1,357 @@
+"""JSON case files: one operator call (inputs, attributes, platform, data) the CLI can run.
+
+Step of the flow: the *case* at the head of the pipeline, in a file. ``aicore-sim run`` and
+``aicore-sim tiling`` read it; :func:`load_case` validates it and every message names the
+offending field (``inputs.probs.dtype: unknown dtype 'bf17'; expected one of …``).
+
+Format (a JSON object)::
+
+    {
+      "op": "moe_token_unpermute_with_ep_grad",
+      "name": "tiny",                                      (optional; default: file stem)
+      "inputs": {
+        "unpermuted_tokens_grad": {"shape": [10, 64], "dtype": "bfloat16"},
+        "sorted_indices":         {"shape": [30],     "dtype": "int32"},
+        "permuted_tokens":        {"shape": [30, 64], "dtype": "bfloat16"},
+        "probs":                  {"shape": [10, 3],  "dtype": "float32"}
+      },
+      "attrs": {"padded_mode": false, "restore_shape": null, "range": null, "topk_num": 3},
+      "platform": "ascend910b1",
+      "mode": "timed",                                     (optional)
+      "data": {"seed": 0}                                  (optional)
+    }
+
+- ``inputs``: the operator's inputs by name; an optional input is absent when it is ``null``
+  or missing. ``dtype`` takes numpy / ml_dtypes names (``bfloat16``, ``float16``, ``float32``,
+  ``int32``, ``int64``), short forms (``bf16``, ``fp16``, ``fp32``, ``half``) and CANN
+  ``DT_*`` spellings (``DT_BF16``, ``DT_FLOAT16``, ``DT_FLOAT``, ``DT_INT32``). ``shape`` is a
+  list of non-negative integers. Operator rules (ranks, shape relations, dtype combinations,
+  ranges) are checked by the operator API, which answers with aclnn error codes.
+- ``attrs``: attributes by name; ``null`` or missing = not given. For ``aicore-sim tiling``
+  only, ``attrs`` may also be a list: values placed on IR attribute indices 0, 1, 2 … in
+  order, exactly as upstream's tiling unit tests build their contexts.
+- ``platform``: a preset name (``aicore-sim platforms`` lists them), ``{"preset": name,
+  field: value, …}`` (a preset with fields replaced) or a dict of fields (the rest from the
+  family preset); see :func:`aicore_sim.platform.load_platform`. Default ``ascend910b1``.
+- ``data``: how input values are made when no ``--inputs DIR`` is given: ``seed`` (default 0)
+  for seeded random values — float tensors uniform in [-2, 2) (``probs`` in [0.01, 0.99]),
+  integer index tensors a random permutation of ``[0, T)``. With ``--inputs DIR`` every
+  present input is read from ``DIR/<input name>.npy`` and must match the case's shape and dtype.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim import dtypes
+from aicore_sim.errors import SimError
+from aicore_sim.platform import Platform, load_platform
+
+DEFAULT_PLATFORM = "ascend910b1"
+MODES = ("functional", "timed", "timing-only")
+
+
+class CaseFileError(SimError):
+    """A case file is malformed; the message starts with the path of the bad field."""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """What the case format knows of an operator: input names (required first) and attrs."""
+
+    name: str
+    inputs: tuple[str, ...]
+    required: tuple[str, ...]
+    attrs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+OPS: dict[str, OpSpec] = {
+    "moe_token_unpermute_with_ep_grad": OpSpec(
+        name="moe_token_unpermute_with_ep_grad",
+        inputs=("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "probs"),
+        required=("unpermuted_tokens_grad", "sorted_indices"),
+        attrs=("padded_mode", "restore_shape", "range", "topk_num"),
+        outputs=("permuted_tokens_grad", "probs_grad"),
+    ),
+}
+
+_TOP_KEYS = ("op", "name", "description", "inputs", "attrs", "platform", "mode", "data")
+_DATA_KEYS = ("seed",)
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """Shape and dtype of one present input."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    """A validated case: absent optional inputs are ``None`` in :attr:`inputs`."""
+
+    name: str
+    op: OpSpec
+    inputs: dict[str, InputSpec | None]
+    attrs: dict[str, Any] | list[Any]
+    platform: Platform
+    mode: str | None = None
+    seed: int = 0
+    description: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def positional_attrs(self) -> bool:
+        return isinstance(self.attrs, list)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+def _fail(where: str, msg: str) -> CaseFileError:
+    return CaseFileError(f"{where}: {msg}")
+
+
+def _int(value: Any, where: str, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(where, f"expected an integer, got {json.dumps(value)}")
+    if minimum is not None and value < minimum:
+        raise _fail(where, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _int_list(value: Any, where: str) -> list[int]:
+    if not isinstance(value, list):
+        raise _fail(where, f"expected a list of integers or null, got {json.dumps(value)}")
+    return [_int(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+def _input(value: Any, where: str) -> InputSpec:
+    if not isinstance(value, Mapping):
+        raise _fail(where, f"expected an object {{\"shape\": [...], \"dtype\": ...}} or null, "
+                           f"got {json.dumps(value)}")
+    extra = sorted(set(value) - {"shape", "dtype"})
+    if extra:
+        raise _fail(f"{where}.{extra[0]}", "unknown field; expected 'shape' and 'dtype'")
+    if "shape" not in value:
+        raise _fail(f"{where}.shape", "missing")
+    if "dtype" not in value:
+        raise _fail(f"{where}.dtype", "missing")
+    shape = value["shape"]
+    if not isinstance(shape, list):
+        raise _fail(f"{where}.shape", f"expected a list of integers, got {json.dumps(shape)}")
+    dims = tuple(_int(d, f"{where}.shape[{i}]", 0) for i, d in enumerate(shape))
+    dt = value["dtype"]
+    if not isinstance(dt, str):
+        raise _fail(f"{where}.dtype", f"expected a dtype name, got {json.dumps(dt)}")
+    try:
+        dtype = dtypes.as_dtype(dt)
+    except ValueError as e:
+        raise _fail(f"{where}.dtype", str(e)) from None
+    return InputSpec(dims, dtype)
+
+
+def _attrs(value: Any, op: OpSpec) -> dict[str, Any] | list[Any]:
+    if value is None:
+        return {}
+    if isinstance(value, list):
+        return list(value)  # positional (tiling only); checked by the tiling itself
+    if not isinstance(value, Mapping):
+        raise _fail("attrs", f"expected an object (or a positional list), "
+                             f"got {json.dumps(value)}")
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if k not in op.attrs:
+            raise _fail(f"attrs.{k}", f"unknown attribute; expected one of {list(op.attrs)}")
+        if v is None:
+            continue
+        if k == "padded_mode":
+            if not isinstance(v, bool):
+                raise _fail("attrs.padded_mode", f"expected true or false, got {json.dumps(v)}")
+        elif k in ("restore_shape", "range"):
+            v = _int_list(v, f"attrs.{k}")
+        elif k == "topk_num":
+            v = _int(v, "attrs.topk_num")
+        out[k] = v
+    return out
+
+
+def _platform(value: Any) -> Platform:
+    if value is None:
+        value = DEFAULT_PLATFORM
+    if not isinstance(value, (str, Mapping)):
+        raise _fail("platform", f"expected a preset name or an object, got {json.dumps(value)}")
+    try:
+        return load_platform(value)
+    except (ValueError, KeyError, TypeError) as e:
+        msg = str(e.args[0]) if e.args else str(e)
+        raise _fail("platform", msg) from None
+
+
+def parse_case(doc: Any, name: str = "case") -> CaseFile:
+    """Validate a decoded case document (see the module docstring for the format)."""
+    if not isinstance(doc, Mapping):
+        raise _fail("(top level)", "a case file holds one JSON object")
+    for k in doc:
+        if k not in _TOP_KEYS:
+            raise _fail(k, f"unknown field; expected some of {list(_TOP_KEYS)}")
+    op_name = doc.get("op")
+    if op_name not in OPS:
+        raise _fail("op", f"unknown operator {json.dumps(op_name)}; expected one of {list(OPS)}")
+    op = OPS[op_name]
+    raw_inputs = doc.get("inputs")
+    if not isinstance(raw_inputs, Mapping):
+        raise _fail("inputs", "expected an object mapping input names to {shape, dtype}")
+    for k in raw_inputs:
+        if k not in op.inputs:
+            raise _fail(f"inputs.{k}", f"unknown input; expected some of {list(op.inputs)}")
+    inputs: dict[str, InputSpec | None] = {}
+    for k in op.inputs:
+        v = raw_inputs.get(k)
+        if v is None:
+            if k in op.required:
+                raise _fail(f"inputs.{k}", "missing; this input is required")
+            inputs[k] = None
+        else:
+            inputs[k] = _input(v, f"inputs.{k}")
+    attrs = _attrs(doc.get("attrs"), op)
+    platform = _platform(doc.get("platform"))
+    mode = doc.get("mode")
+    if mode is not None and mode not in MODES:
+        raise _fail("mode", f"unknown mode {json.dumps(mode)}; expected one of {list(MODES)}")
+    data = doc.get("data") or {}
+    if not isinstance(data, Mapping):
+        raise _fail("data", f"expected an object, got {json.dumps(data)}")
+    for k in data:
+        if k not in _DATA_KEYS:
+            raise _fail(f"data.{k}", f"unknown field; expected some of {list(_DATA_KEYS)}")
+    seed = _int(data.get("seed", 0), "data.seed", 0)
+    case_name = doc.get("name", name)
+    if not isinstance(case_name, str) or not case_name:
+        raise _fail("name", f"expected a non-empty string, got {json.dumps(case_name)}")
+    return CaseFile(case_name, op, inputs, attrs, platform, mode, seed,
+                    str(doc.get("description", "")), dict(doc))
+
+
+def load_case(path: str | os.PathLike) -> CaseFile:
+    """Read and validate a case file; errors name the file and the field."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise CaseFileError(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CaseFileError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: "
+                            f"{e.msg})") from None
+    try:
+        return parse_case(doc, path.stem)
+    except CaseFileError as e:
+        raise CaseFileError(f"{path.name}: {e}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+
+
+def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray | None]:
+    """Seeded random values for every present input (see the module docstring)."""
+    rng = np.random.default_rng(case.seed if seed is None else seed)
+    out: dict[str, np.ndarray | None] = {}
+    for name, spec in case.inputs.items():
+        if spec is None:
+            out[name] = None
+            continue
+        size = int(np.prod(spec.shape, dtype=np.int64))
+        if spec.dtype.kind in "iu":
+            out[name] = rng.permutation(size).astype(spec.dtype).reshape(spec.shape)
+            continue
+        lo, hi = (0.01, 0.99) if name == "probs" else (-2.0, 2.0)
+        v = rng.random(size, dtype=np.float32) * np.float32(hi - lo) + np.float32(lo)
+        out[name] = v.astype(spec.dtype).reshape(spec.shape)
+    return out
+
+
+def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray | None]:
+    """Every present input from ``folder/<input name>.npy``, checked against the case."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CaseFileError(f"--inputs {folder}: not a folder")
+    out: dict[str, np.ndarray | None] = {}
+    for name, spec in case.inputs.items():
+        if spec is None:
+            out[name] = None
+            continue
+        f = folder / f"{name}.npy"
+        if not f.is_file():
+            raise CaseFileError(f"--inputs: {f.name} missing (input {name} is present in the "
+                                f"case)")
+        try:
+            arr = np.load(f, allow_pickle=False)
+        except (ValueError, OSError) as e:
+            raise CaseFileError(f"--inputs: {f.name}: cannot read ({e})") from None
+        if tuple(arr.shape) != spec.shape:
+            raise CaseFileError(f"--inputs: {f.name}: shape {list(arr.shape)} but "
+                                f"inputs.{name}.shape is {list(spec.shape)}")
+        if arr.dtype != spec.dtype:
+            if arr.dtype.kind == "V" and arr.dtype.itemsize == spec.dtype.itemsize:
+                arr = arr.view(spec.dtype)  # bfloat16 saved without ml_dtypes: raw 2-byte void
+            else:
+                raise CaseFileError(f"--inputs: {f.name}: dtype {dtypes.dtype_name(arr.dtype)} "
+                                    f"but inputs.{name}.dtype is "
+                                    f"{dtypes.dtype_name(spec.dtype)}")
+        out[name] = arr
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# From a named case
+# --------------------------------------------------------------------------------------------
+
+
+def case_document(case: Any, platform: str | Mapping[str, Any] = DEFAULT_PLATFORM
+                  ) -> dict[str, Any]:
+    """The case-file document of a bundled ``Case`` (``op_models…cases.Case``)."""
+    n, k, h, t = case.tokens_num, case.top_k, case.hidden, case.flat_size
+    probs = None if case.probs_dtype is None else {"shape": [n, k], "dtype": case.probs_dtype}
+    return {
+        "op": "moe_token_unpermute_with_ep_grad",
+        "name": case.name,
+        "description": case.description,
+        "inputs": {
+            "unpermuted_tokens_grad": {"shape": [n, h], "dtype": case.dtype},
+            "sorted_indices": {"shape": [t], "dtype": "int32"},
+            "permuted_tokens": {"shape": [t, h], "dtype": case.dtype},
+            "probs": probs,
+        },
+        "attrs": {"padded_mode": False, "restore_shape": None,
+                  "range": None if case.range is None else list(case.range), "topk_num": k},
+        "platform": platform,
+        "data": {"seed": case.seed},
+    }
+
+
+__all__ = [
+    "CaseFile",
+    "CaseFileError",
+    "InputSpec",
+    "OPS",
+    "case_document",
+    "load_case",
+    "make_data",
+    "parse_case",
+    "read_data",
+]

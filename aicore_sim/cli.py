@@ -1,0 +1,438 @@
+"""The ``aicore-sim`` command line: run a case, show its tiling, list platforms and cases.
+
+Step of the flow: the outermost shell. ``run`` goes case file -> operator API (checks, tiling,
+launch) -> summary -> artefacts (outputs, Perfetto trace, summary, timeline); the other
+subcommands stop earlier. Nothing here computes numbers or cycles.
+
+Exit codes: 0 success; 2 a bad case file, parameter or operator argument (one line on stderr,
+with the aclnn code when the operator API rejected it); 1 a simulation failure (e.g. a
+deadlock in the kernel port).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim.casefile import (
+    DEFAULT_PLATFORM,
+    MODES,
+    CaseFile,
+    CaseFileError,
+    case_document,
+    load_case,
+    make_data,
+    parse_case,
+    read_data,
+)
+from aicore_sim.errors import SimError
+from aicore_sim.platform import Platform, list_presets, load_platform
+
+PROG = "aicore-sim"
+DEFAULT_CASE = "tiny"
+
+_RUN_EXAMPLES = """\
+examples:
+  aicore-sim run                                 bundled case 'tiny' on ascend910b1
+  aicore-sim run --case p1_deepseek_v3 --mode timing-only --no-plot
+  aicore-sim run examples/cases/tiny.json --platform ascend910b4 --out traces/tiny_b4
+  aicore-sim run my_case.json --inputs my_inputs/  (reads my_inputs/<input name>.npy)
+
+writes into --out (default traces/<time>-<case>/): outputs/<name>.npy, trace.json (or
+trace.json.gz when large; open it in ui.perfetto.dev), summary.json, timeline.png
+"""
+
+_TILING_EXAMPLES = """\
+examples:
+  aicore-sim tiling examples/cases/tiny.json
+  aicore-sim tiling examples/cases/*.json --json   one JSON object per line and case
+"""
+
+
+class UsageError(Exception):
+    """A bad command-line parameter (exit 2)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _platform_arg(spec: str) -> Platform:
+    try:
+        if spec.lstrip().startswith("{"):
+            return load_platform(json.loads(spec))
+        return load_platform(spec)
+    except (ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"--platform {spec}: {e.args[0] if e.args else e}") from None
+
+
+def _bundled(name: str, platform: str | Platform) -> tuple[CaseFile, dict[str, Any]]:
+    from op_models.moe_token_unpermute_with_ep_grad import cases
+
+    try:
+        case = cases.get_case(name)
+    except KeyError as e:
+        raise UsageError(f"--case {name}: {e.args[0]}") from None
+    doc = case_document(case, DEFAULT_PLATFORM)
+    cf = parse_case(doc, name)
+    if isinstance(platform, Platform):
+        cf = _with_platform(cf, platform)
+    return cf, {"case": case}
+
+
+def _with_platform(cf: CaseFile, platform: Platform) -> CaseFile:
+    from dataclasses import replace
+
+    return replace(cf, platform=platform)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _err(msg: str) -> None:
+    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------------------------
+# run
+# --------------------------------------------------------------------------------------------
+
+
+def _run_op(cf: CaseFile, inputs: dict[str, np.ndarray | None], mode: str
+            ) -> tuple[dict[str, np.ndarray | None], Any, dict[str, np.ndarray | None] | None]:
+    """Both aclnn phases, then the golden when the launch computed numbers."""
+    from op_models.moe_token_unpermute_with_ep_grad import api
+    from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
+
+    if cf.positional_attrs:
+        raise CaseFileError("attrs: a positional list is only accepted by 'aicore-sim tiling'; "
+                            "'run' needs attributes by name")
+    a = dict(cf.attrs)
+    probs = inputs.get("probs")
+    topk = a.get("topk_num")
+    if topk is None:
+        topk = int(probs.shape[1]) if probs is not None and probs.ndim == 2 else 1
+    size, ex = api.get_workspace_size(
+        inputs["unpermuted_tokens_grad"], inputs["sorted_indices"], inputs.get("permuted_tokens"),
+        probs, a.get("padded_mode", False), a.get("restore_shape"), a.get("range"), topk,
+        None, None, platform=cf.platform)
+    result = api.execute(None, size, ex, mode=mode)
+    outs = {k: result.outputs.get(k) for k in ("permuted_tokens_grad", "probs_grad")}
+    td = ex.tiling.tiling_data
+    gold = None
+    if td is not None and result.program.streams:
+        idx = inputs["sorted_indices"]
+        start, end, num_out = normalise_range(a.get("range"), int(idx.shape[0]))
+        pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
+                         probs, start=start, end=end, num_out_tokens=num_out,
+                         hidden_chunk=td.hiddenSizeAlign)
+        gold = {"permuted_tokens_grad": pg, "probs_grad": prg}
+    return outs, result, gold
+
+
+def _out_dir(arg: str | None, name: str) -> Path:
+    if arg:
+        out = Path(arg)
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise UsageError(f"--out {arg}: exists and is not an empty folder")
+        return out
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path("traces") / f"{stamp}-{name}"
+    k = 1
+    while out.exists():
+        k += 1
+        out = Path("traces") / f"{stamp}-{name}-{k}"
+    return out
+
+
+def _publish_modes(folder: Path) -> None:
+    """Give the temp-built folder and its files the usual modes (umask applied)."""
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    for p in [folder, *folder.rglob("*")]:
+        p.chmod((0o777 if p.is_dir() else 0o666) & ~mask)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from aicore_sim.export.perfetto import write_trace
+    from aicore_sim.summary import format_summary, summarize
+
+    platform = _platform_arg(args.platform) if args.platform else None
+    if args.case_file and args.case:
+        raise UsageError("give either a CASE.json or --case NAME, not both")
+    if args.case_file:
+        cf = load_case(args.case_file)
+        if platform is not None:
+            cf = _with_platform(cf, platform)
+        extra: dict[str, Any] = {}
+    else:
+        cf, extra = _bundled(args.case or DEFAULT_CASE, platform or DEFAULT_PLATFORM)
+    mode = args.mode or cf.mode or "timed"
+    if args.inputs:
+        inputs = read_data(cf, args.inputs)
+    elif "case" in extra:
+        from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs
+
+        inputs = make_inputs(extra["case"], args.seed)
+    else:
+        inputs = make_data(cf, args.seed)
+    out = _out_dir(args.out, cf.name)
+
+    outs, result, gold = _run_op(cf, inputs, mode)
+    summary = summarize(result, golden=gold)
+    summary["case"] = cf.name
+    text = format_summary(summary)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        (tmp / "outputs").mkdir()
+        files = []
+        for name, arr in outs.items():
+            if arr is not None:
+                np.save(tmp / "outputs" / f"{name}.npy", arr)
+                files.append(f"outputs/{name}.npy")
+        if result.trace is not None:
+            meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
+            written = write_trace(result.trace, tmp / "trace.json", metadata=meta)
+            files.append(written.name)
+            summary["trace_file"] = written.name
+            if not args.no_plot:
+                from aicore_sim.plots import plot_timeline
+
+                plot_timeline(result.trace, tmp / "timeline.png",
+                              title=f"{cf.name} on {cf.platform.name} ({mode}): "
+                                    f"{result.trace.makespan} cycles")
+                files.append("timeline.png")
+        summary["case_document"] = cf.raw
+        (tmp / "summary.json").write_text(
+            json.dumps(summary, indent=1, default=_json_default) + "\n")
+        files.append("summary.json")
+        _publish_modes(tmp)
+        if out.exists():
+            out.rmdir()  # checked empty above
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    print(f"case {cf.name}")
+    print(text)
+    print(f"wrote {out}/: {', '.join(files)}")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# tiling
+# --------------------------------------------------------------------------------------------
+
+
+def tiling_of(cf: CaseFile) -> dict[str, Any]:
+    """The tiling result of a case as a JSON-ready dict (fields in upstream order)."""
+    from aicore_sim.ascendc import PlatformAscendC
+    from aicore_sim.dtypes import dtype_name
+    from op_models.moe_token_unpermute_with_ep_grad.tiling import (
+        TensorDesc,
+        TilingContext,
+        tiling_func,
+    )
+
+    descs = [None if s is None else TensorDesc(s.shape, dtype_name(s.dtype))
+             for s in cf.inputs.values()]
+    if cf.positional_attrs:
+        ctx = TilingContext.positional(descs, *cf.attrs)
+    else:
+        a = dict(cf.attrs)
+        ctx = TilingContext.create(*descs, padded_mode=a.get("padded_mode"),
+                                   restore_shape=a.get("restore_shape"), range=a.get("range"),
+                                   topk_num=a.get("topk_num"))
+    host = 3510 if cf.platform.short_soc == "Ascend950" else None
+    tr = tiling_func(ctx, PlatformAscendC(cf.platform), host_npu_arch=host)
+    return {
+        "case": cf.name,
+        "status": tr.status,
+        "tiling_key": tr.tiling_key,
+        "tiling_data": tr.tiling_data.as_dict() if tr.tiling_data is not None else None,
+        "workspace": list(tr.workspace),
+        "block_dim": tr.block_dim,
+        "error": tr.error,
+    }
+
+
+def cmd_tiling(args: argparse.Namespace) -> int:
+    platform = _platform_arg(args.platform) if args.platform else None
+    ok = True
+    for path in args.case_files:
+        try:
+            cf = load_case(path)
+            if platform is not None:
+                cf = _with_platform(cf, platform)
+            row = tiling_of(cf)
+        except CaseFileError as e:
+            row = {"case": Path(path).stem, "status": "invalid", "tiling_key": None,
+                   "tiling_data": None, "workspace": [], "block_dim": None, "error": str(e)}
+        ok &= row["status"] == "success"
+        if args.json:
+            print(json.dumps(row, default=_json_default))
+            continue
+        print(f"{row['case']}: {row['status']}")
+        if row["status"] == "success":
+            td = row["tiling_data"]
+            print(f"  tiling_key {row['tiling_key']}, block_dim {row['block_dim']}, "
+                  f"workspace {row['workspace']}")
+            print(f"  tiling_data: {' '.join(str(v) for v in td.values())}")
+            print("  " + ", ".join(f"{k}={v}" for k, v in td.items()))
+        else:
+            print(f"  error: {row['error']}")
+    return 0 if ok else 2
+
+
+# --------------------------------------------------------------------------------------------
+# platforms, cases
+# --------------------------------------------------------------------------------------------
+
+
+def cmd_platforms(args: argparse.Namespace) -> int:
+    rows = []
+    for name in list_presets():
+        p = load_platform(name)
+        rows.append({
+            "name": name, "soc": p.soc, "aiv_cores": p.aiv_core_num, "clock_mhz": p.clock_mhz,
+            "ub_bytes": p.ub_size, "ub_usable_bytes": p.core_mem_size_ub,
+            "hbm_gbps": round(p.hbm_bytes_per_cycle * p.clock_mhz / 1000, 1),
+            "queue_depth": p.queue_depth, "costs": p.costs.family,
+        })
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+        return 0
+    head = f"{'preset':<18} {'soc':<16} {'AIV':>4} {'MHz':>7} {'UB bytes':>9} " \
+           f"{'usable':>8} {'HBM GB/s':>9} {'queue':>5}  costs"
+    print(head)
+    for r in rows:
+        print(f"{r['name']:<18} {r['soc']:<16} {r['aiv_cores']:>4} {r['clock_mhz']:>7g} "
+              f"{r['ub_bytes']:>9} {r['ub_usable_bytes']:>8} {r['hbm_gbps']:>9g} "
+              f"{r['queue_depth']:>5}  {r['costs']}")
+    return 0
+
+
+def cmd_cases(args: argparse.Namespace) -> int:
+    from op_models.moe_token_unpermute_with_ep_grad.cases import CASES
+
+    if args.json:
+        for c in CASES.values():
+            print(json.dumps(case_document(c)))
+        return 0
+    print(f"{'case':<24} {'N':>5} {'K':>4} {'H':>6} {'tokens':<9} {'probs':<9} {'range':<12}"
+          f" description")
+    for c in CASES.values():
+        rng = "-" if c.range is None else f"[{c.range[0]}, {c.range[1]}]"
+        desc = c.description if len(c.description) <= 60 else c.description[:57] + "..."
+        print(f"{c.name:<24} {c.tokens_num:>5} {c.top_k:>4} {c.hidden:>6} {c.dtype:<9} "
+              f"{c.probs_dtype or '-':<9} {rng:<12} {desc}")
+    print(f"\nrun one with: {PROG} run --case NAME   (default: {DEFAULT_CASE})")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(
+        prog=PROG, formatter_class=fmt,
+        description="Cycle-approximate simulator of the Ascend AICore vector core (AIV).",
+        epilog="examples:\n  aicore-sim run\n  aicore-sim tiling examples/cases/tiny.json\n"
+               "  aicore-sim platforms\n  aicore-sim cases\n\n"
+               "'aicore-sim COMMAND --help' shows the options of one command.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="simulate one case; write outputs, trace, summary, timeline",
+                       formatter_class=fmt, epilog=_RUN_EXAMPLES,
+                       description="Run one operator call on a simulated chip.")
+    r.add_argument("case_file", nargs="?", metavar="CASE.json",
+                   help="case file (format: see aicore_sim/casefile.py or examples/cases/)")
+    r.add_argument("--case", metavar="NAME",
+                   help=f"a bundled case ('{PROG} cases' lists them; default {DEFAULT_CASE})")
+    r.add_argument("--platform", metavar="P",
+                   help="preset name, a preset TOML path, or a JSON object of fields "
+                        "(overrides the case's platform)")
+    r.add_argument("--mode", choices=MODES, help="default: the case's mode, else timed")
+    r.add_argument("--inputs", metavar="DIR", help="read inputs from DIR/<input name>.npy")
+    r.add_argument("--out", metavar="DIR",
+                   help="output folder (must not exist or be empty; default traces/<time>-<case>)")
+    r.add_argument("--seed", type=int, help="seed of the random inputs (default: the case's)")
+    r.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    r.set_defaults(func=cmd_run)
+
+    t = sub.add_parser("tiling", help="host tiling of case files", formatter_class=fmt,
+                       epilog=_TILING_EXAMPLES,
+                       description="Run the host tiling of each case file and print its result.")
+    t.add_argument("case_files", nargs="+", metavar="CASE.json")
+    t.add_argument("--platform", metavar="P", help="overrides the cases' platform")
+    t.add_argument("--json", action="store_true", help="one JSON object per line and case")
+    t.set_defaults(func=cmd_tiling)
+
+    pl = sub.add_parser("platforms", help="list platform presets with key numbers",
+                        description="List the platform presets.")
+    pl.add_argument("--json", action="store_true", help="one JSON object per line")
+    pl.set_defaults(func=cmd_platforms)
+
+    c = sub.add_parser("cases", help="list the bundled cases",
+                       description="List the bundled cases of the operator.")
+    c.add_argument("--json", action="store_true", help="each case as a case-file document")
+    c.set_defaults(func=cmd_cases)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``aicore-sim`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except (UsageError, CaseFileError) as e:
+        _err(f"error: {e}")
+        return 2
+    except SimError as e:
+        code = getattr(e, "code", None)
+        if code is not None:  # the operator API rejected an argument (aclnn code in message)
+            _err(f"error: {e}")
+            return 2
+        if type(e).__name__ == "TilingError":
+            _err(f"error: [561002] {e}")
+            return 2
+        _err(f"simulation failed: {type(e).__name__}: {e}")
+        return 1
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
