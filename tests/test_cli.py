@@ -1,0 +1,201 @@
+"""End-to-end tests of the ``aicore-sim`` command line through ``python -m aicore_sim``.
+
+Each test runs a real subprocess on the small ``tiny`` case; bad case files must exit 2 with
+one line naming the field and the rule, and leave nothing in the output folder.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from aicore_sim.export.perfetto import read_trace, validate_chrome_trace
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "cases"
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def tiny_doc() -> dict:
+    return json.loads((EXAMPLES / "tiny.json").read_text())
+
+
+def write(tmp_path: Path, name: str, doc: dict) -> Path:
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    return p
+
+
+def test_run_without_arguments(tmp_path) -> None:
+    out = tmp_path / "out"
+    r = cli("run", "--out", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "outputs", "summary.json", "timeline.png", "trace.json"]
+    assert sorted(p.name for p in (out / "outputs").iterdir()) == [
+        "permuted_tokens_grad.npy", "probs_grad.npy"]
+    assert "makespan" in r.stdout and "bound by" in r.stdout
+    assert "golden permuted_tokens_grad: exact" in r.stdout
+    s = json.loads((out / "summary.json").read_text())
+    assert s["case"] == "tiny" and s["platform"] == "ascend910b1"
+    assert s["makespan_cycles"] > 0 and s["bound_by"]["pipe"] in (
+        "SCALAR", "MTE2", "VECTOR", "MTE3")
+    assert validate_chrome_trace(read_trace(out / "trace.json")) == []
+    assert (out / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+    grad = np.load(out / "outputs" / "permuted_tokens_grad.npy")
+    assert grad.shape == (30, 64)
+    # nothing but the output folder was created
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_run_case_file_with_inputs_folder(tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    ins = tmp_path / "ins"
+    ins.mkdir()
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    np.save(ins / "unpermuted_tokens_grad.npy", rng.random((10, 64), np.float32).astype(bf16))
+    np.save(ins / "sorted_indices.npy", rng.permutation(30).astype(np.int32))
+    np.save(ins / "permuted_tokens.npy", rng.random((30, 64), np.float32).astype(bf16))
+    np.save(ins / "probs.npy", rng.random((10, 3), np.float32))
+    out = tmp_path / "o"
+    r = cli("run", EXAMPLES / "tiny.json", "--inputs", ins, "--out", out, "--no-plot",
+            "--mode", "timing-only", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "mode timing-only" in r.stdout
+    assert not (out / "timeline.png").exists() and (out / "trace.json").exists()
+
+
+def test_run_functional_writes_no_trace(tmp_path) -> None:
+    out = tmp_path / "o"
+    r = cli("run", "--case", "tiny", "--mode", "functional", "--out", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["outputs", "summary.json"]
+    assert "no timing" in r.stdout
+
+
+def _probs_dtype(d: dict) -> None:
+    d["inputs"]["probs"]["dtype"] = "bf17"
+
+
+def _rank(d: dict) -> None:
+    d["inputs"]["unpermuted_tokens_grad"]["shape"] = [10, 64, 1]
+
+
+def _topk(d: dict) -> None:
+    d["inputs"]["sorted_indices"]["shape"] = [6000]
+    d["inputs"]["permuted_tokens"]["shape"] = [6000, 64]
+    d["inputs"]["probs"]["shape"] = [10, 600]
+    d["attrs"]["topk_num"] = 600
+
+
+def _range(d: dict) -> None:
+    d["attrs"]["range"] = [5, 2]
+
+
+@pytest.mark.parametrize("edit, fragments", [
+    (_probs_dtype, ["inputs.probs.dtype", "unknown dtype 'bf17'", "expected one of"]),
+    (_rank, ["561002", "unpermuted_tokens_grad", "2-D"]),
+    (_topk, ["561002", "topK", "[1, 512]", "600"]),
+    (_range, ["561002", "range", "[5, 2]"]),
+])
+def test_bad_case_files(tmp_path, edit, fragments) -> None:
+    doc = copy.deepcopy(tiny_doc())
+    edit(doc)
+    case = write(tmp_path, "bad.json", doc)
+    out = tmp_path / "out"
+    out.mkdir()
+    r = cli("run", case, "--out", out, cwd=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    assert list(out.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "out"]
+
+
+def test_bad_parameters(tmp_path) -> None:
+    r = cli("run", "--case", "no_such_case", "--out", tmp_path / "o", cwd=tmp_path)
+    assert r.returncode == 2 and "no_such_case" in r.stderr
+    r = cli("run", "--platform", "no_such_chip", "--out", tmp_path / "o", cwd=tmp_path)
+    assert r.returncode == 2 and "--platform" in r.stderr
+    assert not (tmp_path / "o").exists()
+    r = cli("run", "--mode", "fast", cwd=tmp_path)
+    assert r.returncode == 2
+
+
+def test_tiling_reproduces_upstream_ut(tmp_path) -> None:
+    # upstream UT prob_not_none_bf16_002: only padded_mode given; K from probs (10, 3) fp32
+    doc = {
+        "op": "moe_token_unpermute_with_ep_grad",
+        "inputs": {
+            "unpermuted_tokens_grad": {"shape": [10, 64], "dtype": "DT_BF16"},
+            "sorted_indices": {"shape": [30], "dtype": "DT_INT32"},
+            "permuted_tokens": {"shape": [30, 64], "dtype": "DT_BF16"},
+            "probs": {"shape": [10, 3], "dtype": "DT_FLOAT"},
+        },
+        "attrs": {"padded_mode": False},
+        "platform": "ut-fake-910b",
+    }
+    case = write(tmp_path, "prob_not_none_bf16_002.json", doc)
+    r = cli("tiling", case, EXAMPLES / "ut_prob_not_none_bf16_001.json", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [row["case"] for row in rows] == ["prob_not_none_bf16_002",
+                                             "ut_prob_not_none_bf16_001"]
+    values = " ".join(str(v) for v in rows[0]["tiling_data"].values())
+    assert values == "10 3 64 30 10 54 1 0 3 0 256 1 64 3 3 8 261888 0 30"
+    assert list(rows[0]["tiling_data"])[:3] == ["tokensNum", "topK", "hiddenSize"]
+    assert rows[0]["status"] == "success" and rows[0]["tiling_key"] == 1
+    assert rows[0]["workspace"] == [16777216] and rows[0]["block_dim"] == 64
+    assert rows[0]["error"] is None
+    values = " ".join(str(v) for v in rows[1]["tiling_data"].values())
+    assert values == "10 3 64 30 10 54 1 0 3 0 256 1 64 3 3 16 261888 0 30"
+
+
+def test_tiling_failure_exits_2(tmp_path) -> None:
+    doc = copy.deepcopy(tiny_doc())
+    _range(doc)
+    bad = write(tmp_path, "bad.json", doc)
+    r = cli("tiling", EXAMPLES / "tiny.json", bad, "--json", cwd=tmp_path)
+    assert r.returncode == 2
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [row["status"] for row in rows] == ["success", "failed"]
+    assert "range" in rows[1]["error"]
+
+
+def test_tiling_of_every_example(tmp_path) -> None:
+    r = cli("tiling", *sorted(EXAMPLES.glob("*.json")), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "tiling_data:" in r.stdout
+
+
+def test_platforms_and_cases(tmp_path) -> None:
+    r = cli("platforms", cwd=tmp_path)
+    assert r.returncode == 0
+    assert "ascend910b1" in r.stdout and "ut-fake-910b" in r.stdout and "tiny" in r.stdout
+    r = cli("cases", cwd=tmp_path)
+    assert r.returncode == 0
+    assert "tiny" in r.stdout and "p1_deepseek_v3" in r.stdout
+    r = cli("cases", "--json", cwd=tmp_path)
+    first = json.loads(r.stdout.splitlines()[0])
+    assert first["op"] == "moe_token_unpermute_with_ep_grad"
+
+
+def test_help(tmp_path) -> None:
+    for args in (["--help"], ["run", "--help"], ["tiling", "--help"]):
+        r = cli(*args, cwd=tmp_path)
+        assert r.returncode == 0 and "examples:" in r.stdout
