@@ -69,8 +69,9 @@ def test_vector_bound_kernel() -> None:
     c = d["cores"][0]
     assert c["busy_cycles"]["VECTOR"] == k * (10 + n // 8)  # 12 Muls of 18 cycles
     assert d["bound_by"]["pipe"] == "VECTOR"
-    # the issuer outruns V (queue depth 4): the scalar unit waits on a full queue
-    assert c["waits"]["SCALAR"]["cycles"]["queue_full"] > 0
+    # the issuer outruns V: the scalar unit waits (full queue and/or the final barrier)
+    s = c["waits"]["SCALAR"]["cycles"]
+    assert s["queue_full"] + s["barrier"] > 0
 
 
 def test_chip_waits_sum_over_cores() -> None:
