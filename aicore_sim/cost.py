@@ -241,7 +241,8 @@ def gm_bytes(instr: Instr) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _copy_cycles(instr: Instr, t: _Tables) -> int:
+def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int]:
+    """(single-core cycles, GM bus bytes) of a DataCopyPad, memoised on its geometry."""
     rows, row_bytes, gap, addr, itemsize = _copy_geometry(instr)
     key = (instr.op, rows, row_bytes, gap, addr % GM_ALIGN_BEST_BYTES, itemsize)
     memo = t.copy_memo
@@ -251,7 +252,8 @@ def _copy_cycles(instr: Instr, t: _Tables) -> int:
     c = t.costs
     gm_to_ub = instr.op is Opcode.COPY_GM_TO_UB
     curve = t.mte2 if gm_to_ub else t.mte3
-    nbytes: float = _bus_bytes(rows, row_bytes, gap, addr)
+    bus = _bus_bytes(rows, row_bytes, gap, addr)
+    nbytes: float = bus
     ratio = c.unaligned_512_bandwidth_ratio
     if addr % GM_ALIGN_BEST_BYTES and 0.0 < ratio < 1.0:
         nbytes /= ratio
@@ -262,11 +264,15 @@ def _copy_cycles(instr: Instr, t: _Tables) -> int:
         else:
             k = c.mte3_stride_cycles_per_row_element
         cycles += k * rows * ((gap // itemsize) % c.stride_modulo_elements)
-    result = _round(cycles)
+    result = (_round(cycles), bus)
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = result
     return result
+
+
+def _copy_cycles(instr: Instr, t: _Tables) -> int:
+    return _copy_price(instr, t)[0]
 
 
 def _vector_elements(instr: Instr, wider_itemsize: int) -> int:
@@ -343,6 +349,22 @@ def occupancy_cycles(instr: Instr, platform: Platform) -> int:
         return _copy_cycles(instr, t)
     if op in _VECTOR_OPS:
         return _vector_cycles(instr, t)
+    raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
+
+
+def price(instr: Instr, platform: Platform) -> tuple[int, int, int]:
+    """(:func:`occupancy_cycles`, :func:`issue_cycles`, :func:`gm_bytes`) in one call, the
+    form the engine uses once per recorded instruction."""
+    t = platform._cost_cache or _tables(platform)
+    op = instr.op
+    fixed = t.occ_fixed.get(op)
+    if fixed is not None:
+        return fixed, t.issue[op], 0
+    if op in _COPY_OPS:
+        occ, bus = _copy_price(instr, t)
+        return occ, t.issue[op], bus
+    if op in _VECTOR_OPS:
+        return _vector_cycles(instr, t), t.issue[op], 0
     raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
 
 

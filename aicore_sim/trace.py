@@ -24,6 +24,15 @@ from aicore_sim.isa import Instr, Opcode, Pipe
 STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier")
 
 
+def _named(stall: tuple, stream: list[Instr]) -> tuple[int, int, int, str, str]:
+    """A stall row with its ``what`` as text (flag stalls carry the WaitFlag's index)."""
+    pipe, a, b, cause, what = stall
+    if cause == "flag" and isinstance(what, int):
+        ins = stream[what]
+        what = f"HardEvent {ins.event.name} id {ins.event_id}"
+    return int(pipe), a, b, cause, what
+
+
 @dataclass
 class CoreTrace:
     """Everything one core did in the replay (see the module docstring for the columns)."""
@@ -88,7 +97,8 @@ class Trace:
                 pipe=pipe_of[idx] if idx.size else np.zeros(0, np.int8),
                 scalar_spans=np.frombuffer(sim.spans, dtype=np.int64).reshape(-1, 2).copy(),
                 releases=np.frombuffer(sim.releases, dtype=np.int64).reshape(-1, 2).copy(),
-                stalls=list(sim.stalls), double_sets=list(sim.double_sets),
+                stalls=[_named(st, stream) for st in sim.stalls],
+                double_sets=list(sim.double_sets),
                 allocations=list(allocations[c]) if allocations else [],
             ))
         return cls(cores, float(platform.clock_mhz))

@@ -91,8 +91,10 @@ def test_double_buffering_overlaps_mte2_with_vector():
                    ("MTE3_V", 0), ("MTE3_V", 1)}
 
 
-def test_full_queue_stalls_the_issuer():
-    r = launch(K.many_vector, [None, None, {"n": 64, "k": 10}], {}, {}, TINY, block_dim=1)
+@pytest.mark.parametrize("mode", ["timed", "timing-only"])
+def test_full_queue_stalls_the_issuer(mode):
+    r = launch(K.many_vector, [None, None, {"n": 64, "k": 10}], {}, {}, TINY, block_dim=1,
+               mode=mode)
     stalls = [(a, b, cause) for p, a, b, cause, _ in r.trace.cores[0].stalls if p == Pipe.SCALAR]
     # Muls are 18 cycles (10 + 64/8). Muls #0..#4 issue at 1..5; at 6 the queue holds #1..#4
     # (depth 4), so the issuer waits until VECTOR takes #1 at 19, then every 18 cycles.

@@ -7,6 +7,8 @@ with the shared HBM server, and returns the :class:`~aicore_sim.trace.Trace`.
 
 from __future__ import annotations
 
+import gc
+
 import simpy
 
 from aicore_sim.engine.core import CoreSim
@@ -30,7 +32,15 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
         env.process(sim.issuer_process())
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):
             env.process(sim.pipe_process(p))
-    env.run()
+    # The replay allocates many small long-lived objects and frees little: the cyclic
+    # garbage collector's passes would find nothing to free, so it is paused meanwhile.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        env.run()
+    finally:
+        if was_enabled:
+            gc.enable()
     for sim in cores:
         sim.check_finished()
     return Trace.from_cores(cores, streams, platform, allocations)

@@ -30,7 +30,6 @@ from aicore_sim.memory import MemoryImage
 S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
 _GV_GM, _GV_UB, _SV_UB = Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB
-_GM2UB, _UB2GM = Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM
 _EVENT_INDEX = {e: n for n, e in enumerate(HardEvent)}
 
 
@@ -69,11 +68,10 @@ class CoreSim:
         pipe_of = bytearray(n)
         sets_left: dict[int, int] = {}
         has_effect = semantics.HAS_EFFECT
-        occupancy, issue_cost, gm_bytes = cost.occupancy_cycles, cost.issue_cycles, cost.gm_bytes
+        price = cost.price
         for i, ins in enumerate(stream):
             op = ins.op
-            occ[i] = occupancy(ins, platform)
-            issue[i] = issue_cost(ins, platform)
+            occ[i], issue[i], gmb[i] = price(ins, platform)
             pipe_of[i] = ins.pipe
             if op is _SET or op is _WAIT:
                 key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
@@ -84,11 +82,10 @@ class CoreSim:
                     kind[i] = 1
             elif op in has_effect:
                 eff[i] = True
-                if op is _GM2UB or op is _UB2GM:
-                    gmb[i] = gm_bytes(ins)
         self.occ, self.issue, self.gmb = occ, issue, gmb
         self.kind, self.fkey, self.eff, self.pipe_of = kind, fkey, eff, pipe_of
         self.sets_left = sets_left
+        self.issued_at = [0] * n  # cycle each instruction entered its queue
         self.done = [0, 0, 0, 0]
         self.ends = [array("q"), array("q"), array("q"), array("q")]  # end cycle, per pipe
         self.popped: list[deque] = [deque(), deque(), deque(), deque()]  # start cycles
@@ -100,7 +97,9 @@ class CoreSim:
         self.events = array("q")  # (stream index, start, end) per executed instruction
         self.spans = array("q")  # (start, end) of scalar-unit busy time, coalesced
         self.releases = array("q")  # (WaitFlag index, SetFlag index)
-        self.stalls: list[tuple[int, int, int, str, str]] = []  # pipe, start, end, cause, what
+        # (pipe, start, end, cause, what); for flag stalls `what` is the WaitFlag's index and
+        # the trace turns it into the flag's name
+        self.stalls: list[tuple] = []
         self.double_sets: list[tuple[int, int]] = []  # (SetFlag index, index still pending)
 
     # -- flags -------------------------------------------------------------------------------
@@ -132,7 +131,7 @@ class CoreSim:
         if pending:
             s, at = pending.popleft()
             if at > t:
-                self.stalls.append((pipe, t, at, "flag", self._flag_name(i)))
+                self.stalls.append((pipe, t, at, "flag", i))
                 return s, at
             return s, t
         what = self._flag_name(i)
@@ -148,7 +147,7 @@ class CoreSim:
         del self.blocked[pipe]
         end = at if at > t else t
         if end > t:
-            self.stalls.append((pipe, t, end, "flag", what))
+            self.stalls.append((pipe, t, end, "flag", i))
         return s, end
 
     def _flag_name(self, i: int) -> str:
@@ -184,7 +183,7 @@ class CoreSim:
         env, q, occ, gmb = self.env, self.q[pipe], self.occ, self.gmb
         stream, kind, fkey, eff = self.stream, self.kind, self.fkey, self.eff
         events, ub, done, watch = self.events, self.ub, self.done, self.watch
-        ends, popped = self.ends[pipe], self.popped[pipe]
+        ends, popped, issued_at = self.ends[pipe], self.popped[pipe], self.issued_at
         effect = self.image is not None
         gm_mem = self.image.gm if effect else None
         flags, wake = self.flags, self.wake
@@ -195,12 +194,14 @@ class CoreSim:
                 ev = wake[pipe] = env.event()
                 yield ev
                 continue
-            i, t_issue = q.popleft()
+            i = q.popleft()
+            t_issue = issued_at[i]
             now = env.now
             start = t_issue if t_issue > t else t
             if start < now:
                 start = now
-            popped.append(start)
+            if start > now:
+                popped.append(start)  # leaves the queue in the future (see the issuer)
             sw = self.space_waiter
             if sw is not None and sw[0] == pipe:
                 self.space_waiter = None
@@ -208,8 +209,11 @@ class CoreSim:
             k = kind[i]
             if k == 1:
                 waiting = flags.get(fkey[i])
-                if waiting and waiting[0][1] <= start:
-                    s = waiting.popleft()[0]
+                if waiting:
+                    s, at = waiting.popleft()
+                    if at > start:
+                        self.stalls.append((pipe, start, at, "flag", i))
+                        start = at
                 else:
                     s, start = yield from self._wait_flag(pipe, i, start)
                 self.releases.extend((i, s))
@@ -256,30 +260,37 @@ class CoreSim:
         """Walk the stream in program order on the scalar unit's local clock ``t``."""
         env, stream, occ, issue, depth = self.env, self.stream, self.occ, self.issue, self.depth
         queues, wake, issued, events, spans = self.q, self.wake, self.issued, self.events, self.spans
-        popped = self.popped
+        popped, pipe_of, issued_at = self.popped, self.pipe_of, self.issued_at
         t = span = self.start
         for i, ins in enumerate(stream):
-            p = ins.pipe
-            if p is not S:
+            p = pipe_of[i]
+            if p:
                 t += issue[i]
                 q, pp = queues[p], popped[p]
                 while pp and pp[0] <= t:
                     pp.popleft()
                 if len(q) + len(pp) >= depth:
-                    # full at our time t: the next entry leaves when the pipe starts it
+                    # Full at our time t: the next entry leaves when the pipe starts it. Either
+                    # the pipe has already decided when (a start cycle in `pp`), or we wait for
+                    # it to take an entry.
+                    free = t
                     while len(q) + len(pp) >= depth and not pp:
                         ev = env.event()
                         self.space_waiter = (p, ev)
                         self.blocked[S] = f"queue of {Pipe(p).name} full"
                         yield ev
                         del self.blocked[S]
+                        free = env.now
+                        while pp and pp[0] <= free:
+                            pp.popleft()
                     if len(q) + len(pp) >= depth:
                         free = pp.popleft()
-                        if free > t:
-                            spans.extend((span, t))
-                            self.stalls.append((S, t, free, "queue_full", Pipe(p).name))
-                            t = span = free
-                q.append((i, t))
+                    if free > t:
+                        spans.extend((span, t))
+                        self.stalls.append((S, t, free, "queue_full", Pipe(p).name))
+                        t = span = free
+                issued_at[i] = t
+                q.append(i)
                 issued[p] += 1
                 wk = wake[p]
                 if wk is not None:
