@@ -33,7 +33,8 @@ def as_dtype(x) -> np.dtype:
         )
     dt = np.dtype(x)
     if dt not in SUPPORTED:
-        raise ValueError(f"dtype {dt} is not supported; expected one of {[str(d) for d in SUPPORTED]}")
+        names = [dtype_name(d) for d in SUPPORTED]
+        raise ValueError(f"dtype {dt} is not supported; expected one of {names}")
     return dt
 
 

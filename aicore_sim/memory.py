@@ -63,7 +63,8 @@ class UnifiedBuffer:
     def check(self, addr: int, nbytes: int, what: str) -> None:
         if addr < 0 or addr + nbytes > self.capacity:
             raise OutOfBoundsError(
-                f"{what}: UB bytes [{addr}, {addr + nbytes}) outside the UB of {self.capacity} bytes"
+                f"{what}: UB bytes [{addr}, {addr + nbytes}) outside the UB of "
+                f"{self.capacity} bytes"
             )
 
 

@@ -27,6 +27,9 @@ from numpy.lib.stride_tricks import as_strided
 
 from aicore_sim.isa import Instr, Opcode, Operand, RoundMode, Space
 
+Gm = dict[str, np.ndarray]  # GM tensor name -> its bytes
+Out = list | None  # None: write now; a list: collect deferred writes (see _put)
+
 BLOCK = 32  # bytes in one DataBlock
 REPEAT_BYTES = 256  # bytes of one vector repeat (8 DataBlocks)
 
@@ -71,7 +74,7 @@ def pair_tree_sum(x: np.ndarray) -> np.ndarray:
 # --- data movement ---------------------------------------------------------------------------
 
 
-def _copy_gm_to_ub(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _copy_gm_to_ub(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     count, length, src_stride, dst_stride = ins.params
     if count == 0 or length == 0:
         return
@@ -81,7 +84,7 @@ def _copy_gm_to_ub(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: l
     _put(d, ..., s, out)
 
 
-def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     count, length, src_stride, dst_stride = ins.params
     if count == 0 or length == 0:
         return
@@ -94,7 +97,7 @@ def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: l
 # --- vector, count mode ----------------------------------------------------------------------
 
 
-def _cast(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _cast(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     src, dst = ins.src[0], ins.dst
     x = _typed(src, ub, ins.count)
     if dst.dtype.itemsize < src.dtype.itemsize and src.dtype != np.float32:
@@ -102,13 +105,13 @@ def _cast(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | Non
     _put(_typed(dst, ub, ins.count), ..., x.astype(dst.dtype), out)
 
 
-def _duplicate(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _duplicate(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     dst = ins.dst
     value = np.asarray(ins.scalar, dtype=np.float32).astype(dst.dtype)
     _put(_typed(dst, ub, ins.count), ..., np.full(ins.count, value, dst.dtype), out)
 
 
-def _muls(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _muls(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     src, dst = ins.src[0], ins.dst
     x = _typed(src, ub, ins.count)
     s = np.asarray(ins.scalar, dtype=np.float32).astype(src.dtype)
@@ -116,7 +119,7 @@ def _muls(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | Non
 
 
 def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
-    def run(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+    def run(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
         a = _typed(ins.src[0], ub, ins.count)
         b = _typed(ins.src[1], ub, ins.count)
         _put(_typed(ins.dst, ub, ins.count), ..., fn(a, b), out)
@@ -135,7 +138,7 @@ def _lane_offsets(dtype: np.dtype, mask: int, repeat: int, blk: int, rep: int) -
     return (np.arange(repeat)[:, None] * rep * BLOCK + within[None, :]).reshape(-1)
 
 
-def _copy(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _copy(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     if ins.mask == 0 or ins.repeat == 0:
         return  # documented no-op on A2/A3
     src, dst = ins.src[0], ins.dst
@@ -170,7 +173,7 @@ def _gather_lanes(src: Operand, ub: np.ndarray, ins: Instr, blk: int, rep: int) 
     return out.reshape(ins.repeat, 8, per_block)
 
 
-def _block_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _block_reduce_sum(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     if ins.mask == 0 or ins.repeat == 0:
         return
     src, dst = ins.src[0], ins.dst
@@ -184,7 +187,7 @@ def _block_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out
             _put(_typed(dst, ub, 8, r * dst_rep * 8 * dst.dtype.itemsize), ..., sums[r], out)
 
 
-def _whole_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _whole_reduce_sum(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     if ins.mask == 0 or ins.repeat == 0:
         return
     src, dst = ins.src[0], ins.dst
@@ -198,16 +201,16 @@ def _whole_reduce_sum(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out
 # --- scalar ----------------------------------------------------------------------------------
 
 
-def _set_value(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _set_value(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     dst = ins.dst
     _put(_typed(dst, _mem(dst, ub, gm), 1), ..., np.asarray(ins.scalar).astype(dst.dtype), out)
 
 
-def _none(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray], out: list | None) -> None:
+def _none(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     return None
 
 
-EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, dict[str, np.ndarray], list | None], None]] = {
+EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.COPY_GM_TO_UB: _copy_gm_to_ub,
     Opcode.COPY_UB_TO_GM: _copy_ub_to_gm,
     Opcode.CAST: _cast,

@@ -17,7 +17,7 @@ from aicore_sim.errors import DeadlockError, OutOfBoundsError, UBOverflowError
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.launch import launch
 from aicore_sim.platform import load_platform
-from tests import kernels as K
+from tests import kernels
 
 TINY = load_platform("tiny")
 
@@ -32,7 +32,7 @@ def _rows(result, core=0):
 
 def _copy_in(n=256, cores=1, **kw):
     x = np.arange(cores * n, dtype=np.float32)
-    return launch(K.copy_in, ["x", "y", dict(n=n, **kw)], {"x": x, "y": np.zeros_like(x)},
+    return launch(kernels.copy_in, ["x", "y", dict(n=n, **kw)], {"x": x, "y": np.zeros_like(x)},
                   {"y": (np.float32, (cores * n,))}, TINY, block_dim=cores), x
 
 
@@ -53,7 +53,7 @@ def test_one_copy_exact_cycles():
 
 def test_copy_flag_cast_exact_cycles():
     x = (np.arange(64) / 3).astype(np.float16)
-    r = launch(K.copy_cast, ["x", "y", {"n": 64}], {"x": x, "y": np.zeros(64, np.float32)},
+    r = launch(kernels.copy_cast, ["x", "y", {"n": 64}], {"x": x, "y": np.zeros(64, np.float32)},
                {"y": (np.float32, (64,))}, TINY, block_dim=1)
     assert [(d.split()[0], d.split()[1], s, e) for d, s, e in _rows(r)] == [
         ("MTE2", "DataCopyPad.GM2UB", 1, 229),  # 100 + 128 B
@@ -70,7 +70,7 @@ def test_copy_flag_cast_exact_cycles():
 
 def test_double_buffering_overlaps_mte2_with_vector():
     x = np.arange(256, dtype=np.float32)
-    r = launch(K.double_buffer, ["x", "y", {"n": 64, "loops": 4}],
+    r = launch(kernels.double_buffer, ["x", "y", {"n": 64, "loops": 4}],
                {"x": x, "y": np.zeros_like(x)}, {"y": (np.float32, (256,))}, TINY, block_dim=1)
     rows = _rows(r)
     copies_in = [(s, e) for d, s, e in rows if "GM2UB" in d]
@@ -93,7 +93,7 @@ def test_double_buffering_overlaps_mte2_with_vector():
 
 @pytest.mark.parametrize("mode", ["timed", "timing-only"])
 def test_full_queue_stalls_the_issuer(mode):
-    r = launch(K.many_vector, [None, None, {"n": 64, "k": 10}], {}, {}, TINY, block_dim=1,
+    r = launch(kernels.many_vector, [None, None, {"n": 64, "k": 10}], {}, {}, TINY, block_dim=1,
                mode=mode)
     stalls = [(a, b, cause) for p, a, b, cause, _ in r.trace.cores[0].stalls if p == Pipe.SCALAR]
     # Muls are 18 cycles (10 + 64/8). Muls #0..#4 issue at 1..5; at 6 the queue holds #1..#4
@@ -121,7 +121,7 @@ def test_two_cores_share_gm_bandwidth():
 
 def test_auto_sync_scalar_read_waits_for_producer():
     x = np.arange(8, dtype=np.int32) + 10
-    r = launch(K.scalar_read, ["x", "y", {}], {"x": x, "y": np.zeros_like(x)},
+    r = launch(kernels.scalar_read, ["x", "y", {}], {"x": x, "y": np.zeros_like(x)},
                {"y": (np.int32, (8,))}, TINY, block_dim=1)
     rows = _rows(r)
     assert rows[0][1:] == (1, 133)  # 100 + 32 B
@@ -135,7 +135,7 @@ def test_auto_sync_scalar_read_waits_for_producer():
 @pytest.mark.parametrize("removed", ["wait_mte2_v", "wait_v_mte3"])
 def test_removed_waitflag_gives_wrong_timed_output_and_a_race(removed):
     x = (np.arange(64) / 3).astype(np.float16)
-    r = launch(K.copy_cast, ["x", "y", {"n": 64, removed: False}],
+    r = launch(kernels.copy_cast, ["x", "y", {"n": 64, removed: False}],
                {"x": x, "y": np.zeros(64, np.float32)}, {"y": (np.float32, (64,))}, TINY,
                block_dim=1)
     kinds = [h.kind for h in r.hazards]
@@ -146,7 +146,7 @@ def test_removed_waitflag_gives_wrong_timed_output_and_a_race(removed):
     assert len(race.instrs) == 2
     functional = x.astype(np.float32)
     assert not np.array_equal(r.outputs["y"], functional)
-    f = launch(K.copy_cast, ["x", "y", {"n": 64, removed: False}],
+    f = launch(kernels.copy_cast, ["x", "y", {"n": 64, removed: False}],
                {"x": x, "y": np.zeros(64, np.float32)}, {"y": (np.float32, (64,))}, TINY,
                block_dim=1, mode="functional")
     assert np.array_equal(f.outputs["y"], functional)
@@ -160,17 +160,17 @@ def test_removed_sync_between_copies_is_a_race():
 def test_waitflag_without_setflag_is_named_at_once():
     t0 = time.perf_counter()
     with pytest.raises(DeadlockError, match=r"core 0, pipe VECTOR waits HardEvent MTE2_V id 0"):
-        launch(K.wait_without_set, [None, None, {}], {}, {}, TINY)
+        launch(kernels.wait_without_set, [None, None, {}], {}, {}, TINY)
     assert time.perf_counter() - t0 < 1.0
 
 
 def test_circular_wait_is_a_named_deadlock():
     with pytest.raises(DeadlockError, match=r"core 0, pipe (VECTOR|MTE2) waits HardEvent"):
-        launch(K.circular_wait, [None, None, {}], {}, {}, TINY, block_dim=1)
+        launch(kernels.circular_wait, [None, None, {}], {}, {}, TINY, block_dim=1)
 
 
 def test_flag_pending_at_kernel_end_is_reported():
-    r = launch(K.set_without_wait, [None, None, {}], {}, {}, TINY, block_dim=1)
+    r = launch(kernels.set_without_wait, [None, None, {}], {}, {}, TINY, block_dim=1)
     assert [str(h) for h in r.hazards] == [
         "[pending_flag] core 0: #0 VECTOR SetFlag<V_MTE2>(0) is still set at kernel end"]
 
@@ -179,17 +179,17 @@ def test_initbuffer_past_ub_names_buffer_bytes_asked_and_left():
     # tiny: 8448 B UB - 256 reserved = 8192 usable; 6000 rounds to 6016, 2176 left
     with pytest.raises(UBOverflowError, match=r"'bigger': asks 4000 bytes .* only 2176 bytes "
                                               r"left of 8192 \(used 6016\)"):
-        launch(K.ub_overflow, [None, None, {}], {}, {}, TINY, block_dim=1)
+        launch(kernels.ub_overflow, [None, None, {}], {}, {}, TINY, block_dim=1)
 
 
 def test_access_past_buffer_is_out_of_bounds():
     with pytest.raises(OutOfBoundsError, match=r"Muls dst: .*\[0, 128\) but buffer 'small' "
                                                r"ends at 64"):
-        launch(K.past_buffer, [None, None, {}], {}, {}, TINY, block_dim=1)
+        launch(kernels.past_buffer, [None, None, {}], {}, {}, TINY, block_dim=1)
 
 
 def test_misaligned_ub_address_is_a_hazard():
-    r = launch(K.misaligned_copy, ["x", None, {}], {"x": np.zeros(8, np.float32)}, {}, TINY,
+    r = launch(kernels.misaligned_copy, ["x", None, {}], {"x": np.zeros(8, np.float32)}, {}, TINY,
                block_dim=1)
     assert [h.kind for h in r.hazards] == ["misaligned"]
     assert "UB address 4 is not 32-byte aligned" in r.hazards[0].message
@@ -198,7 +198,7 @@ def test_misaligned_ub_address_is_a_hazard():
 def test_gm_out_of_bounds_copy_is_named():
     with pytest.raises(OutOfBoundsError, match=r"GM bytes \[0, 1024\) outside tensor 'x' of "
                                                r"512 bytes"):
-        launch(K.copy_in, ["x", "y", {"n": 256}], {"x": np.zeros(128, np.float32),
+        launch(kernels.copy_in, ["x", "y", {"n": 256}], {"x": np.zeros(128, np.float32),
                                                     "y": np.zeros(256, np.float32)}, {}, TINY,
                block_dim=1)
 
@@ -207,7 +207,7 @@ def test_gm_out_of_bounds_copy_is_named():
 def test_two_runs_give_identical_traces_and_outputs(mode):
     def run():
         x = np.arange(512, dtype=np.float32)
-        return launch(K.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
+        return launch(kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
                       {"x": x, "y": np.zeros_like(x)}, {"y": (np.float32, (512,))}, TINY,
                       mode=mode)
 
@@ -221,7 +221,7 @@ def test_two_runs_give_identical_traces_and_outputs(mode):
 
 def test_timing_only_and_timed_agree_on_time():
     x = np.arange(512, dtype=np.float32)
-    args = (K.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
+    args = (kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
             {"x": x, "y": np.zeros_like(x)}, {"y": (np.float32, (512,))}, TINY)
     timed, only = launch(*args, mode="timed"), launch(*args, mode="timing-only")
     assert timed.cycles == only.cycles
@@ -231,7 +231,7 @@ def test_timing_only_and_timed_agree_on_time():
 
 def test_events_of_one_pipe_never_overlap():
     x = np.arange(512, dtype=np.float32)
-    r = launch(K.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
+    r = launch(kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
                {"x": x, "y": np.zeros_like(x)}, {"y": (np.float32, (512,))}, TINY)
     for ct in r.trace.cores:
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from aicore_sim import program
-from aicore_sim.errors import KernelError, OutOfBoundsError
 from aicore_sim.dtypes import as_dtype
+from aicore_sim.errors import KernelError, OutOfBoundsError
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
 
 

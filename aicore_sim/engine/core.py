@@ -8,9 +8,9 @@ It keeps a local clock ahead of SimPy's and synchronises only when it must look 
 process's state, so issuing costs no SimPy event.
 
 Each of VECTOR, MTE2 and MTE3 executes its queue strictly in order, one instruction at a
-time. Flags are counters; a SimPy event is created only
-when a pipe really has to wait. On the timed image an instruction reads its sources when it starts and writes its result
-when it completes, so a missing flag shows up as a wrong number, as on hardware.
+time. Flags are counters; a SimPy event is created only when a pipe really has to wait. On the
+timed image an instruction reads its sources when it starts and writes its result when it
+completes, so a missing flag shows up as a wrong number, as on hardware.
 """
 
 from __future__ import annotations
@@ -259,7 +259,8 @@ class CoreSim:
     def issuer_process(self):
         """Walk the stream in program order on the scalar unit's local clock ``t``."""
         env, stream, occ, issue, depth = self.env, self.stream, self.occ, self.issue, self.depth
-        queues, wake, issued, events, spans = self.q, self.wake, self.issued, self.events, self.spans
+        queues, wake, issued = self.q, self.wake, self.issued
+        events, spans = self.events, self.spans
         popped, pipe_of, issued_at = self.popped, self.pipe_of, self.issued_at
         t = span = self.start
         for i, ins in enumerate(stream):
