@@ -102,19 +102,28 @@ def _cast(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     x = _typed(src, ub, ins.count)
     if dst.dtype.itemsize < src.dtype.itemsize and src.dtype != np.float32:
         x = x.astype(np.float32)  # narrowing always goes through one fp32 rounding step
+    if dst.dtype.kind in "iu" and x.dtype.kind == "f":
+        x = np.rint(x)  # float -> integer with CAST_RINT: nearest, ties to even
     _put(_typed(dst, ub, ins.count), ..., x.astype(dst.dtype), out)
+
+
+def _scalar_as(value: float, dtype: np.dtype) -> np.ndarray:
+    """A scalar operand in ``dtype``: integers exactly, floats rounded once through fp32."""
+    if dtype.kind in "iu":
+        return np.asarray(int(value)).astype(dtype)
+    return np.asarray(value, dtype=np.float32).astype(dtype)
 
 
 def _duplicate(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     dst = ins.dst
-    value = np.asarray(ins.scalar, dtype=np.float32).astype(dst.dtype)
+    value = _scalar_as(ins.scalar, dst.dtype)
     _put(_typed(dst, ub, ins.count), ..., np.full(ins.count, value, dst.dtype), out)
 
 
 def _muls(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     src, dst = ins.src[0], ins.dst
     x = _typed(src, ub, ins.count)
-    s = np.asarray(ins.scalar, dtype=np.float32).astype(src.dtype)
+    s = _scalar_as(ins.scalar, src.dtype)
     _put(_typed(dst, ub, ins.count), ..., x * s, out)
 
 

@@ -313,14 +313,6 @@ def test_cast_none_cannot_narrow_and_rint_cannot_widen() -> None:
         _cast(np.zeros(16, float16), float32, CAST_RINT)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Cast fp32->int32 with CAST_RINT is accepted by validate_cast but semantics._cast uses "
-        "numpy astype, which truncates toward zero (1.5 -> 1, 2.7 -> 2) instead of rounding to "
-        "nearest even (1.5 -> 2, 2.7 -> 3)"
-    ),
-)
 def test_cast_fp32_to_int32_rint_rounds_to_nearest_even() -> None:
     ub = np.zeros(64, np.uint8)
     ub[:32] = arr([1.5, 2.5, 2.7, -1.5, -2.5, -2.7, 0.4, 3.0], F32).view(np.uint8)
@@ -419,14 +411,6 @@ def test_duplicate_bf16_rounds_value() -> None:
     assert got.view(np.uint16)[32] == 0x3DCD
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Duplicate (and Muls) convert the scalar through float32 before the destination dtype "
-        "(semantics._duplicate: np.asarray(scalar, float32).astype(dst)), so int32 scalars above "
-        "2**24 lose their low bits: 16777217 becomes 16777216"
-    ),
-)
 def test_duplicate_int32_large_value_exact() -> None:
     got = run_vector(lambda d: Duplicate(d, 2**24 + 1, 8), [], np.zeros(8, np.int32))
     assert_bits(got, np.full(8, 16777217, np.int32))
