@@ -76,22 +76,34 @@ def _knowledge(ct: CoreTrace) -> dict[int, tuple[int, int, int, int]]:
 
 def _ub_races(ct: CoreTrace, known: dict[int, tuple[int, int, int, int]], ub_bytes: int
               ) -> list[Hazard]:
+    """Unordered UB accesses of one core.
+
+    Shadow state per 32-byte block and per pipe: 1 + the pipe-order number of the latest
+    write (``w``) and read (``r``) by that pipe. An access by an instruction that knows ``k``
+    (its knowledge vector) conflicts when some pipe's latest write (or, for a write, read) of
+    a touched block is beyond what it knows. The own pipe never conflicts: its accesses are
+    all in ``k`` already. Checking every pipe's latest access rather than only the last one
+    reports the same first race (knowledge is transitive).
+    """
     nblk = ub_bytes // UB_ALIGN + 1
-    w_pipe = np.full(nblk, -1, np.int8)
-    w_seq = np.zeros(nblk, np.int64)
-    w_pos = np.zeros(nblk, np.int64)
-    r_seq = np.zeros((4, nblk), np.int64)  # per pipe: 1 + seq of the latest read
+    w = np.zeros((4, nblk), np.int64)
+    r = np.zeros((4, nblk), np.int64)
+    w_pos = np.zeros((4, nblk), np.int64)
     r_pos = np.zeros((4, nblk), np.int64)
     found: list[Hazard] = []
     extra = 0
     stream = ct.stream
     order = np.lexsort((ct.end, ct.start))
 
-    def report(i: int, j: int, what: str) -> None:
+    def report(i: int, mx: np.ndarray, k: np.ndarray, pos: np.ndarray, b0: int, b1: int,
+               what: str) -> None:
         nonlocal extra
         if len(found) >= MAX_REPORTS:
             extra += 1
             return
+        q = int(np.flatnonzero(mx > k)[0])
+        j = int(pos[q, b0:b1][int(np.argmax(w[q, b0:b1] if what != "write after read"
+                                                else r[q, b0:b1]))])
         a, b = stream[j], stream[i]
         found.append(Hazard(
             "race", ct.core,
@@ -99,38 +111,34 @@ def _ub_races(ct: CoreTrace, known: dict[int, tuple[int, int, int, int]], ub_byt
             f"flag, barrier or auto-sync wait",
             ((ct.core, j), (ct.core, i))))
 
+    ub = Space.UB
     for row in order:
         i = int(ct.index[row])
         ins = stream[i]
+        dst = ins.dst
+        srcs = [op for op in ins.src if op.space is ub and op.nbytes]
+        if not srcs and (dst is None or dst.space is not ub or not dst.nbytes):
+            continue
         p = int(ins.pipe)
-        k = np.asarray(known[i], dtype=np.int64)
-        seq = known[i][p]
-        for op in ins.src:
-            if op.space is not Space.UB or op.nbytes == 0:
-                continue
+        k = np.array(known[i], dtype=np.int64)
+        mark = k[p]
+        for op in srcs:
             b0, b1 = op.addr // UB_ALIGN, -(-op.end // UB_ALIGN)
-            wp = w_pipe[b0:b1]
-            bad = (wp >= 0) & (wp != p) & (k[np.maximum(wp, 0)] < w_seq[b0:b1])
-            if bad.any():
-                report(i, int(w_pos[b0:b1][bad][0]), "read after write")
-            r_seq[p, b0:b1] = seq
+            mx = w[:, b0:b1].max(axis=1)
+            if (mx > k).any():
+                report(i, mx, k, w_pos, b0, b1, "read after write")
+            r[p, b0:b1] = mark
             r_pos[p, b0:b1] = i
-        op = ins.dst
-        if op is not None and op.space is Space.UB and op.nbytes:
-            b0, b1 = op.addr // UB_ALIGN, -(-op.end // UB_ALIGN)
-            wp = w_pipe[b0:b1]
-            bad = (wp >= 0) & (wp != p) & (k[np.maximum(wp, 0)] < w_seq[b0:b1])
-            if bad.any():
-                report(i, int(w_pos[b0:b1][bad][0]), "write after write")
-            for q in range(4):
-                if q == p:
-                    continue
-                bad = k[q] < r_seq[q, b0:b1]
-                if bad.any():
-                    report(i, int(r_pos[q, b0:b1][bad][0]), "write after read")
-            w_pipe[b0:b1] = p
-            w_seq[b0:b1] = seq
-            w_pos[b0:b1] = i
+        if dst is not None and dst.space is ub and dst.nbytes:
+            b0, b1 = dst.addr // UB_ALIGN, -(-dst.end // UB_ALIGN)
+            mx = w[:, b0:b1].max(axis=1)
+            if (mx > k).any():
+                report(i, mx, k, w_pos, b0, b1, "write after write")
+            mx = r[:, b0:b1].max(axis=1)
+            if (mx > k).any():
+                report(i, mx, k, r_pos, b0, b1, "write after read")
+            w[p, b0:b1] = mark
+            w_pos[p, b0:b1] = i
     if extra:
         found.append(Hazard("race", ct.core, f"{extra} more UB races not listed"))
     return found

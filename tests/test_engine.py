@@ -15,7 +15,7 @@ import pytest
 
 from aicore_sim.errors import DeadlockError, OutOfBoundsError, UBOverflowError
 from aicore_sim.isa import Opcode, Pipe
-from aicore_sim.launch import launch
+from aicore_sim.launch import FORCE_TIMED_REPLAY, launch
 from aicore_sim.platform import load_platform
 from tests import kernels
 
@@ -201,6 +201,21 @@ def test_gm_out_of_bounds_copy_is_named():
         launch(kernels.copy_in, ["x", "y", {"n": 256}], {"x": np.zeros(128, np.float32),
                                                     "y": np.zeros(256, np.float32)}, {}, TINY,
                block_dim=1)
+
+
+def test_timed_image_proof_matches_a_replay_with_effects(monkeypatch):
+    # a correctly synchronised kernel: the race analysis proves the timed image equal to the
+    # functional one, and a forced replay with effects gives the same bytes
+    x = np.arange(512, dtype=np.float32)
+    args = (kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
+            {"x": x, "y": np.zeros_like(x)}, {"y": (np.float32, (512,))}, TINY)
+    proved = launch(*args)
+    assert "timed_replay" not in proved.wall
+    monkeypatch.setenv(FORCE_TIMED_REPLAY, "1")
+    replayed = launch(*args)
+    assert "timed_replay" in replayed.wall
+    assert np.array_equal(proved.outputs["y"], replayed.outputs["y"])
+    assert replayed.hazards == []
 
 
 @pytest.mark.parametrize("mode", ["timed", "timing-only"])
