@@ -58,6 +58,7 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
     rec = program.current()
     count, length, s_stride, d_stride = _check(params)
     if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
+        src._check_bound("DataCopyPad GM->UB source")
         gm_span = count * length + max(count - 1, 0) * s_stride if count else 0
         ub_span = count * _up32(length) + max(count - 1, 0) * d_stride * 32 if count else 0
         rec.image.check_gm(src.name, src.base, gm_span, f"DataCopyPad GM->UB from '{src.name}'")
@@ -66,6 +67,7 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
         rec.emit(Instr(Pipe.MTE2, Opcode.COPY_GM_TO_UB, dst=ub, src=(gm,), count=count,
                        nbytes=count * length, params=(count, length, s_stride, d_stride)))
     elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
+        dst._check_bound("DataCopyPad UB->GM destination")
         ub_span = count * _up32(length) + max(count - 1, 0) * s_stride * 32 if count else 0
         gm_span = count * length + max(count - 1, 0) * d_stride if count else 0
         ub = src.operand(0, f"DataCopyPad UB->GM from '{src.buf}'", nbytes=ub_span)

@@ -38,12 +38,19 @@ class GlobalTensor:
         self.base = 0  # byte offset in the GM tensor
         self.size = -1
 
-    def SetGlobalBuffer(self, addr: GM_ADDR, bufferSize: int = -1) -> None:
+    def SetGlobalBuffer(self, addr: GM_ADDR | None, bufferSize: int = -1) -> None:
+        """Bind to a GM address. A nullptr binds too, as on device; any access through the
+        tensor then fails with a message naming it."""
         if addr is None:
-            raise KernelError("SetGlobalBuffer: the GM address is nullptr")
+            self.name, self.base, self.size = "", 0, bufferSize
+            return
         self.name = addr.name
         self.base = addr.offset
         self.size = bufferSize
+
+    def _check_bound(self, what: str) -> None:
+        if not self.name:
+            raise KernelError(f"{what}: GlobalTensor<{self.dtype}> is bound to nullptr")
 
     def __getitem__(self, offset: int) -> GlobalTensor:
         t = GlobalTensor(self.dtype)
@@ -51,11 +58,13 @@ class GlobalTensor:
         return t
 
     def operand(self, nbytes: int) -> Operand:
+        self._check_bound("GM access")
         return Operand(Space.GM, self.name, self.base, nbytes, self.dtype)
 
     def GetValue(self, offset: int):
         """Scalar GM read through the data cache; returns the value the functional image holds."""
         rec = program.current()
+        self._check_bound("GetValue")
         addr = self.base + int(offset) * self.dtype.itemsize
         size = self.dtype.itemsize
         rec.image.check_gm(self.name, addr, size, f"GlobalTensor '{self.name}'.GetValue")

@@ -23,10 +23,8 @@ Deviations from upstream
    dtypes); ``sizeof(T)`` is ``dtype.itemsize``.
 2. ``AlignUp`` / ``CeilDiv`` compute on Python ints; upstream's ``int32_t`` arguments never
    overflow for valid tilings (hidden chunks are far below 2^31).
-3. ``SetGlobalBuffer`` on a null ``GM_ADDR`` (``probs`` / ``probs_grad`` absent in path A) is
-   skipped: upstream stores the null pointer and never dereferences it, while the simulator's
-   ``GlobalTensor.SetGlobalBuffer`` rejects a nullptr. Any later access through such a tensor
-   still fails loudly (its name stays empty).
+3. (Withdrawn: the simulator's ``SetGlobalBuffer`` now binds a nullptr as upstream does; an
+   access through such a tensor fails with a message naming it.)
 4. The ``TPipe`` member is created in ``__init__`` (upstream: a member constructed with the
    object); the simulator tears it down at kernel end, as the C++ destructor does.
 """
@@ -54,12 +52,6 @@ BLOCK_SIZE_256 = 256
 BLOCK_SIZE_32 = 32
 FP32_ONE_REPEAT = 64
 INDICES_PROBS_MAX_RESERVE_NUM = 512
-
-
-def _bind(gm: GlobalTensor, addr: GM_ADDR | None) -> None:
-    """``gm.SetGlobalBuffer(addr)``, tolerating a nullptr that is never accessed (deviation 3)."""
-    if addr is not None:
-        gm.SetGlobalBuffer(addr)
 
 
 class MoeTokenUnpermuteGradBase:
@@ -208,12 +200,12 @@ class MoeTokenUnpermuteGradBase:
         self.hiddensizeAlignFp32TailMask = self.hiddenSizeAlign % FP32_ONE_REPEAT
         self.hiddensizeAlignFp32TailOffset = self.hiddensizeAlignFp32RepeatTimes * FP32_ONE_REPEAT
 
-        _bind(self.permutedTokensGm, permuted_tokens)
-        _bind(self.unpermutedOutputDGm, unpermuted_tokens_grad)
-        _bind(self.sortedIndicesGm, sorted_indices)
-        _bind(self.permutedTokensGradGm, permuted_tokens_grad)
-        _bind(self.probGm, probs)
-        _bind(self.probGradGm, probs_grad)
+        self.permutedTokensGm.SetGlobalBuffer(permuted_tokens)
+        self.unpermutedOutputDGm.SetGlobalBuffer(unpermuted_tokens_grad)
+        self.sortedIndicesGm.SetGlobalBuffer(sorted_indices)
+        self.permutedTokensGradGm.SetGlobalBuffer(permuted_tokens_grad)
+        self.probGm.SetGlobalBuffer(probs)
+        self.probGradGm.SetGlobalBuffer(probs_grad)
 
         if self.coreIndex < self.formerCoreNum:
             self.rowIdMapStartOffset = self.coreIndex * self.rowIdMapEachCore
