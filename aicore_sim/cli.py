@@ -402,6 +402,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="List the bundled cases of the operator.")
     c.add_argument("--json", action="store_true", help="each case as a case-file document")
     c.set_defaults(func=cmd_cases)
+
+    from aicore_sim.verify.cli_verify import add_parser as _add_verify  # verify subcommand
+
+    _add_verify(sub)
     return p
 
 

@@ -1,0 +1,91 @@
+"""``aicore-sim verify``: numeric equivalence of cases, matrices and ATK records with a golden.
+
+Step of the flow: the outermost shell for equivalence testing. It gathers cases (case files,
+bundled case names, ATK json records, a case matrix), runs each through the operator API,
+compares every output with the golden or with user-supplied expected outputs under a
+standard, prints PASS/FAIL per case and output, and writes a JSON and a markdown report.
+
+Exit codes: 0 every output passed; 1 some output failed (or a case could not run);
+2 a bad input to verify (missing or malformed expected file, unknown standard, bad matrix
+spec, unknown case) - one line on stderr naming the file and the rule.
+
+:func:`add_parser` is called from :mod:`aicore_sim.cli`; this module imports nothing heavy at
+import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+PROG = "aicore-sim"
+
+_EXAMPLES = """\
+examples:
+  aicore-sim verify tiny hidden_40_mask            bundled cases, built-in golden, bit-exact
+  aicore-sim verify --matrix                       the bundled equivalence matrix
+  aicore-sim verify --matrix my_matrix.toml --mode timed --standard threshold
+  aicore-sim verify my_case.json --expected out/ --standard custom:rtol=1e-3,atol=1e-5,ratio=0
+  aicore-sim verify atk_aclnnMoeTokenUnpermuteWithEpGrad.json --records 0,72,199
+  aicore-sim verify atk_....json --records 0:200:20 --limit 5
+
+CASE is a case file (aicore_sim/casefile.py), a bundled case name ('aicore-sim cases'), or an
+ATK case-description json (each record a case; --records / --limit pick some).
+--expected DIR holds DIR/<case>/<output>.npy or .bin (raw, as msOpST and gen_data write them;
+dtype and shape from the case); with a single case DIR/<output>.{npy,bin} also works.
+Standards: bit-exact (md5), threshold (CANN mean/max relative error by dtype),
+custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/matrix.py.
+"""
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    v = subparsers.add_parser(
+        "verify", help="compare every output of cases / matrices / ATK records with a golden",
+        formatter_class=fmt, epilog=_EXAMPLES,
+        description="Numeric equivalence testing: run cases and compare each output with the "
+                    "built-in golden or with expected outputs, under a standard.")
+    v.add_argument("cases", nargs="*", metavar="CASE",
+                   help="case file, bundled case name, or ATK json")
+    v.add_argument("--matrix", nargs="?", const="default", metavar="SPEC",
+                   help="case matrix (TOML or JSON); alone: the bundled equivalence matrix")
+    v.add_argument("--mode", choices=("functional", "timed"), default=None,
+                   help="simulation mode (default functional; a matrix may set it)")
+    v.add_argument("--standard", metavar="NAME", default=None,
+                   help="bit-exact | threshold | custom:rtol=R,atol=A,ratio=F (default "
+                        "bit-exact; ATK records use their own 'md5' = bit-exact)")
+    v.add_argument("--expected", metavar="DIR",
+                   help="expected outputs DIR/<case>/<output>.{npy,bin} instead of the golden")
+    v.add_argument("--report", metavar="FILE",
+                   help="report path: FILE.json and FILE.md are written (default "
+                        "reports/verify-<time>)")
+    v.add_argument("--platform", metavar="P",
+                   help="platform preset (overrides the cases' platform; not the matrix's)")
+    v.add_argument("--records", metavar="SEL",
+                   help="ATK records by index: '0,5,9' or a slice 'start:stop[:step]'")
+    v.add_argument("--limit", type=int, metavar="N", help="at most N cases in total")
+    v.add_argument("--seed", type=int, help="seed of the random inputs (default: the case's)")
+    v.add_argument("--dump-golden", metavar="DIR",
+                   help="also write each case's golden outputs as DIR/<case>/<output>.npy")
+    v.add_argument("--no-progress", action="store_true", help="no progress bar")
+    v.set_defaults(func=cmd_verify)
+    return v
+
+
+def _err(msg: str) -> None:
+    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Run ``verify``; returns the exit code (0 pass, 1 fail, 2 bad input)."""
+    from aicore_sim.casefile import CaseFileError
+    from aicore_sim.verify import VerifyError
+    from aicore_sim.verify.runner import verify_main
+
+    try:
+        return verify_main(args)
+    except (VerifyError, CaseFileError) as e:
+        _err(f"error: {e}")
+        return 2
