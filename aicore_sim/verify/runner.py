@@ -1,11 +1,390 @@
-"""Cases -> results for ``aicore-sim verify`` (placeholder, being written)."""
+"""Cases -> results: gather what ``aicore-sim verify`` runs, run it, compare, report.
+
+Step of the flow: drives the whole pipeline once per case - inputs, infershape (which outputs,
+which shape and dtype), the operator API (tiling + launch), the expected outputs (built-in
+golden, the ATK executor's expectation, or user files), :func:`~.compare.compare` per output.
+
+Expected-output files (``--expected DIR``): ``DIR/<case>/<output>.npy`` or ``.bin`` (raw
+little-endian elements in C order, as msOpST and upstream ``gen_data`` scripts write them;
+dtype and shape come from the case through the operator's infershape). With a single case,
+``DIR/<output>.{npy,bin}`` is accepted too. All files are checked before anything runs;
+a missing file or a wrong size, shape or dtype is a :class:`~aicore_sim.verify.VerifyError`
+(exit 2) naming the file and the rule.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
+
+from aicore_sim import dtypes
+from aicore_sim.platform import Platform, load_platform
 from aicore_sim.verify import VerifyError
+from aicore_sim.verify.compare import OutputCompare, compare
+from aicore_sim.verify.report import CaseResult, format_case, summary_of, write_reports
+from aicore_sim.verify.standards import Standard, parse_standard
+
+__all__ = ["VerifyCase", "cases_from_args", "run_case", "run_cases", "verify_main"]
+
+OUTPUTS = ("permuted_tokens_grad", "probs_grad")
+Spec = tuple[tuple[int, ...], np.dtype]
+
+
+@dataclass
+class VerifyCase:
+    """One operator call to verify, with lazily built inputs."""
+
+    name: str
+    platform: Platform
+    input_specs: dict[str, Spec | None]
+    make_inputs: Callable[[], dict[str, np.ndarray | None]]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+    standard: Standard | None = None  # the case's own standard (e.g. an ATK record's md5)
+    expected: Callable[[dict[str, np.ndarray | None]], dict[str, np.ndarray | None]] | None = None
+    mode: str | None = None
+
+    def output_specs(self) -> dict[str, Spec | None]:
+        """The operator's outputs (infershape) from the input shapes and dtypes."""
+        from op_models.moe_token_unpermute_with_ep_grad.infershape import (
+            InferShapeError,
+            infer_outputs,
+        )
+
+        def desc(s: Spec | None) -> Any:
+            return None if s is None else SimpleNamespace(shape=s[0], dtype=s[1])
+
+        sp = self.input_specs
+        try:
+            outs = infer_outputs(desc(sp["unpermuted_tokens_grad"]), desc(sp["sorted_indices"]),
+                                 desc(sp.get("permuted_tokens")), desc(sp.get("probs")))
+        except InferShapeError as e:
+            raise VerifyError(f"case {self.name}: infershape failed: {e}") from None
+        return {k: None if v is None else (v.shape, v.dtype) for k, v in outs.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Building cases
+# --------------------------------------------------------------------------------------------
+
+
+def _from_case(case: Any, platform: Platform, source: str, seed: int | None = None,
+               mode: str | None = None) -> VerifyCase:
+    """A bundled-style :class:`~op_models...cases.Case` as a VerifyCase."""
+    from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs, np_dtype
+
+    n, k, h, t = case.tokens_num, case.top_k, case.hidden, case.flat_size
+    tok = np_dtype(case.dtype)
+    specs: dict[str, Spec | None] = {
+        "unpermuted_tokens_grad": ((n, h), tok),
+        "sorted_indices": ((t,), dtypes.int32),
+        "permuted_tokens": ((t, h), tok),
+        "probs": None if case.probs_dtype is None else ((n, k), np_dtype(case.probs_dtype)),
+    }
+    return VerifyCase(case.name, platform, specs, lambda: make_inputs(case, seed),
+                      {"range": None if case.range is None else list(case.range),
+                       "topk_num": k}, source, mode=mode)
+
+
+def _from_casefile(cf: Any, source: str, seed: int | None) -> VerifyCase:
+    from aicore_sim.casefile import CaseFileError, make_data
+
+    if cf.positional_attrs:
+        raise CaseFileError(f"{source}: attrs: a positional list is only accepted by "
+                            "'aicore-sim tiling'")
+    specs = {k: None if s is None else (s.shape, s.dtype) for k, s in cf.inputs.items()}
+    mode = cf.mode if cf.mode in ("functional", "timed") else None
+    return VerifyCase(cf.name, cf.platform, specs, lambda: make_data(cf, seed), dict(cf.attrs),
+                      source, mode=mode)
+
+
+def _from_matrix_case(mc: Any, source: str, mode: str | None) -> VerifyCase:
+    from op_models.moe_token_unpermute_with_ep_grad.cases import Case
+
+    case = Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs, mc.range,
+                seed=mc.seed, indices=mc.indices)
+    return _from_case(case, mc.platform, source, mode=mode)
+
+
+def _atk_cases(path: Path, sel: str | None, platform: Platform) -> list[VerifyCase]:
+    from aicore_sim.verify.atk import load_atk, select_records
+    from op_models.moe_token_unpermute_with_ep_grad import atk as op_atk
+
+    records = load_atk(path)
+    out = []
+    for i in select_records(len(records), sel):
+        rec = records[i]
+        if rec.aclnn_name != op_atk.ACLNN_NAME:
+            raise VerifyError(f"{path.name}: record {i}: aclnn_name {rec.aclnn_name!r} has no "
+                              f"op model (rule atk_op)")
+        try:
+            call = op_atk.record_call(rec.tensors, rec.attrs, seed=i)
+        except op_atk.RecordError as e:
+            raise VerifyError(f"{path.name}: record {i}: {e}") from None
+        acc = rec.acc.lower()
+        std = parse_standard("bit-exact" if acc == "md5" else "threshold")
+        name = f"atk{i:03d}-n{call['n']}h{call['hidden']}"
+        out.append(VerifyCase(name, platform, call["input_specs"], call["make_inputs"],
+                              {"range": list(call["range"]), "topk_num": call["topk_num"]},
+                              f"{path.name}#{i}", std, call["expected"]))
+    return out
+
+
+def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[str, Any]]:
+    """The cases named on the command line, and what the matrix sets (mode, standard)."""
+    from aicore_sim.casefile import load_case
+    from aicore_sim.verify.atk import is_atk_file
+
+    plat_override = None
+    if args.platform:
+        try:
+            plat_override = load_platform(args.platform)
+        except (ValueError, KeyError, TypeError) as e:
+            raise VerifyError(f"--platform {args.platform}: {e.args[0] if e.args else e} "
+                              f"(rule platform)") from None
+    default_plat = plat_override or load_platform("ascend910b1")
+    out: list[VerifyCase] = []
+    meta: dict[str, Any] = {}
+    for spec in args.cases:
+        p = Path(spec)
+        if p.is_file() and is_atk_file(p):
+            out += _atk_cases(p, args.records, default_plat)
+        elif p.is_file() or spec.endswith(".json"):
+            vc = _from_casefile(load_case(p), str(p), args.seed)
+            if plat_override is not None:
+                vc.platform = plat_override
+            out.append(vc)
+        else:
+            from op_models.moe_token_unpermute_with_ep_grad.cases import CASES
+
+            if spec not in CASES:
+                raise VerifyError(f"CASE {spec}: not a file and not a bundled case name "
+                                  f"('aicore-sim cases' lists them) (rule case)")
+            out.append(_from_case(CASES[spec], default_plat, "bundled", args.seed))
+    if args.matrix:
+        from aicore_sim.verify.matrix import expand, load_matrix
+
+        m = load_matrix(args.matrix)
+        meta = {"matrix": m.name, "matrix_mode": m.mode, "matrix_standard": m.standard}
+        out += [_from_matrix_case(mc, f"matrix {m.source}", m.mode) for mc in expand(m)]
+    if args.records and not any(c.source.count("#") for c in out):
+        raise VerifyError("--records applies to ATK json files only, and none was given "
+                          "(rule records)")
+    if args.limit is not None:
+        if args.limit < 1:
+            raise VerifyError(f"--limit {args.limit}: expected N >= 1 (rule limit)")
+        out = out[: args.limit]
+    if not out:
+        raise VerifyError("nothing to verify: give CASE arguments or --matrix (rule no_cases)")
+    names = [c.name for c in out]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise VerifyError(f"case name {dup} appears twice; expected outputs are kept per case "
+                          f"name (rule duplicate_case)")
+    return out, meta
+
+
+# --------------------------------------------------------------------------------------------
+# Expected-output files
+# --------------------------------------------------------------------------------------------
+
+
+def _expected_file(folder: Path, case: str, output: str, single: bool) -> Path:
+    tried = [folder / case / f"{output}{ext}" for ext in (".npy", ".bin")]
+    if single:
+        tried += [folder / f"{output}{ext}" for ext in (".npy", ".bin")]
+    for f in tried:
+        if f.is_file():
+            return f
+    raise VerifyError(f"--expected: {tried[0]} (or .bin) missing: output {output} of case "
+                      f"{case} (rule expected_missing)")
+
+
+def _load_expected(f: Path, spec: Spec, case: str, output: str, header_only: bool = False
+                   ) -> np.ndarray | None:
+    shape, dt = spec
+    want = f"{list(shape)} {dtypes.dtype_name(dt)}"
+    if f.suffix == ".bin":
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        size = f.stat().st_size
+        if size != nbytes:
+            raise VerifyError(f"{f}: {size} bytes, but output {output} of case {case} is {want} "
+                              f"= {nbytes} bytes (rule bin_size: shape and dtype from the case)")
+        return None if header_only else np.fromfile(f, dtype=dt).reshape(shape)
+    try:
+        arr = np.load(f, mmap_mode="r" if header_only else None, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise VerifyError(f"{f}: cannot read as .npy ({e}) (rule npy_format)") from None
+    if tuple(arr.shape) != tuple(shape):
+        raise VerifyError(f"{f}: shape {list(arr.shape)}, but output {output} of case {case} "
+                          f"is {want} (rule npy_shape)")
+    if arr.dtype != dt:
+        if not (arr.dtype.kind == "V" and arr.dtype.itemsize == dt.itemsize):
+            raise VerifyError(f"{f}: dtype {arr.dtype}, but output {output} of case {case} is "
+                              f"{want} (rule npy_dtype)")
+        arr = arr.view(dt)  # bfloat16 saved without ml_dtypes: raw 2-byte void
+    return None if header_only else np.asarray(arr)
+
+
+def check_expected(cases: list[VerifyCase], folder: Path) -> None:
+    """Every expected file exists and fits its output's shape and dtype (before any run)."""
+    if not folder.is_dir():
+        raise VerifyError(f"--expected {folder}: not a folder (rule expected_dir)")
+    single = len(cases) == 1
+    for c in cases:
+        for out, spec in c.output_specs().items():
+            if spec is not None:
+                _load_expected(_expected_file(folder, c.name, out, single), spec, c.name, out,
+                               header_only=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+
+
+def _golden(vc: VerifyCase, inputs: dict[str, np.ndarray | None], hidden_chunk: int
+            ) -> dict[str, np.ndarray | None]:
+    from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
+
+    idx = inputs["sorted_indices"]
+    assert idx is not None
+    start, end, num_out = normalise_range(vc.attrs.get("range"), int(idx.shape[0]))
+    pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
+                     inputs.get("probs"), start=start, end=end, num_out_tokens=num_out,
+                     hidden_chunk=hidden_chunk)
+    return {"permuted_tokens_grad": pg, "probs_grad": prg}
+
+
+def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None = None,
+             single: bool = False, dump_dir: Path | None = None) -> CaseResult:
+    """Run one case and compare each of its outputs (errors of the run become ``error``)."""
+    from aicore_sim.errors import SimError
+    from op_models.moe_token_unpermute_with_ep_grad import api
+
+    res = CaseResult(vc.name, vc.source, vc.platform.name, mode,
+                     expected_from="files" if expected_dir else
+                     ("atk executor" if vc.expected else "golden"))
+    t0 = time.perf_counter()
+    specs = vc.output_specs()
+    inputs = vc.make_inputs()
+    t1 = time.perf_counter()
+    a = vc.attrs
+    probs = inputs.get("probs")
+    topk = a.get("topk_num")
+    if topk is None:
+        topk = int(probs.shape[1]) if probs is not None and probs.ndim == 2 else 1
+    try:
+        size, ex = api.get_workspace_size(
+            inputs["unpermuted_tokens_grad"], inputs["sorted_indices"],
+            inputs.get("permuted_tokens"), probs, a.get("padded_mode", False),
+            a.get("restore_shape"), a.get("range"), topk, None, None, platform=vc.platform)
+        result = api.execute(None, size, ex, mode=mode)
+    except SimError as e:
+        res.error = f"{type(e).__name__}: {e}"
+        res.wall_s = {"inputs": t1 - t0, "total": time.perf_counter() - t0}
+        return res
+    t2 = time.perf_counter()
+    res.hazards = len(result.hazards)
+    if expected_dir is not None:
+        want = {o: None if s is None else _load_expected(
+            _expected_file(expected_dir, vc.name, o, single), s, vc.name, o)
+            for o, s in specs.items()}
+    elif vc.expected is not None:
+        want = vc.expected(inputs)
+    else:
+        td = ex.tiling.tiling_data
+        want = _golden(vc, inputs, td.hiddenSizeAlign if td is not None else 1 << 30)
+    t3 = time.perf_counter()
+    if dump_dir is not None:
+        (dump_dir / vc.name).mkdir(parents=True, exist_ok=True)
+        for o, arr in want.items():
+            if arr is not None and specs.get(o) is not None:
+                np.save(dump_dir / vc.name / f"{o}.npy", arr)
+    for o, spec in specs.items():
+        if spec is None:
+            continue
+        got, exp = result.outputs.get(o), want.get(o)
+        rule = standard.rule(spec[1])
+        if got is None or exp is None:
+            res.outputs.append(OutputCompare(o, rule.describe(), dtypes.dtype_name(spec[1]),
+                                             spec[0], False, error="output missing"))
+            continue
+        res.outputs.append(compare(o, got, exp, rule))
+    t4 = time.perf_counter()
+    res.wall_s = {"inputs": t1 - t0, "run": t2 - t1, "expected": t3 - t2, "compare": t4 - t3,
+                  "total": t4 - t0}
+    return res
+
+
+def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standard | None = None,
+              expected_dir: Path | None = None, dump_dir: Path | None = None,
+              progress: bool = True, echo: Callable[[str], None] | None = None,
+              default_standard: Standard | None = None) -> list[CaseResult]:
+    """Run every case; ``standard`` overrides the cases' own, else ``default_standard``."""
+    from tqdm import tqdm
+
+    if expected_dir is not None:
+        check_expected(cases, expected_dir)
+    single = len(cases) == 1
+    fallback = default_standard or parse_standard("bit-exact")
+    results = []
+    bar = tqdm(total=len(cases), unit="case", disable=not progress or len(cases) <= 1,
+               file=sys.stderr, dynamic_ncols=True)
+    try:
+        for vc in cases:
+            bar.set_postfix_str(vc.name, refresh=False)
+            std = standard or vc.standard or fallback
+            r = run_case(vc, mode or vc.mode or "functional", std, expected_dir, single,
+                         dump_dir)
+            results.append(r)
+            if echo is not None:
+                for line in format_case(r):
+                    bar.write(line, file=sys.stdout) if not bar.disable else echo(line)
+            bar.update(1)
+    finally:
+        bar.close()
+    return results
 
 
 def verify_main(args: argparse.Namespace) -> int:
-    raise VerifyError("verify: not implemented yet")
+    """The ``verify`` command (see :mod:`.cli_verify`); returns the exit code."""
+    t0 = time.perf_counter()
+    cli_std = parse_standard(args.standard) if args.standard else None
+    cases, meta = cases_from_args(args)
+    mat_std = parse_standard(meta["matrix_standard"]) if meta.get("matrix_standard") else None
+    expected = Path(args.expected) if args.expected else None
+    dump = Path(args.dump_golden) if args.dump_golden else None
+    if args.mode is None and meta.get("matrix_mode"):
+        cases = [c if c.mode else replace(c, mode=meta["matrix_mode"]) for c in cases]
+    results = run_cases(cases, args.mode, cli_std, expected, dump, not args.no_progress, print,
+                        mat_std)
+    wall = time.perf_counter() - t0
+    modes = sorted({r.mode for r in results})
+    info = {
+        "command": "aicore-sim verify " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        if len(sys.argv) > 1 and sys.argv[1] == "verify" else "aicore-sim verify",
+        "mode": ", ".join(modes),
+        "standard": cli_std.name if cli_std else (mat_std.name if mat_std else "per case"),
+        "expected_from": "files " + str(expected) if expected else "built-in golden",
+        "wall_s": round(wall, 3),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
+        **{k: v for k, v in meta.items() if v is not None},
+    }
+    stem = Path(args.report) if args.report else \
+        Path("reports") / f"verify-{time.strftime('%Y%m%d-%H%M%S')}"
+    jp, mp = write_reports(results, stem, info)
+    s = summary_of(results, info)
+    print(f"{s['cases_passed']} / {s['cases']} cases passed, {s['outputs_failed']} of "
+          f"{s['outputs_compared']} outputs failed, {s['errors']} not run; "
+          f"wall {wall:.1f} s; reports: {jp}, {mp}")
+    return 0 if s["cases_failed"] == 0 else 1
