@@ -1,0 +1,335 @@
+"""Executor-agnostic sweep runner, result writer and resume (step: sweep execution).
+
+One code path for every back end: :func:`run_points` takes any
+``concurrent.futures.Executor`` - a ``ProcessPoolExecutor`` with an explicit start method
+(``spawn``), a Dask ``client.get_executor(pure=False)`` (``pure=False`` so Dask never merges
+identical submissions), or the in-process :class:`SerialExecutor` - and submits one task per
+batch of points (:func:`~aicore_sim.sweep.points.batches`: the chunking). Rows are appended as
+batches finish to ``results.jsonl`` and ``results.csv`` with a flush and an fsync per row, so a
+killed sweep loses no finished row; ``--resume`` skips every point whose key is already in
+``results.jsonl`` (a torn last line is dropped first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aicore_sim.sweep.points import Point, batches, expand
+from aicore_sim.sweep.spec import SpecError, SweepSpec
+from aicore_sim.sweep.worker import COLUMNS, ping, run_batch, verify_point
+
+RESULTS_JSONL = "results.jsonl"
+RESULTS_CSV = "results.csv"
+VERIFY_JSONL = "verify.jsonl"
+SPEC_JSON = "spec.json"
+
+
+# --------------------------------------------------------------------------------------------
+# Executors
+# --------------------------------------------------------------------------------------------
+
+
+class SerialExecutor(Executor):
+    """Runs each task in the calling process at submit time (``--workers 0``; debugging)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        f: Future = Future()
+        try:
+            f.set_result(fn(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001 - delivered through the future
+            f.set_exception(e)
+        return f
+
+
+@contextlib.contextmanager
+def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None = None
+                  ) -> Iterator[Executor]:
+    """An executor for a sweep, closed on exit.
+
+    ``scheduler`` ``None``: a local ``ProcessPoolExecutor`` of ``workers`` processes (start
+    method ``spawn``; ``workers`` 0 runs in this process). ``"local:N"``: a new Dask
+    ``LocalCluster`` of N single-threaded worker processes. Anything else: the address of an
+    existing Dask scheduler, whose workers must be able to import this package (checked with one
+    ping task naming ``op``).
+    """
+    if scheduler is None:
+        if workers <= 0:
+            yield SerialExecutor()
+            return
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+            yield ex
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SpecError("--scheduler needs dask[distributed] (pip install 'dask[distributed]')"
+                        ) from None
+    cluster = None
+    if scheduler.startswith("local"):
+        n = int(scheduler.partition(":")[2] or workers or 1)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler, timeout="20s")
+    try:
+        ex = client.get_executor(pure=False)
+        try:
+            ex.submit(ping, op or "moe_token_unpermute_with_ep_grad").result(timeout=120)
+        except Exception as e:  # noqa: BLE001
+            raise SpecError(f"--scheduler {scheduler}: workers cannot import the simulator "
+                            f"({type(e).__name__}: {e}); install it on every worker") from None
+        yield ex
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Results on disk
+# --------------------------------------------------------------------------------------------
+
+
+def _repair_tail(path: Path) -> None:
+    """Drop a torn last line (a write cut by a kill) so appends start on a line boundary."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 1))
+        if f.read(1) == b"\n":
+            return
+        data = path.read_bytes()
+        cut = data.rfind(b"\n") + 1
+        f.truncate(cut)
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a ``results.jsonl`` (or verify.jsonl); unparsable lines are skipped."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / RESULTS_JSONL
+    rows = []
+    if not p.exists():
+        return rows
+    for line in p.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and "key" in row:
+            rows.append(row)
+    return rows
+
+
+def _csv_cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, dict | list | tuple):
+        return json.dumps(v, separators=(",", ":"))
+    return v
+
+
+class ResultWriter:
+    """Appends rows to ``results.jsonl`` and ``results.csv``; flush + fsync per row."""
+
+    def __init__(self, out: Path) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        self.jsonl = out / RESULTS_JSONL
+        self.csv = out / RESULTS_CSV
+        for p in (self.jsonl, self.csv):
+            _repair_tail(p)
+        new_csv = not self.csv.exists() or self.csv.stat().st_size == 0
+        self._j = open(self.jsonl, "a", encoding="utf-8")
+        self._c = open(self.csv, "a", encoding="utf-8", newline="")
+        if new_csv:
+            self._c.write(self._csv_line(list(COLUMNS)))
+            self._sync(self._c)
+
+    @staticmethod
+    def _csv_line(values: list[Any]) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(values)
+        return buf.getvalue()
+
+    @staticmethod
+    def _sync(f: Any) -> None:
+        f.flush()
+        os.fsync(f.fileno())
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._j.write(json.dumps(row, default=str) + "\n")
+        self._sync(self._j)
+        self._c.write(self._csv_line([_csv_cell(row.get(c)) for c in COLUMNS]))
+        self._sync(self._c)
+
+    def close(self) -> None:
+        self._j.close()
+        self._c.close()
+
+    def __enter__(self) -> ResultWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _append_jsonl(path: Path, row: dict[str, Any]) -> None:
+    _repair_tail(path)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="pt", disable=not enabled, dynamic_ncols=True,
+                smoothing=0.1)
+
+
+def run_points(points: list[Point], executor: Executor, writer: ResultWriter | None = None,
+               progress: bool = True, max_batch: int = 32, desc: str = "sweep"
+               ) -> list[dict[str, Any]]:
+    """Run ``points`` on ``executor``; write each row as its batch finishes; return the rows.
+
+    A batch whose task fails as a whole (e.g. a worker process killed) becomes ``error`` rows
+    for its points; the sweep goes on.
+    """
+    rows: list[dict[str, Any]] = []
+    counts = {"ok": 0, "infeasible": 0, "error": 0}
+    bar = _progress(len(points), desc, progress)
+    futures: dict[Future, list[Point]] = {}
+    try:
+        for b in batches(points, max_batch):
+            futures[executor.submit(run_batch, b)] = b
+        for fut in as_completed(futures):
+            b = futures[fut]
+            try:
+                got = fut.result()
+            except Exception as e:  # noqa: BLE001 - the task itself failed
+                from aicore_sim.sweep.worker import _base_row
+
+                got = []
+                for p in b:
+                    r = _base_row(p)
+                    r.update(status="error", error=f"task failed: {type(e).__name__}: {e}")
+                    got.append(r)
+            for r in got:
+                if writer is not None:
+                    writer.write(r)
+                rows.append(r)
+                counts[r["status"]] = counts.get(r["status"], 0) + 1
+            bar.update(len(got))
+            bar.set_postfix(ok=counts["ok"], infeasible=counts["infeasible"],
+                            failed=counts["error"], refresh=False)
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        bar.close()
+    return rows
+
+
+def best_rows(rows: list[dict[str, Any]], top: int = 1) -> list[dict[str, Any]]:
+    """The ``top`` fastest ok rows of every group."""
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("status") == "ok":
+            by.setdefault(r.get("group") or "", []).append(r)
+    out = []
+    for g in by.values():
+        out.extend(sorted(g, key=lambda r: (r["makespan_cycles"], r["key"]))[:top])
+    return out
+
+
+def verify_rows(rows: list[dict[str, Any]], executor: Executor, out: Path | None = None,
+                progress: bool = True) -> list[dict[str, Any]]:
+    """Re-run the points of ``rows`` with numerics and check them against the golden."""
+    pts = [Point(r["key"], r["_op"], r["_mode"], r["_seed"], r["axes"]) for r in rows]
+    futs = {executor.submit(verify_point, p): p for p in pts}
+    res = []
+    bar = _progress(len(pts), "verify", progress)
+    for f in as_completed(futs):
+        try:
+            v = f.result()
+        except Exception as e:  # noqa: BLE001
+            v = {"key": futs[f].key, "status": "error", "detail": str(e)}
+        if out is not None:
+            _append_jsonl(out / VERIFY_JSONL, v)
+        res.append(v)
+        bar.update(1)
+    bar.close()
+    return res
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep did: counts, rows of this run, verification results, report path."""
+
+    total: int
+    skipped: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    verified: list[dict[str, Any]] = field(default_factory=list)
+    report: Path | None = None
+    wall_s: float = 0.0
+
+
+def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: bool = False,
+              verify: bool = False, progress: bool = True, report: bool = True,
+              max_batch: int = 32) -> SweepOutcome:
+    """Run every point of ``spec`` not yet in ``out`` (with ``resume``), then verify, report."""
+    t0 = time.perf_counter()
+    out = Path(out)
+    points = expand(spec)
+    existing = read_rows(out)
+    if existing and not resume:
+        raise SpecError(f"--out {out}: already holds {len(existing)} results; pass --resume to "
+                        "continue that sweep or choose another folder")
+    done = {r["key"] for r in existing}
+    todo = [p for p in points if p.key not in done]
+    out.mkdir(parents=True, exist_ok=True)
+    _atomic_write(out / SPEC_JSON, json.dumps(asdict(spec), indent=1) + "\n")
+    with ResultWriter(out) as w:
+        rows = run_points(todo, executor, w, progress, max_batch)
+    outcome = SweepOutcome(len(points), len(points) - len(todo), rows)
+    if verify:
+        keys = {p.key for p in points}
+        all_rows = [r for r in read_rows(out) if r["key"] in keys]
+        already = {v["key"] for v in read_rows(out / VERIFY_JSONL)}
+        best = [dict(r, _op=spec.op, _mode=spec.mode, _seed=spec.seed)
+                for r in best_rows(all_rows, spec.verify_top) if r["key"] not in already]
+        outcome.verified = verify_rows(best, executor, out, progress)
+    if report:
+        from aicore_sim.sweep.report import write_report
+
+        outcome.report = write_report(out, heatmap=spec.heatmap or None, title=spec.name)
+    outcome.wall_s = time.perf_counter() - t0
+    return outcome
