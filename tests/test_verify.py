@@ -1,0 +1,364 @@
+"""aicore_sim.verify: standards, comparison metrics, matrix validation, ATK reading, CLI exits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aicore_sim.cli import main
+from aicore_sim.dtypes import bfloat16, float16, float32, int32
+from aicore_sim.verify import VerifyError
+from aicore_sim.verify.atk import load_atk, select_records
+from aicore_sim.verify.compare import compare
+from aicore_sim.verify.matrix import expand, parse_matrix
+from aicore_sim.verify.standards import CANN_THRESHOLDS, parse_standard
+
+# --------------------------------------------------------------------------------------------
+# standards
+# --------------------------------------------------------------------------------------------
+
+
+def test_standard_names_and_thresholds():
+    assert parse_standard("md5").kind == "bit-exact"
+    assert parse_standard("bit-exact").rule(float32).kind == "bit-exact"
+    th = parse_standard("threshold")
+    assert th.rule(float16).threshold == 2.0**-10
+    assert th.rule(bfloat16).threshold == 2.0**-7
+    assert th.rule(float32).threshold == 2.0**-13
+    assert th.rule(float32).max_rel == 10 * 2.0**-13
+    assert th.rule(int32).kind == "bit-exact"  # integers: no float threshold
+    assert set(CANN_THRESHOLDS) == {float16, bfloat16, float32}
+    c = parse_standard("custom:rtol=1e-3,atol=1e-5,ratio=0.001")
+    r = c.rule(float32)
+    assert (r.kind, r.rtol, r.atol, r.ratio) == ("custom", 1e-3, 1e-5, 0.001)
+    assert c.name == "custom:rtol=0.001,atol=1e-05,ratio=0.001"
+
+
+@pytest.mark.parametrize("spec,rule", [
+    ("fuzzy", "standard_name"),
+    ("custom:rtol=x", "custom_syntax"),
+    ("custom:tol=1", "custom_syntax"),
+    ("custom:ratio=2", "custom_range"),
+    ("custom:atol=-1", "custom_range"),
+])
+def test_bad_standards_name_the_rule(spec, rule):
+    with pytest.raises(VerifyError, match=f"rule {rule}"):
+        parse_standard(spec)
+
+
+# --------------------------------------------------------------------------------------------
+# compare
+# --------------------------------------------------------------------------------------------
+
+
+def test_bit_exact_one_ulp_named():
+    want = np.arange(1, 13, dtype=np.float32).reshape(3, 4).astype(bfloat16)
+    got = want.copy()
+    got.view(np.uint16)[2, 1] += 1  # one ulp: 10 -> 10.0625 in bf16
+    r = compare("x", got, want, parse_standard("bit-exact").rule(bfloat16))
+    assert not r.passed and r.bad == 1 and r.elements == 12
+    assert r.first_bad == {"index": [2, 1], "got": 10.0625, "want": 10.0}
+    assert r.max_abs == 0.0625
+    assert r.max_rel == pytest.approx(0.0625 / (10 + 1e-7))
+    assert r.mean_rel == pytest.approx(r.max_rel / 12)
+
+
+def test_equal_bits_pass_every_standard():
+    a = np.linspace(-3, 3, 50, dtype=np.float32)
+    for s in ("bit-exact", "threshold", "custom"):
+        r = compare("x", a, a.copy(), parse_standard(s).rule(float32))
+        assert r.passed and r.bad == 0 and r.max_abs == 0 and r.first_bad is None
+
+
+def test_threshold_mean_and_max():
+    """fp16: mean rel < 2^-10 and max rel < 10 * 2^-10."""
+    rule = parse_standard("threshold").rule(float16)
+    want = np.ones(1000, np.float16)
+    got = want.copy()
+    got[0] = np.float16(1.0078125)  # rel 2^-7 >= 2^-10: bad, but max < 10 * 2^-10 and mean tiny
+    r = compare("x", got, want, rule)
+    assert r.passed and r.bad == 1 and r.bad_share == 0.001
+    got[1] = np.float16(1.0234375)  # rel 0.0234 > 10 * 2^-10 = 0.00977: max fails
+    assert not compare("x", got, want, rule).passed
+    got = np.full(1000, 1.001953125, np.float16)  # every element rel 2^-9: max fine, mean not
+    r = compare("x", got, want, rule)
+    assert r.max_rel < rule.max_rel and not r.passed and r.bad == 1000
+
+
+def test_custom_ratio_and_nan():
+    rule = parse_standard("custom:rtol=0.01,atol=0,ratio=0.1").rule(float32)
+    want = np.ones(10, np.float32)
+    got = want.copy()
+    got[4] = 1.5
+    assert compare("x", got, want, rule).passed  # 1 of 10 bad <= ratio 0.1
+    got[5] = np.nan
+    r = compare("x", got, want, rule)
+    assert not r.passed and r.bad == 2 and r.max_abs == np.inf
+    both = np.array([np.nan, 1.0], np.float32)
+    assert compare("x", both, both.copy(), rule).passed
+
+
+def test_shape_and_dtype_mismatch_reported():
+    rule = parse_standard("bit-exact").rule(float32)
+    r = compare("x", np.zeros(3, np.float32), np.zeros(4, np.float32), rule)
+    assert not r.passed and "shape" in r.error
+    r = compare("x", np.zeros(3, np.float16), np.zeros(3, np.float32), rule)
+    assert not r.passed and "dtype" in r.error
+
+
+# --------------------------------------------------------------------------------------------
+# matrix
+# --------------------------------------------------------------------------------------------
+
+MINI = {"op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16", "DT_FLOAT"],
+        "probs": ["none", "same", "float16"], "shapes": [{"tokens": 4, "topk": 2, "hidden": 40}],
+        "ranges": ["none", "middle_half", [-3, -1]],
+        "platforms": ["tiny", {"preset": "ascend910b1", "aiv_cores": 2}]}
+
+
+def test_matrix_expansion():
+    m = parse_matrix(MINI, "mini.toml")
+    cases = expand(m)
+    assert len(cases) == len(m) == 2 * 3 * 1 * 3 * 2
+    names = [c.name for c in cases]
+    assert len(set(names)) == len(names)
+    c = cases[0]
+    assert (c.dtype, c.probs, c.range, c.platform.name) == ("bfloat16", None, None, "tiny")
+    mid = [c for c in cases if "-mid-" in c.name][0]
+    assert mid.range == (2, 6)  # T = 8: [T/4, T/4 + T/2)
+    same = [c for c in cases if c.dtype == "float32" and c.probs == "float32"]
+    assert same and all("fp32-fp32" in c.name for c in same)
+    assert cases[1].platform.aiv_core_num == 2
+    assert cases[1].name.endswith("ascend910b1_aiv_cores2")
+    # seeds depend on the case, not on its position in the matrix
+    again = expand(parse_matrix({**MINI, "dtypes": ["DT_FLOAT", "bf16"]}, "mini.toml"))
+    assert {c.name: c.seed for c in again} == {c.name: c.seed for c in cases}
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"dtypes": ["bf17"]}, "dtypes[0]"),
+    ({"dtypes": ["int32"]}, "dtypes[0]"),
+    ({"probs": []}, "probs"),
+    ({"shapes": [{"tokens": 4, "topk": 2}]}, "shapes[0].hidden"),
+    ({"shapes": [{"tokens": 4, "topk": 2, "hidden": 0}]}, "shapes[0].hidden"),
+    ({"shapes": [{"tokens": 4, "topk": 2, "hidden": 8, "k": 1}]}, "shapes[0].k"),
+    ({"ranges": [[1, 2, 3]]}, "ranges[0]"),
+    ({"platforms": ["ascend123"]}, "platforms[0]"),
+    ({"indices": ["random"]}, "indices[0]"),
+    ({"mode": "fast"}, "mode"),
+    ({"standard": "fuzzy"}, "standard"),
+    ({"colour": 1}, "colour"),
+    ({"op": "other_op"}, "op"),
+])
+def test_matrix_errors_name_the_field(change, field):
+    with pytest.raises(VerifyError) as e:
+        parse_matrix({**MINI, **change}, "mini.toml")
+    assert str(e.value).startswith(f"mini.toml: {field}:")
+
+
+def test_matrix_missing_required_field():
+    doc = {k: v for k, v in MINI.items() if k != "shapes"}
+    with pytest.raises(VerifyError, match="mini.toml: shapes: missing"):
+        parse_matrix(doc, "mini.toml")
+
+
+# --------------------------------------------------------------------------------------------
+# ATK reader
+# --------------------------------------------------------------------------------------------
+
+
+def _atk_doc(n: int = 24, hidden: int = 64, records: int = 3) -> list[dict]:
+    def tensor(name, dtype, shape):
+        return {"name": name, "type": "tensor", "required": True, "dtype": dtype,
+                "shape": shape, "range_values": [-100, 100]}
+
+    def attr_tuple(name, v):
+        return {"name": name, "type": "attr_tuple", "dtype": "int", "range_values": v}
+
+    return [{
+        "id": i, "name": "probs_none", "aclnn_name": "MoeTokenUnpermuteWithEpGrad",
+        "standard": {"acc": "md5", "perf": "not_key"},
+        "inputs": [tensor("unpermutedTokensGrad", "bf16", [n + i, hidden]),
+                   tensor("sorted_indices", "int32", [n + i]),
+                   tensor("permutedTokens", "bf16", [n + i, hidden]),
+                   tensor("probs", "bf16", [n + i, 1]),
+                   {"name": "padded_mode", "type": "attr", "dtype": "bool",
+                    "range_values": False},
+                   [attr_tuple("restore_shape", 16), attr_tuple("restore_shape", 16)],
+                   [attr_tuple("range", 0)],
+                   {"name": "topk_num", "type": "attr", "dtype": "int", "range_values": 1}],
+    } for i in range(records)]
+
+
+def test_atk_reader(tmp_path):
+    f = tmp_path / "atk_small.json"
+    f.write_text(json.dumps(_atk_doc()))
+    recs = load_atk(f)
+    assert len(recs) == 3
+    r = recs[1]
+    assert r.acc == "md5" and r.aclnn_name == "MoeTokenUnpermuteWithEpGrad"
+    assert r.tensors["unpermutedTokensGrad"].shape == (25, 64)
+    assert r.attrs == {"padded_mode": False, "restore_shape": [16, 16], "range": [0],
+                       "topk_num": 1}
+
+
+def test_select_records():
+    assert select_records(10, None) == list(range(10))
+    assert select_records(10, "0,5,9") == [0, 5, 9]
+    assert select_records(10, "2:8:3") == [2, 5]
+    assert select_records(10, ":3") == [0, 1, 2]
+    with pytest.raises(VerifyError, match="rule records_range"):
+        select_records(10, "0,10")
+    with pytest.raises(VerifyError, match="rule records_syntax"):
+        select_records(10, "a-b")
+
+
+def test_atk_records_verify_bit_exact(tmp_path, capsys):
+    """A small ATK file through the CLI: upstream-executor construction, md5 standard."""
+    f = tmp_path / "atk_small.json"
+    f.write_text(json.dumps(_atk_doc()))
+    rc = main(["verify", str(f), "--records", "0,2", "--no-progress",
+               "--report", str(tmp_path / "rep")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "PASS  atk000-n24h64  permuted_tokens_grad  bfloat16[24, 64]  [bit-exact]" in out
+    assert "atk002-n26h64" in out and "atk001" not in out
+    rep = json.loads((tmp_path / "rep.json").read_text())
+    assert rep["summary"]["cases_passed"] == 2
+    assert rep["cases"][0]["expected_from"] == "atk executor"
+    assert rep["cases"][0]["source"] == "atk_small.json#0"
+
+
+# --------------------------------------------------------------------------------------------
+# CLI: cases, expected files, bad inputs (exit 2, one line naming file and rule)
+# --------------------------------------------------------------------------------------------
+
+
+def _verify(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(["verify", *argv])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_bundled_and_case_file_pass(tmp_path, capsys):
+    case = Path(__file__).resolve().parents[1] / "examples" / "cases" / "tiny.json"
+    args = ["few_tokens_noprobs", "hidden_40_mask", "--report", str(tmp_path / "r"),
+            "--no-progress"]
+    if case.is_file():
+        args.insert(0, str(case))
+    rc, out, _ = _verify(capsys, *args)
+    assert rc == 0, out
+    assert "PASS  hidden_40_mask  probs_grad  bfloat16[7, 2]  [bit-exact]  max_abs 0" in out
+    md = (tmp_path / "r.md").read_text()
+    assert "| bfloat16 | bit-exact |" in md and "passed" in md
+
+
+def test_threshold_standard_shown_per_dtype(tmp_path, capsys):
+    rc, out, _ = _verify(capsys, "hidden_40_mask", "--standard", "threshold", "--mode", "timed",
+                         "--report", str(tmp_path / "r"))
+    assert rc == 0, out
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["summary"]["standards_by_dtype"] == {
+        "bfloat16": ["threshold (mean rel < 2^-7, max rel < 10x)"],
+        "float32": ["threshold (mean rel < 2^-13, max rel < 10x)"]}
+    assert rep["summary"]["mode"] == "timed"
+
+
+def _write_expected(tmp_path: Path, capsys, fmt: str) -> Path:
+    gold = tmp_path / "gold"
+    rc, _, _ = _verify(capsys, "tiny", "--dump-golden", str(gold), "--report",
+                       str(tmp_path / "r0"))
+    assert rc == 0
+    if fmt == "bin":
+        for f in (gold / "tiny").glob("*.npy"):
+            np.load(f).tofile(f.with_suffix(".bin"))
+            f.unlink()
+    return gold
+
+
+@pytest.mark.parametrize("fmt", ["npy", "bin"])
+def test_expected_files_one_ulp_fails(tmp_path, capsys, fmt):
+    gold = _write_expected(tmp_path, capsys, fmt)
+    rc, out, _ = _verify(capsys, "tiny", "--expected", str(gold), "--report",
+                         str(tmp_path / "r1"))
+    assert rc == 0, out
+    f = gold / "tiny" / f"probs_grad.{fmt}"
+    a = np.load(f) if fmt == "npy" else np.fromfile(f, np.float32).reshape(10, 3)
+    a.view(np.uint32)[4, 2] += 1
+    np.save(f, a) if fmt == "npy" else a.tofile(f)
+    rc, out, _ = _verify(capsys, "tiny", "--expected", str(gold), "--report",
+                         str(tmp_path / "r2"))
+    assert rc == 1
+    line = [x for x in out.splitlines() if x.startswith("FAIL")]
+    assert len(line) == 1 and "tiny  probs_grad" in line[0]
+    assert "first bad [4, 2]" in line[0] and "bad 1/30" in line[0]
+
+
+def test_single_case_flat_expected_folder(tmp_path, capsys):
+    gold = _write_expected(tmp_path, capsys, "npy")
+    for f in (gold / "tiny").iterdir():
+        f.rename(gold / f.name)
+    rc, out, _ = _verify(capsys, "tiny", "--expected", str(gold), "--report",
+                         str(tmp_path / "r1"))
+    assert rc == 0, out
+
+
+@pytest.mark.parametrize("damage,rule", [
+    ("missing", "expected_missing"),
+    ("bin_short", "bin_size"),
+    ("bin_dtype", "bin_size"),
+    ("npy_shape", "npy_shape"),
+    ("npy_dtype", "npy_dtype"),
+])
+def test_bad_expected_files_exit_2(tmp_path, capsys, damage, rule):
+    gold = _write_expected(tmp_path, capsys, "npy")
+    f = gold / "tiny" / "permuted_tokens_grad.npy"
+    a = np.load(f).view(bfloat16)  # bf16 .npy files load as 2-byte void
+    f.unlink()
+    if damage == "bin_short":
+        a.reshape(-1)[:-1].tofile(f.with_suffix(".bin"))
+    elif damage == "bin_dtype":  # float32 data where bf16 is expected: twice the bytes
+        a.astype(np.float32).tofile(f.with_suffix(".bin"))
+    elif damage == "npy_shape":
+        np.save(f, a[:-1])
+    elif damage == "npy_dtype":
+        np.save(f, a.astype(np.float32))
+    rc, out, err = _verify(capsys, "tiny", "--expected", str(gold), "--report",
+                           str(tmp_path / "r"))
+    assert rc == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert f"rule {rule}" in err and "permuted_tokens_grad" in err
+
+
+@pytest.mark.parametrize("argv,rule", [
+    (["tiny", "--standard", "approx"], "standard_name"),
+    (["no_such_case"], "case"),
+    ([], "no_cases"),
+    (["tiny", "--records", "0"], "records"),
+    (["--matrix", "nope.toml"], "matrix_file"),
+])
+def test_bad_arguments_exit_2(tmp_path, capsys, argv, rule):
+    rc, _, err = _verify(capsys, *argv, "--report", str(tmp_path / "r"))
+    assert rc == 2
+    assert len(err.strip().splitlines()) == 1 and f"rule {rule}" in err
+
+
+def test_bad_matrix_file_exit_2(tmp_path, capsys):
+    m = tmp_path / "m.toml"
+    m.write_text('op = "moe_token_unpermute_with_ep_grad"\ndtypes = ["bf16"]\nprobs = ["none"]\n'
+                 'shapes = [{tokens = 2, topk = 1, hidden = -4}]\n')
+    rc, _, err = _verify(capsys, "--matrix", str(m), "--report", str(tmp_path / "r"))
+    assert rc == 2 and "m.toml: shapes[0].hidden: expected an integer >= 1" in err
+
+
+def test_case_that_cannot_run_fails_with_exit_1(tmp_path, capsys):
+    """A tiling rejection is a failed case (exit 1), reported, not a bad verify input."""
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps({"op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16"],
+                             "probs": ["none"], "shapes": [{"tokens": 2, "topk": 600,
+                                                            "hidden": 8}]}))
+    rc, out, _ = _verify(capsys, "--matrix", str(m), "--report", str(tmp_path / "r"))
+    assert rc == 1 and "(not run)" in out and "561002" in out
