@@ -1,0 +1,64 @@
+"""The bundled equivalence matrix through ``aicore-sim verify`` (the table the suite relies on).
+
+Functional mode over the whole matrix is fast (~2 s); the timed-mode run is marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from aicore_sim.cli import main
+from aicore_sim.verify.matrix import BUNDLED_MATRIX, expand, load_matrix
+
+
+def test_bundled_matrix_covers_every_dtype_combination_and_path_a():
+    cases = expand(load_matrix("default"))
+    combos = {(c.dtype, c.probs) for c in cases}
+    floats = {"bfloat16", "float16", "float32"}
+    assert combos == {(t, p) for t in floats for p in floats | {None}}  # 9 IR combos + path A
+    assert {c.platform.name for c in cases} == {"ascend910b1", "tiny"}
+    assert {c.range is None for c in cases} == {True, False}
+    assert load_matrix(BUNDLED_MATRIX).name == "equivalence"
+
+
+def test_bundled_matrix_passes_then_one_ulp_fails(tmp_path, capsys):
+    """verify --matrix passes; one element of one expected file off by one ulp: exit 1, named."""
+    gold = tmp_path / "expected"
+    rc = main(["verify", "--matrix", "--dump-golden", str(gold), "--report",
+               str(tmp_path / "pass"), "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, [x for x in out.splitlines() if not x.startswith("PASS")]
+    summary = json.loads((tmp_path / "pass.json").read_text())["summary"]
+    n = len(expand(load_matrix("default")))
+    assert summary["cases"] == summary["cases_passed"] == n
+    assert summary["standards_by_dtype"] == {d: ["bit-exact"]
+                                             for d in ("bfloat16", "float16", "float32")}
+
+    case = "bf16-fp16-n6k2h130-mid-outside_window-tiny"
+    f = gold / case / "permuted_tokens_grad.npy"
+    a = np.load(f)  # bf16 saved by numpy: 2-byte void; perturb the raw bits
+    bits = a.view(np.uint16)
+    row, col = (int(i) for i in np.argwhere(bits != 0)[0])
+    bits[row, col] += 1
+    np.save(f, a)
+    rc = main(["verify", "--matrix", "--expected", str(gold), "--report", str(tmp_path / "fail"),
+               "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    fails = [x for x in out.splitlines() if x.startswith("FAIL")]
+    assert len(fails) == 1, fails
+    assert f"FAIL  {case}  permuted_tokens_grad" in fails[0]
+    assert "bad 1/1560" in fails[0] and f"first bad [{row}, {col}]" in fails[0]
+    md = (tmp_path / "fail.md").read_text()
+    assert f"{n - 1} / {n} cases passed" in md and case in md
+
+
+@pytest.mark.slow
+def test_bundled_matrix_timed_mode(tmp_path, capsys):
+    rc = main(["verify", "--matrix", "--mode", "timed", "--report", str(tmp_path / "t"),
+               "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, [x for x in out.splitlines() if not x.startswith("PASS")]
