@@ -363,7 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, formatter_class=fmt,
         description="Cycle-approximate simulator of the Ascend AICore vector core (AIV).",
         epilog="examples:\n  aicore-sim run\n  aicore-sim tiling examples/cases/tiny.json\n"
-               "  aicore-sim platforms\n  aicore-sim cases\n\n"
+               "  aicore-sim platforms\n  aicore-sim cases\n"
+               "  aicore-sim sweep examples/sweeps/tiny_smoke.toml\n"
+               "  aicore-sim search p1_deepseek_v3 --tokens 512\n\n"
                "'aicore-sim COMMAND --help' shows the options of one command.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -406,6 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
     from aicore_sim.verify.cli_verify import add_parser as _add_verify  # verify subcommand
 
     _add_verify(sub)
+
+    from aicore_sim.sweep.cli_sweep import add_parsers as _add_sweep  # sweep, search, report
+
+    _add_sweep(sub)
     return p
 
 

@@ -69,6 +69,11 @@ def tiling_text(r: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def rank(r: dict[str, Any]) -> tuple:
+    """Fastest first; on a tie the unchanged upstream tiling wins."""
+    return (r["makespan_cycles"], not is_upstream(r), r["key"])
+
+
 def summarise_groups(rows: list[dict[str, Any]], verified: dict[str, dict[str, Any]]
                      ) -> list[dict[str, Any]]:
     """Per group: upstream row, best row, speed-up, verification of the best."""
@@ -78,7 +83,7 @@ def summarise_groups(rows: list[dict[str, Any]], verified: dict[str, dict[str, A
     out = []
     for g, rs in groups.items():
         ok = [r for r in rs if r.get("status") == "ok"]
-        best = min(ok, key=lambda r: (r["makespan_cycles"], r["key"])) if ok else None
+        best = min(ok, key=rank) if ok else None
         up = next((r for r in ok if is_upstream(r)), None)
         speed = (up["makespan_cycles"] / best["makespan_cycles"]
                  if up and best and best["makespan_cycles"] else None)

@@ -258,6 +258,12 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
     return rows
 
 
+def rank(r: dict[str, Any]) -> tuple:
+    """Sort key of ok rows: fastest first; on a tie the unchanged upstream tiling wins."""
+    up = r.get("strategy") == "upstream" and not r.get("overrides")
+    return (r["makespan_cycles"], not up, r["key"])
+
+
 def best_rows(rows: list[dict[str, Any]], top: int = 1) -> list[dict[str, Any]]:
     """The ``top`` fastest ok rows of every group."""
     by: dict[str, list[dict[str, Any]]] = {}
@@ -266,7 +272,7 @@ def best_rows(rows: list[dict[str, Any]], top: int = 1) -> list[dict[str, Any]]:
             by.setdefault(r.get("group") or "", []).append(r)
     out = []
     for g in by.values():
-        out.extend(sorted(g, key=lambda r: (r["makespan_cycles"], r["key"]))[:top])
+        out.extend(sorted(g, key=rank)[:top])
     return out
 
 

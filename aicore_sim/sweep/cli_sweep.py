@@ -1,0 +1,197 @@
+"""The ``aicore-sim sweep | search | report`` subcommands (step: the command line).
+
+Parsers and handlers live here; ``aicore_sim/cli.py`` only hooks them in. Exit codes follow the
+rest of the CLI: 0 done, 2 a bad spec, option or case (one line naming the field), 1 a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+_SWEEP_EXAMPLES = """\
+examples:
+  aicore-sim sweep examples/sweeps/tiny_smoke.toml --out reports/tiny_smoke
+  aicore-sim sweep examples/sweeps/p1_tiling.toml --workers 2 --verify
+  aicore-sim sweep SPEC --out DIR --resume               continue a killed sweep
+  aicore-sim sweep SPEC --scheduler local:4              a new Dask LocalCluster of 4 workers
+  aicore-sim sweep SPEC --scheduler tcp://host:8786      an existing Dask cluster
+
+The spec format (TOML or JSON) is documented in aicore_sim/sweep/spec.py and examples/sweeps/.
+Writes into --out: results.jsonl + results.csv (one row per point, appended as points finish),
+verify.jsonl (--verify), spec.json, report.md, heatmap.png, pareto.png, bound_by.png.
+"""
+
+_SEARCH_EXAMPLES = """\
+examples:
+  aicore-sim search p1_deepseek_v3 --tokens 512 --budget 40
+  aicore-sim search mixtral --platform ascend950pr_9589 --budget 60 --workers 2
+  aicore-sim search my_case.json --platform ascend910b3
+
+Runs the op's named strategies (upstream first) and up to --budget points of the legal tiling
+space (whole grid if it fits, else random half + neighbours of the best), verifies the best
+against the golden and prints its speed-up over upstream.
+"""
+
+_REPORT_EXAMPLES = """\
+examples:
+  aicore-sim report reports/tiny_smoke
+  aicore-sim report reports/p1/results.jsonl --out reports/p1_again --heatmap strategy,hbm_gbps
+"""
+
+
+def _usage(msg: str) -> Exception:
+    from aicore_sim.cli import UsageError
+
+    return UsageError(msg)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "sweep"
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from aicore_sim.sweep.run import make_executor, run_sweep
+    from aicore_sim.sweep.spec import SpecError, load_spec
+
+    try:
+        spec = load_spec(args.spec)
+    except SpecError as e:
+        raise _usage(f"{args.spec}: {e}") from None
+    out = Path(args.out) if args.out else Path("reports") / _slug(spec.name)
+    n = spec.size
+    print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/",
+          file=sys.stderr)
+    try:
+        with make_executor(args.workers, args.scheduler, spec.op) as ex:
+            res = run_sweep(spec, out, ex, resume=args.resume, verify=args.verify,
+                            progress=not args.no_progress, report=not args.no_report,
+                            max_batch=args.batch)
+    except SpecError as e:
+        raise _usage(str(e)) from None
+    counts: dict[str, int] = {}
+    for r in res.rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    rate = len(res.rows) / res.wall_s * 60 if res.wall_s else 0.0
+    print(f"{len(res.rows)} points run ({', '.join(f'{v} {k}' for k, v in counts.items())}), "
+          f"{res.skipped} skipped as already done, {res.wall_s:.1f} s ({rate:.0f} points/min)")
+    for v in res.verified:
+        print(f"verify {v['key']}: {v['status']} ({v.get('detail')})")
+    if res.report is not None:
+        print(f"report: {res.report}")
+    bad = any(v["status"] != "verified" for v in res.verified)
+    return 1 if bad else 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from aicore_sim.sweep.run import make_executor
+    from aicore_sim.sweep.search import search
+    from aicore_sim.sweep.spec import SpecError
+
+    case_axes: dict[str, Any] = {}
+    if args.tokens:
+        case_axes["tokens_num"] = args.tokens
+    from aicore_sim.sweep.ops import get_op
+
+    op = get_op(args.op)
+    try:
+        op.resolve_case(args.case, case_axes)
+    except (KeyError, ValueError, OSError) as e:
+        raise _usage(f"CASE {args.case}: {e.args[0] if e.args else e}") from None
+    try:
+        from aicore_sim.sweep.worker import build_platform
+
+        build_platform({"platform": args.platform})
+    except (KeyError, ValueError, OSError) as e:
+        raise _usage(f"--platform {args.platform}: {e.args[0] if e.args else e}") from None
+    label = f"search-{_slug(Path(args.case).stem)}-{_slug(Path(args.platform).stem)}"
+    if args.tokens:
+        label += f"-n{args.tokens}"
+    out = Path(args.out) if args.out else Path("reports") / label
+    try:
+        with make_executor(args.workers, args.scheduler, args.op) as ex:
+            res = search(args.case, ex, out, platform=args.platform, budget=args.budget,
+                         op=args.op, case_axes=case_axes, seed=args.seed,
+                         verify=not args.no_verify, progress=not args.no_progress)
+    except SpecError as e:
+        raise _usage(str(e)) from None
+    print(res.text())
+    if res.report is not None:
+        print(f"report: {res.report}")
+    if res.best is None:
+        return 1
+    return 0 if res.verified is None or res.verified["status"] == "verified" else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from aicore_sim.sweep.report import write_report
+
+    src = Path(args.results)
+    folder = src.parent if src.is_file() else src
+    if not (folder / "results.jsonl").exists():
+        raise _usage(f"RESULTS {args.results}: no results.jsonl there")
+    heat = None
+    if args.heatmap:
+        heat = [h.strip() for h in args.heatmap.split(",")]
+        if len(heat) != 2:
+            raise _usage(f"--heatmap {args.heatmap}: give two axes, e.g. "
+                         "indicesReserveNum,inputReserveNum")
+    path = write_report(folder, args.out, heatmap=heat)
+    print(f"report: {path}")
+    return 0
+
+
+def _exec_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=2, metavar="N",
+                   help="local worker processes (default 2; 0 = run in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask cluster: a scheduler address (tcp://host:8786) or "
+                        "local:N for a new LocalCluster of N workers")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``sweep``, ``search`` and ``report`` to the CLI's subparsers."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    s = sub.add_parser("sweep", help="run a design-space sweep (tilings, platforms, cases)",
+                       formatter_class=fmt, epilog=_SWEEP_EXAMPLES,
+                       description="Run every point of a sweep spec (timing-only by default).")
+    s.add_argument("spec", metavar="SPEC", help="sweep file (.toml or .json)")
+    s.add_argument("--out", metavar="DIR", help="results folder (default reports/<spec name>)")
+    _exec_opts(s)
+    s.add_argument("--verify", action="store_true",
+                   help="re-run the best points of every group with numerics; check vs golden")
+    s.add_argument("--resume", action="store_true",
+                   help="skip points already in DIR/results.jsonl")
+    s.add_argument("--batch", type=int, default=32, metavar="N",
+                   help="max points per task (points sharing a recorded program; default 32)")
+    s.add_argument("--no-report", action="store_true", help="skip the report at the end")
+    s.set_defaults(func=cmd_sweep)
+
+    q = sub.add_parser("search", help="find the fastest legal tiling of one case",
+                       formatter_class=fmt, epilog=_SEARCH_EXAMPLES,
+                       description="Search the tiling space of one case; verify the best.")
+    q.add_argument("case", metavar="CASE", help="bundled case name or case file")
+    q.add_argument("--platform", default="ascend910b1", metavar="P",
+                   help="preset name or preset TOML path (default ascend910b1)")
+    q.add_argument("--budget", type=int, default=40, metavar="N",
+                   help="max points to simulate (default 40)")
+    q.add_argument("--tokens", type=int, metavar="N", help="cut the case to N tokens")
+    q.add_argument("--out", metavar="DIR",
+                   help="results folder (default reports/search-<case>-<platform>)")
+    q.add_argument("--seed", type=int, help="input seed (default: the case's)")
+    q.add_argument("--op", default="moe_token_unpermute_with_ep_grad", help=argparse.SUPPRESS)
+    q.add_argument("--no-verify", action="store_true", help="skip the numerics check")
+    _exec_opts(q)
+    q.set_defaults(func=cmd_search)
+
+    r = sub.add_parser("report", help="markdown + PNG report of sweep results",
+                       formatter_class=fmt, epilog=_REPORT_EXAMPLES,
+                       description="Write report.md and charts from a results folder.")
+    r.add_argument("results", metavar="RESULTS", help="results folder or its results.jsonl")
+    r.add_argument("--out", metavar="DIR", help="where to write (default: the results folder)")
+    r.add_argument("--heatmap", metavar="X,Y", help="two axes for the heatmap")
+    r.set_defaults(func=cmd_report)
