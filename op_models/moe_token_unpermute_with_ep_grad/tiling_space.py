@@ -402,7 +402,7 @@ def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
 
 
 def search_space(case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
-    """Legal knob combinations for a search: E × R (path B) × hidden chunks × cores.
+    """Legal knob combinations for a search: E × R (path B) × 1-4 hidden chunks × cores.
 
     Only combinations that pass :func:`violations` are returned. Core counts tried: all cores
     and a few counts that split the tokens more evenly.
@@ -412,7 +412,8 @@ def search_space(case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
     step = _hidden_step(case)
     core_opts = sorted({P} | {c for c in range(max(1, P - 8), P) if N % c == 0 or
                               -(-N // c) < -(-N // P)}, reverse=True)[:3]
-    hiddens = sorted({min(_up(-(-H // n), step), _up(H, step)) for n in range(1, 9)},
+    # at most 4 hidden chunks: every chunk multiplies the instruction count of a point
+    hiddens = sorted({min(_up(-(-H // n), step), _up(H, step)) for n in range(1, 5)},
                      reverse=True)
     out: list[dict[str, int]] = []
     for cores in core_opts:
