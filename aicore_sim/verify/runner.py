@@ -375,7 +375,8 @@ def verify_main(args: argparse.Namespace) -> int:
         if len(sys.argv) > 1 and sys.argv[1] == "verify" else "aicore-sim verify",
         "mode": ", ".join(modes),
         "standard": cli_std.name if cli_std else (mat_std.name if mat_std else "per case"),
-        "expected_from": "files " + str(expected) if expected else "built-in golden",
+        "expected_from": "files " + str(expected) if expected else
+        ", ".join(sorted({r.expected_from for r in results})),
         "wall_s": round(wall, 3),
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
         **{k: v for k, v in meta.items() if v is not None},
