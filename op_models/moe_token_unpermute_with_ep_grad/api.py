@@ -54,6 +54,7 @@ from aicore_sim.memory import MemoryImage
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.program import Program
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
+from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
     moe_token_unpermute_with_ep_grad as _kernel,
 )
@@ -259,12 +260,10 @@ def get_workspace_size(
             f"range {rng} has {len(rng)} values, not 2: upstream's tiling then returns without "
             "setting the block dim, so no launch is possible (rule range_size)", "range_size")
 
-    # infershape (spec §2.2)
-    hidden = grad.shape[1] if grad.ndim == 2 else 0
+    # output shapes and dtypes by the operator's infershape (spec §2.2)
+    inferred = infer_outputs(grad, idx, perm, prb)
     shapes: dict[str, tuple[tuple[int, ...], np.dtype] | None] = {
-        "permuted_tokens_grad": ((int(idx.shape[0]), int(hidden)), grad.dtype),
-        "probs_grad": None if prb is None else (tuple(prb.shape), prb.dtype),
-    }
+        k: None if v is None else (tuple(v.shape), v.dtype) for k, v in inferred.items()}
     for name, arr in (("permuted_tokens_grad", ptg_out), ("probs_grad", pg_out)):
         spec = shapes[name]
         if arr is not None and spec is not None and tuple(arr.shape) != spec[0]:
