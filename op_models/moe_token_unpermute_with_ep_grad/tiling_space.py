@@ -73,6 +73,8 @@ STRATEGIES: dict[str, str] = {
                 "(no short last loop), never more loops than upstream",
     "max_rows": "path B: hidden dim split so that all K permuted rows of a token fit in one "
                 "group (R = K); path A: as upstream",
+    "one_row": "path B: one permuted row per group (R = 1), so each row's copy overlaps the "
+               "vector work on the previous one; path A: as upstream",
 }
 
 MAX_INDICES = 512  # the kernel's fixed scalar arrays in path B (spec §3.11)
@@ -279,6 +281,8 @@ def _strategy_knobs(name: str, case: _cases.Case, platform: Platform, td: Tiling
             if hA <= step:
                 break
         return {}
+    if name == "one_row":
+        return {"inputReserveNum": 1} if case.probs_dtype is not None else {}
     raise ValueError(f"unknown tiling strategy {name!r}; valid: {', '.join(STRATEGIES)}")
 
 
