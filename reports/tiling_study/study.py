@@ -1,6 +1,6 @@
 """Tiling study: upstream vs best found tiling for four model cases on three SoCs.
 
-Re-run with ``python reports/tiling_study/study.py [--tokens 512] [--budget 30] [--workers 2]``
+Re-run with ``python reports/tiling_study/study.py [--tokens 4096] [--budget 30] [--workers 2]``
 from the repository root. Each (case, platform) pair is one ``aicore-sim search`` (rows, report
 and charts in ``reports/tiling_study/<case>-<platform>/``); ``summary.md`` collects the table.
 """
@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tokens", type=int, default=256)
+    ap.add_argument("--tokens", type=int, default=4096)
     ap.add_argument("--budget", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
