@@ -44,7 +44,7 @@ class CoreRecorder:
     """
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
-                 platform) -> None:
+                 platform, gm_before: dict[str, np.ndarray] | None = None) -> None:
         self.core = core
         self.block_num = block_num
         self.image = image
@@ -59,6 +59,8 @@ class CoreRecorder:
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
+        # copy-on-write snapshot of GM: a tensor's bytes before the launch's first write to it
+        self.gm_before = gm_before
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -68,8 +70,12 @@ class CoreRecorder:
         self.stream.append(ins)
         self.pipe_index.append(self.pipe_count[ins.pipe])
         self.pipe_count[ins.pipe] += 1
-        semantics.execute(ins, self.ub_bytes, self.image.gm)
         dst = ins.dst
+        before = self.gm_before
+        if before is not None and dst is not None and dst.space is Space.GM \
+                and dst.buf not in before:
+            before[dst.buf] = self.image.gm[dst.buf].copy()
+        semantics.execute(ins, self.ub_bytes, self.image.gm)
         if dst is not None and dst.space is Space.UB and ins.pipe is not Pipe.SCALAR:
             b0 = dst.addr // UB_ALIGN
             b1 = -(-(dst.addr + dst.nbytes) // UB_ALIGN)
@@ -122,14 +128,17 @@ def current() -> CoreRecorder:
 
 def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,
            platform, keep_initial: bool = True) -> Program:
-    """Run ``kernel(*args)`` once per block index on ``image`` (the functional image)."""
-    initial = image.copy() if keep_initial else image
+    """Run ``kernel(*args)`` once per block index on ``image`` (the functional image).
+
+    With ``keep_initial`` the program also holds the image as it was before the launch
+    (UB zeroed; GM tensors copied just before their first write, the others shared)."""
+    gm_before: dict[str, np.ndarray] | None = {} if keep_initial else None
     streams: list[list[Instr]] = []
     allocations: list[list[Allocation]] = []
     hazards: list[Hazard] = []
     for core in range(block_dim):
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
-        rec = CoreRecorder(core, block_dim, image, ub, platform)
+        rec = CoreRecorder(core, block_dim, image, ub, platform, gm_before)
         _ACTIVE.append(rec)
         try:
             kernel(*args)
@@ -140,6 +149,11 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)
+    if gm_before is not None:
+        initial = MemoryImage({k: gm_before.get(k, v) for k, v in image.gm.items()},
+                              image.ub_bytes, block_dim)
+    else:
+        initial = image
     return Program(streams, allocations, image, initial, hazards)
 
 
