@@ -55,20 +55,20 @@ def _knowledge(ct: CoreTrace) -> dict[int, tuple[int, int, int, int]]:
             prev_s = s_positions[s_ptr[i]]
             ks = done.get(prev_s)
             if ks is not None:
-                k = [max(a, b) for a, b in zip(k, ks)]
+                k = list(map(max, k, ks))
         if ins.op is Opcode.WAIT_FLAG and i in wait_src:
             ks = done.get(wait_src[i])
             if ks is not None:
-                k = [max(a, b) for a, b in zip(k, ks)]
+                k = list(map(max, k, ks))
         if ins.dep is not None:
             dp = pos_by_pipe_seq.get((int(ins.dep[0]), ins.dep[1]))
             ks = done.get(dp) if dp is not None else None
             if ks is not None:
-                k = [max(a, b) for a, b in zip(k, ks)]
+                k = list(map(max, k, ks))
         if ins.op is Opcode.BARRIER and ins.barrier is None:
             for q in range(4):
                 ks = last[q]
-                k = [max(a, b) for a, b in zip(k, ks)]
+                k = list(map(max, k, ks))
         k[p] = seq_of[i] + 1
         done[i] = last[p] = tuple(k)
     return done
@@ -112,6 +112,11 @@ def _ub_races(ct: CoreTrace, known: dict[int, tuple[int, int, int, int]], ub_byt
             ((ct.core, j), (ct.core, i))))
 
     ub = Space.UB
+    maxred = np.maximum.reduce  # the ufunc itself: no Python wrapper per call
+
+    def beyond(mx: list[int], k: tuple[int, int, int, int]) -> bool:
+        return mx[0] > k[0] or mx[1] > k[1] or mx[2] > k[2] or mx[3] > k[3]
+
     for row in order:
         i = int(ct.index[row])
         ins = stream[i]
@@ -120,23 +125,23 @@ def _ub_races(ct: CoreTrace, known: dict[int, tuple[int, int, int, int]], ub_byt
         if not srcs and (dst is None or dst.space is not ub or not dst.nbytes):
             continue
         p = int(ins.pipe)
-        k = np.array(known[i], dtype=np.int64)
+        k = known[i]
         mark = k[p]
         for op in srcs:
             b0, b1 = op.addr // UB_ALIGN, -(-op.end // UB_ALIGN)
-            mx = w[:, b0:b1].max(axis=1)
-            if (mx > k).any():
-                report(i, mx, k, w_pos, b0, b1, "read after write")
+            mx = maxred(w[:, b0:b1], axis=1).tolist()
+            if beyond(mx, k):
+                report(i, np.array(mx), np.array(k), w_pos, b0, b1, "read after write")
             r[p, b0:b1] = mark
             r_pos[p, b0:b1] = i
         if dst is not None and dst.space is ub and dst.nbytes:
             b0, b1 = dst.addr // UB_ALIGN, -(-dst.end // UB_ALIGN)
-            mx = w[:, b0:b1].max(axis=1)
-            if (mx > k).any():
-                report(i, mx, k, w_pos, b0, b1, "write after write")
-            mx = r[:, b0:b1].max(axis=1)
-            if (mx > k).any():
-                report(i, mx, k, r_pos, b0, b1, "write after read")
+            mx = maxred(w[:, b0:b1], axis=1).tolist()
+            if beyond(mx, k):
+                report(i, np.array(mx), np.array(k), w_pos, b0, b1, "write after write")
+            mx = maxred(r[:, b0:b1], axis=1).tolist()
+            if beyond(mx, k):
+                report(i, np.array(mx), np.array(k), r_pos, b0, b1, "write after read")
             w[p, b0:b1] = mark
             w_pos[p, b0:b1] = i
     if extra:
