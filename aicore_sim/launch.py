@@ -73,14 +73,18 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     ``args`` lists the kernel's parameters in order: a ``str`` names a GM tensor of
     ``tensors`` (passed as its ``GM_ADDR``), ``None`` is a null pointer, anything else (the
     tiling data) is passed as it is. ``outputs`` names the tensors to read back with their
-    dtype and shape. ``races`` turns the race analysis off (it is the slowest check).
+    dtype and shape; they are the only tensors the kernel may write (the others are read-only
+    inputs, and a write to one is a ``KernelError``). Returned outputs are views of the
+    launch's own memory image, never of the caller's arrays. ``races`` turns the race
+    analysis off (it is the slowest check).
     """
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
     block_dim = platform.aiv_core_num if block_dim is None else int(block_dim)
     wall: dict[str, float] = {}
     t0 = time.perf_counter()
-    image = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim)
+    # only the outputs are copied; inputs are read-only views (a kernel writing one is an error)
+    image = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs))
     gm_args = tuple(GM_ADDR(a) if isinstance(a, str) else a for a in args)
     prog = program.record(kernel, gm_args, block_dim, image, platform,
                           keep_initial=(mode == "timed"))

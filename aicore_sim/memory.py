@@ -77,12 +77,19 @@ class MemoryImage:
         self.ub_bytes = ub_bytes
 
     @classmethod
-    def from_tensors(cls, tensors: dict[str, np.ndarray], ub_bytes: int, cores: int):
-        """GM holds a private byte copy of each tensor (C-contiguous, as on device)."""
-        gm = {
-            k: np.ascontiguousarray(v).reshape(-1).view(np.uint8).copy()
-            for k, v in tensors.items()
-        }
+    def from_tensors(cls, tensors: dict[str, np.ndarray], ub_bytes: int, cores: int,
+                     writable: set[str] | None = None):
+        """GM holds the bytes of each tensor (C-contiguous, as on device): a private copy of
+        each tensor in ``writable`` (all when None), a read-only view of the others."""
+        gm = {}
+        for k, v in tensors.items():
+            raw = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
+            if writable is None or k in writable:
+                raw = raw.copy()
+            else:
+                raw = raw.view()
+                raw.flags.writeable = False
+            gm[k] = raw
         return cls(gm, ub_bytes, cores)
 
     def copy(self) -> MemoryImage:
@@ -91,8 +98,8 @@ class MemoryImage:
         return other
 
     def gm_array(self, name: str, dtype, shape) -> np.ndarray:
-        """A typed copy of GM tensor ``name``."""
-        return self.gm[name].view(dtype).reshape(shape).copy()
+        """GM tensor ``name`` as a typed array (a view of this image's bytes)."""
+        return self.gm[name].view(dtype).reshape(shape)
 
     def check_gm(self, name: str, addr: int, nbytes: int, what: str) -> None:
         size = self.gm[name].size

@@ -71,10 +71,14 @@ class CoreRecorder:
         self.pipe_index.append(self.pipe_count[ins.pipe])
         self.pipe_count[ins.pipe] += 1
         dst = ins.dst
-        before = self.gm_before
-        if before is not None and dst is not None and dst.space is Space.GM \
-                and dst.buf not in before:
-            before[dst.buf] = self.image.gm[dst.buf].copy()
+        if dst is not None and dst.space is Space.GM:
+            gm = self.image.gm[dst.buf]
+            if not gm.flags.writeable:
+                raise KernelError(f"core {self.core}: {ins.describe()} writes GM tensor "
+                                  f"'{dst.buf}', which the launch passed as an input")
+            before = self.gm_before
+            if before is not None and dst.buf not in before:
+                before[dst.buf] = gm.copy()
         semantics.execute(ins, self.ub_bytes, self.image.gm)
         if dst is not None and dst.space is Space.UB and ins.pipe is not Pipe.SCALAR:
             b0 = dst.addr // UB_ALIGN
