@@ -86,8 +86,11 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     # only the outputs are copied; inputs are read-only views (a kernel writing one is an error)
     image = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs))
     gm_args = tuple(GM_ADDR(a) if isinstance(a, str) else a for a in args)
-    prog = program.record(kernel, gm_args, block_dim, image, platform,
-                          keep_initial=(mode == "timed"))
+    # the memory before the launch, for a replay with effects: read-only views of the
+    # caller's arrays (the functional image works on its own copies of the outputs)
+    initial = (MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set())
+               if mode == "timed" else None)
+    prog = program.record(kernel, gm_args, block_dim, image, platform, initial)
     wall["record"] = time.perf_counter() - t0
     hazards = list(prog.hazards)
     trace = None

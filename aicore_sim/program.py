@@ -44,7 +44,7 @@ class CoreRecorder:
     """
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
-                 platform, gm_before: dict[str, np.ndarray] | None = None) -> None:
+                 platform) -> None:
         self.core = core
         self.block_num = block_num
         self.image = image
@@ -59,8 +59,6 @@ class CoreRecorder:
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
-        # copy-on-write snapshot of GM: a tensor's bytes before the launch's first write to it
-        self.gm_before = gm_before
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -76,9 +74,6 @@ class CoreRecorder:
             if not gm.flags.writeable:
                 raise KernelError(f"core {self.core}: {ins.describe()} writes GM tensor "
                                   f"'{dst.buf}', which the launch passed as an input")
-            before = self.gm_before
-            if before is not None and dst.buf not in before:
-                before[dst.buf] = gm.copy()
         semantics.execute(ins, self.ub_bytes, self.image.gm)
         if dst is not None and dst.space is Space.UB and ins.pipe is not Pipe.SCALAR:
             b0 = dst.addr // UB_ALIGN
@@ -131,18 +126,17 @@ def current() -> CoreRecorder:
 
 
 def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,
-           platform, keep_initial: bool = True) -> Program:
+           platform, initial: MemoryImage | None = None) -> Program:
     """Run ``kernel(*args)`` once per block index on ``image`` (the functional image).
 
-    With ``keep_initial`` the program also holds the image as it was before the launch
-    (UB zeroed; GM tensors copied just before their first write, the others shared)."""
-    gm_before: dict[str, np.ndarray] | None = {} if keep_initial else None
+    ``initial`` is the memory as it was before the launch, kept in the program for a replay
+    with effects (default: the functional image itself, i.e. none kept)."""
     streams: list[list[Instr]] = []
     allocations: list[list[Allocation]] = []
     hazards: list[Hazard] = []
     for core in range(block_dim):
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
-        rec = CoreRecorder(core, block_dim, image, ub, platform, gm_before)
+        rec = CoreRecorder(core, block_dim, image, ub, platform)
         _ACTIVE.append(rec)
         try:
             kernel(*args)
@@ -153,12 +147,7 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)
-    if gm_before is not None:
-        initial = MemoryImage({k: gm_before.get(k, v) for k, v in image.gm.items()},
-                              image.ub_bytes, block_dim)
-    else:
-        initial = image
-    return Program(streams, allocations, image, initial, hazards)
+    return Program(streams, allocations, image, image if initial is None else initial, hazards)
 
 
 __all__ = ["CoreRecorder", "Hazard", "Program", "current", "record"]
