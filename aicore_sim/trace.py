@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aicore_sim.isa import Instr, Opcode, Pipe
+from aicore_sim.isa import Instr, Pipe
 
 STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier")
 
@@ -67,14 +67,6 @@ class CoreTrace:
             return int((s[:, 1] - s[:, 0]).sum()) if s.size else 0
         r = self.rows(pipe)
         return int((self.end[r] - self.start[r]).sum())
-
-    def stall_cycles(self, pipe: Pipe) -> dict[str, int]:
-        """Stalled cycles of ``pipe`` per cause."""
-        out = dict.fromkeys(STALL_CAUSES, 0)
-        for p, a, b, cause, _ in self.stalls:
-            if p == int(pipe):
-                out[cause] += b - a
-        return out
 
 
 @dataclass
@@ -125,13 +117,3 @@ class Trace:
             raise KeyError(f"core {core}: instruction {stream_index} did not execute")
         r = rows[0]
         return int(ct.start[r]), int(ct.end[r])
-
-    def bytes_moved(self, op: Opcode) -> int:
-        """Payload bytes of every executed copy of kind ``op``."""
-        total = 0
-        for c in self.cores:
-            for i in c.index[c.pipe != int(Pipe.SCALAR)]:
-                ins = c.stream[int(i)]
-                if ins.op is op:
-                    total += ins.nbytes
-        return total
