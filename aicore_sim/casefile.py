@@ -286,7 +286,10 @@ def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray |
 
 
 def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray | None]:
-    """Every present input from ``folder/<input name>.npy``, checked against the case."""
+    """Every present input from ``folder/<input name>.npy``, checked against the case.
+
+    The files are memory-mapped read-only: a big input costs address space, and its pages
+    are read as the kernel touches them (no copy is ever made of an input)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise CaseFileError(f"--inputs {folder}: not a folder")
@@ -300,7 +303,7 @@ def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray
             raise CaseFileError(f"--inputs: {f.name} missing (input {name} is present in the "
                                 f"case)")
         try:
-            arr = np.load(f, allow_pickle=False)
+            arr = np.load(f, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError) as e:
             raise CaseFileError(f"--inputs: {f.name}: cannot read ({e})") from None
         if tuple(arr.shape) != spec.shape:

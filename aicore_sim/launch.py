@@ -13,7 +13,14 @@ Modes:
   functional one. The replay runs without effects first; when the race analysis proves every
   access ordered after the same writer as in program order, the timed image *is* the
   functional image and is not recomputed; otherwise a second replay applies the effects.
-- ``timing-only``: replay without numpy work; outputs from the functional image.
+- ``timing-only``: timing only. The record pass runs the kernel's control flow with the data
+  movement that control flow can depend on (GM->UB copies, scalar stores, ``GetValue``) but
+  no vector arithmetic and no UB->GM copies (``program.CONTROL_EFFECTS``); the replay has no
+  effects; there are no outputs. The instruction streams are those of the other modes up to
+  the values of scalar operands, which arithmetic may have produced (see
+  :func:`stream_difference` and docs/model.md).
+
+``jobs`` records the cores in that many processes (results identical to one).
 """
 
 from __future__ import annotations
@@ -64,10 +71,29 @@ class RunResult:
         return [h for h in self.hazards if h.kind == kind]
 
 
+def _stream_hazards(prog: Program, alt: Program) -> list[Hazard]:
+    """A ``stream_differs`` hazard when the two recordings of a launch differ."""
+    d = program.stream_difference(prog.streams, alt.streams)
+    if d is None:
+        return []
+    core, i, x, y = d
+    by_mode = {prog.numerics: x, alt.numerics: y}
+
+    def say(ins):
+        return ins.describe() if ins is not None else "(stream ended)"
+
+    return [Hazard("stream_differs", core,
+                   f"instruction #{i} differs between the record with numerics "
+                   f"({say(by_mode[True])}) and the timing-only record "
+                   f"({say(by_mode[False])}): the kernel's control flow depends on a value "
+                   f"that only vector arithmetic produces, so timing-only results are not "
+                   f"valid for it", ((core, i),))]
+
+
 def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.ndarray],
            outputs: dict[str, tuple[np.dtype, tuple[int, ...]]], platform: Platform,
-           block_dim: int | None = None, mode: str = "timed", races: bool = True
-           ) -> RunResult:
+           block_dim: int | None = None, mode: str = "timed", races: bool = True,
+           jobs: int = 1, check_streams: bool = False) -> RunResult:
     """Run ``kernel(*args)`` on ``block_dim`` cores.
 
     ``args`` lists the kernel's parameters in order: a ``str`` names a GM tensor of
@@ -76,23 +102,43 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     dtype and shape; they are the only tensors the kernel may write (the others are read-only
     inputs, and a write to one is a ``KernelError``). Returned outputs are views of the
     launch's own memory image, never of the caller's arrays. ``races`` turns the race
-    analysis off (it is the slowest check).
+    analysis off. ``jobs`` is the number of processes of the record pass. In timing-only
+    mode ``outputs`` of the result is empty (nothing was computed). ``check_streams``
+    records the kernel a second time the other way (with numerics when the mode has none, and
+    without otherwise) and adds a ``stream_differs`` hazard naming the first instruction
+    where the two differ: the check that a port's control flow never depends on a value that
+    only vector arithmetic produces (docs/model.md).
     """
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
     block_dim = platform.aiv_core_num if block_dim is None else int(block_dim)
     wall: dict[str, float] = {}
     t0 = time.perf_counter()
-    # only the outputs are copied; inputs are read-only views (a kernel writing one is an error)
-    image = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs))
+    numerics = mode != "timing-only"
+    # Inputs are read-only views (a kernel writing one is an error); with numerics the
+    # outputs are private copies, in timing-only mode nothing is written and nothing copied.
+    image = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
+                                     copy=numerics)
     gm_args = tuple(GM_ADDR(a) if isinstance(a, str) else a for a in args)
-    # the memory before the launch, for a replay with effects: read-only views of the
-    # caller's arrays (the functional image works on its own copies of the outputs)
-    initial = (MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set())
-               if mode == "timed" else None)
-    prog = program.record(kernel, gm_args, block_dim, image, platform, initial)
+    # the memory before the launch: read-only views of the caller's arrays, for a replay with
+    # effects and to reset the outputs if a parallel record must be redone serially
+    initial = (MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
+                                        copy=False) if numerics else None)
+    prog = program.record(kernel, gm_args, block_dim, image, platform, initial,
+                          numerics=numerics, jobs=jobs)
+    if mode != "timed":
+        prog.initial = prog.functional  # keep no pre-launch image nobody will replay
     wall["record"] = time.perf_counter() - t0
     hazards = list(prog.hazards)
+    if check_streams:
+        t1 = time.perf_counter()
+        other = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
+                                         copy=not numerics)
+        alt = program.record(kernel, gm_args, block_dim, other, platform, None,
+                             numerics=not numerics, jobs=jobs)
+        hazards.extend(_stream_hazards(prog, alt))
+        del other, alt
+        wall["check_streams"] = time.perf_counter() - t1
     trace = None
     final = prog.functional
     if mode != "functional":
@@ -115,6 +161,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
                 hazards.extend(checks.compare_images(prog.functional, timed, list(outputs)))
                 final = timed
                 wall["timed_replay"] = time.perf_counter() - t3
-    outs = {name: final.gm_array(name, dt, shape) for name, (dt, shape) in outputs.items()}
+    outs = ({name: final.gm_array(name, dt, shape) for name, (dt, shape) in outputs.items()}
+            if numerics else {})
     wall["total"] = time.perf_counter() - t0
     return RunResult(mode, platform, prog, trace, outs, hazards, wall)

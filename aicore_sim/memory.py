@@ -7,6 +7,7 @@ one :class:`MemoryImage`; ``semantics.py`` reads and writes their raw bytes. The
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,33 +70,54 @@ class UnifiedBuffer:
 
 
 class MemoryImage:
-    """Byte contents of every GM tensor (shared by all cores) and of each core's UB."""
+    """Byte contents of every GM tensor (shared by all cores) and of each core's UB.
 
-    def __init__(self, gm: dict[str, np.ndarray], ub_bytes: int, cores: int) -> None:
+    ``writable`` names the GM tensors a kernel may write (the launch's outputs); the others
+    are inputs, held as read-only views of the caller's arrays.
+    """
+
+    def __init__(self, gm: dict[str, np.ndarray], ub_bytes: int, cores: int,
+                 writable: set[str] | frozenset[str] | None = None) -> None:
         self.gm = gm
         self.ub = [np.zeros(ub_bytes, dtype=np.uint8) for _ in range(cores)]
         self.ub_bytes = ub_bytes
+        self.writable = frozenset(gm if writable is None else writable)
 
     @classmethod
     def from_tensors(cls, tensors: dict[str, np.ndarray], ub_bytes: int, cores: int,
-                     writable: set[str] | None = None):
+                     writable: set[str] | None = None, copy: bool = True):
         """GM holds the bytes of each tensor (C-contiguous, as on device): a private copy of
-        each tensor in ``writable`` (all when None), a read-only view of the others."""
+        each tensor in ``writable`` (all when None) unless ``copy`` is false, a read-only
+        view of every other one (and of every one when ``copy`` is false)."""
         gm = {}
+        names = set(tensors) if writable is None else set(writable)
         for k, v in tensors.items():
             raw = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
-            if writable is None or k in writable:
+            if copy and k in names:
                 raw = raw.copy()
             else:
                 raw = raw.view()
                 raw.flags.writeable = False
             gm[k] = raw
-        return cls(gm, ub_bytes, cores)
+        return cls(gm, ub_bytes, cores, names)
 
     def copy(self) -> MemoryImage:
-        other = MemoryImage({k: v.copy() for k, v in self.gm.items()}, self.ub_bytes, 0)
+        """A new image with private, writable copies of the writable tensors and of every UB
+        (the read-only inputs are shared)."""
+        gm = {k: (v.copy() if k in self.writable else v) for k, v in self.gm.items()}
+        other = MemoryImage(gm, self.ub_bytes, 0, self.writable)
         other.ub = [u.copy() for u in self.ub]
         return other
+
+    def share_writable(self) -> None:
+        """Move the writable tensors into anonymous shared memory, so that processes forked
+        from this one write the same bytes (the parallel record pass)."""
+        for k in self.writable:
+            old = self.gm[k]
+            mm = mmap.mmap(-1, max(old.size, 1))
+            new = np.frombuffer(mm, dtype=np.uint8, count=old.size)
+            new[:] = old
+            self.gm[k] = new
 
     def gm_array(self, name: str, dtype, shape) -> np.ndarray:
         """GM tensor ``name`` as a typed array (a view of this image's bytes)."""

@@ -11,15 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import copysign
 
 import numpy as np
 
-from aicore_sim import semantics
+from aicore_sim import parallel, semantics
 from aicore_sim.errors import KernelError
-from aicore_sim.isa import Instr, Pipe, Space
+from aicore_sim.isa import Instr, Opcode, Pipe, Space
 from aicore_sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
 
 _NO_WRITER = -1
+_GM, _SCALAR = Space.GM, Pipe.SCALAR
+_EFFECTS = semantics.EFFECTS
+
+ALL_EFFECTS = semantics.HAS_EFFECT
+"""Opcodes whose effect the record pass applies when the launch computes numbers."""
+
+CONTROL_EFFECTS = frozenset({Opcode.COPY_GM_TO_UB, Opcode.SET_VALUE_UB})
+"""Opcodes whose effect the record pass applies in timing-only mode: the data movement that
+brings GM inputs into UB and scalar stores, so that every ``GetValue`` of an input (indices,
+probs) and every branch on one sees the real value. Vector arithmetic and UB->GM copies are
+recorded but not executed: values they would produce read as whatever UB held before, so a
+kernel port may use them as operands but must never branch on them (docs/model.md)."""
 
 
 @dataclass
@@ -41,16 +54,24 @@ class CoreRecorder:
     Holds the instruction stream, the per-pipe program-order counters, the UB allocation
     table, the TQue event-id pools, and a per-32-byte-block map of the last UB writer (used to
     give each scalar UB read the producer the compiler's auto-sync would wait for).
+
+    ``effects`` is the set of opcodes whose numpy effect is applied to the functional image
+    as they are recorded: all of them with numerics, :data:`CONTROL_EFFECTS` in timing-only
+    mode. Equal instructions are stored once (``intern``): a stream holds many repeats of the
+    same flag or vector call, and sharing them saves memory and the cost of shipping streams
+    between processes.
     """
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
-                 platform) -> None:
+                 platform, effects: frozenset = ALL_EFFECTS,
+                 intern: dict[Instr, Instr] | None = None) -> None:
         self.core = core
         self.block_num = block_num
         self.image = image
         self.ub_bytes = image.ub[core]
         self.ub = ub
         self.platform = platform
+        self.effects = effects
         self.stream: list[Instr] = []
         self.pipe_count = [0, 0, 0, 0]
         self.hazards: list[Hazard] = []
@@ -59,26 +80,33 @@ class CoreRecorder:
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
+        self._intern = (intern if intern is not None else {}).setdefault
 
     # -- recording ---------------------------------------------------------------------------
 
     def emit(self, ins: Instr) -> None:
         """Append ``ins`` to the stream and apply its effect to the functional image."""
-        pos = len(self.stream)
-        self.stream.append(ins)
-        self.pipe_index.append(self.pipe_count[ins.pipe])
-        self.pipe_count[ins.pipe] += 1
+        s = ins.scalar
+        if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
+            ins = self._intern(ins, ins)
+        stream = self.stream
+        pos = len(stream)
+        stream.append(ins)
+        p = ins.pipe
+        counts = self.pipe_count
+        self.pipe_index.append(counts[p])
+        counts[p] += 1
         dst = ins.dst
-        if dst is not None and dst.space is Space.GM:
-            gm = self.image.gm[dst.buf]
-            if not gm.flags.writeable:
-                raise KernelError(f"core {self.core}: {ins.describe()} writes GM tensor "
-                                  f"'{dst.buf}', which the launch passed as an input")
-        semantics.execute(ins, self.ub_bytes, self.image.gm)
-        if dst is not None and dst.space is Space.UB and ins.pipe is not Pipe.SCALAR:
-            b0 = dst.addr // UB_ALIGN
-            b1 = -(-(dst.addr + dst.nbytes) // UB_ALIGN)
-            self._writer_pos[b0:b1] = pos
+        if dst is not None:
+            if dst.space is _GM:
+                if dst.buf not in self.image.writable:
+                    raise KernelError(f"core {self.core}: {ins.describe()} writes GM tensor "
+                                      f"'{dst.buf}', which the launch passed as an input")
+            elif p is not _SCALAR:
+                self._writer_pos[dst.addr // UB_ALIGN: -(-(dst.addr + dst.nbytes) // UB_ALIGN)] \
+                    = pos
+        if ins.op in self.effects:
+            _EFFECTS[ins.op](ins, self.ub_bytes, self.image.gm, None)
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.
@@ -109,6 +137,7 @@ class Program:
     functional: MemoryImage
     initial: MemoryImage
     hazards: list[Hazard] = field(default_factory=list)
+    numerics: bool = True
 
     @property
     def instruction_count(self) -> int:
@@ -125,18 +154,16 @@ def current() -> CoreRecorder:
     return _ACTIVE[-1]
 
 
-def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,
-           platform, initial: MemoryImage | None = None) -> Program:
-    """Run ``kernel(*args)`` once per block index on ``image`` (the functional image).
-
-    ``initial`` is the memory as it was before the launch, kept in the program for a replay
-    with effects (default: the functional image itself, i.e. none kept)."""
+def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_dim: int,
+                  image: MemoryImage, platform, effects: frozenset,
+                  intern: dict[Instr, Instr]) -> tuple[list, list, list]:
+    """Streams, allocation tables and hazards of ``cores``, recorded one after the other."""
     streams: list[list[Instr]] = []
     allocations: list[list[Allocation]] = []
     hazards: list[Hazard] = []
-    for core in range(block_dim):
+    for core in cores:
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
-        rec = CoreRecorder(core, block_dim, image, ub, platform)
+        rec = CoreRecorder(core, block_dim, image, ub, platform, effects, intern)
         _ACTIVE.append(rec)
         try:
             kernel(*args)
@@ -147,7 +174,53 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)
-    return Program(streams, allocations, image, image if initial is None else initial, hazards)
+    return streams, allocations, hazards
 
 
-__all__ = ["CoreRecorder", "Hazard", "Program", "current", "record"]
+def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,
+           platform, initial: MemoryImage | None = None, numerics: bool = True,
+           jobs: int = 1) -> Program:
+    """Run ``kernel(*args)`` once per block index on ``image`` (the functional image).
+
+    ``initial`` is the memory as it was before the launch, kept in the program for a replay
+    with effects (default: the functional image itself, i.e. none kept). ``numerics=False``
+    records the timing-only way (only :data:`CONTROL_EFFECTS` are applied). ``jobs > 1``
+    records the cores in that many processes (see :mod:`aicore_sim.parallel`); the result is
+    the same as with one.
+    """
+    effects = ALL_EFFECTS if numerics else CONTROL_EFFECTS
+    jobs = max(1, min(int(jobs), block_dim))
+    parts = None
+    if jobs > 1 and parallel.available():
+        parts = parallel.record(_record_cores, kernel, args, block_dim, image, platform,
+                                effects, jobs, initial)
+    if parts is None:
+        parts = _record_cores(kernel, args, range(block_dim), block_dim, image, platform,
+                              effects, {})
+    streams, allocations, hazards = parts
+    return Program(streams, allocations, image, image if initial is None else initial, hazards,
+                   numerics)
+
+
+def stream_difference(a: list[list[Instr]], b: list[list[Instr]]
+                      ) -> tuple[int, int, Instr | None, Instr | None] | None:
+    """The first (core, stream index, instruction of ``a``, of ``b``) where two recordings of
+    one launch differ, or None. Scalar operand values are not compared: a timing-only record
+    does not compute them (:data:`CONTROL_EFFECTS`) and no cost depends on them."""
+    for core in range(max(len(a), len(b))):
+        sa = a[core] if core < len(a) else []
+        sb = b[core] if core < len(b) else []
+        for i in range(max(len(sa), len(sb))):
+            x = sa[i] if i < len(sa) else None
+            y = sb[i] if i < len(sb) else None
+            if x is y or x == y:
+                continue
+            if x is not None and y is not None and x._replace(scalar=0.0) == y._replace(
+                    scalar=0.0):
+                continue
+            return core, i, x, y
+    return None
+
+
+__all__ = ["ALL_EFFECTS", "CONTROL_EFFECTS", "CoreRecorder", "Hazard", "Program", "current",
+           "record", "stream_difference"]

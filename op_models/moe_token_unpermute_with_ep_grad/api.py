@@ -287,13 +287,15 @@ def _empty_result(ex: Executor, mode: str, outputs: dict[str, np.ndarray | None]
 
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
-            races: bool = True) -> RunResult:
+            races: bool = True, jobs: int = 1, check_streams: bool = False) -> RunResult:
     """``aclnnMoeTokenUnpermuteWithEpGrad``: launch and deliver the outputs.
 
     ``workspace`` is not touched (the kernel never uses it; ``None`` is fine), but
     ``workspace_size`` must be at least what :func:`get_workspace_size` returned (161002).
     Returns the launch's RunResult; its ``outputs`` map ``permuted_tokens_grad`` (and
-    ``probs_grad`` when there is one) to the caller's arrays, filled in, or to new arrays.
+    ``probs_grad`` when there is one) to the caller's arrays, filled in, or to new arrays
+    (in timing-only mode nothing is computed: only the caller's arrays, untouched, if any).
+    ``races``, ``jobs`` and ``check_streams`` are passed to :func:`aicore_sim.launch.launch`.
     """
     del workspace
     ex = executor
@@ -335,7 +337,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     args += [None, td, ex.tiling.tiling_key, ex.inputs["unpermuted_tokens_grad"].dtype,
              None if prb is None else prb.dtype]
     result = launch(_kernel, args, tensors, read_back, ex.platform,
-                    block_dim=ex.tiling.block_dim, mode=mode, races=races)
+                    block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
+                    check_streams=check_streams)
     for name in ("permuted_tokens_grad", "probs_grad"):
         user = ex.user_outputs[name]
         if user is None:

@@ -1,0 +1,195 @@
+"""The record pass on several processes: contiguous ranges of cores, one process each.
+
+Step of the flow: :func:`aicore_sim.program.record` calls :func:`record` when ``jobs > 1``.
+Every core's kernel runs on its own UB and only reads the launch's inputs, so cores can be
+recorded independently; the parent process records the first range itself and forks one
+child per other range. The children inherit the inputs (copy-on-write, never copied) and
+write the outputs into the same shared memory (:meth:`MemoryImage.share_writable`); each
+sends back its streams as a table of distinct instructions plus one index array per core.
+
+The result is the serial one, bit for bit:
+
+- when two ranges touch the same output bytes (one writing, the other reading or writing),
+  the order of those accesses would depend on the processes' speed; this is detected from
+  the streams, the outputs are reset from the pre-launch image and the launch is recorded
+  again serially (such accesses are races, reported by the checks anyway);
+- when any range fails, the launch is recorded again serially, so the error raised is the
+  one a serial record raises (the first failing core's).
+
+Only platforms with ``fork`` run in parallel; elsewhere :func:`available` is false and the
+record pass stays serial.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from array import array
+from collections.abc import Callable
+
+import numpy as np
+
+from aicore_sim.isa import Instr, Opcode
+from aicore_sim.memory import MemoryImage
+
+
+def available() -> bool:
+    """Whether processes can be forked here (the parallel record pass needs it)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def ranges(n: int, parts: int) -> list[range]:
+    """``range(n)`` cut into ``parts`` contiguous ranges whose lengths differ by at most one."""
+    q, r = divmod(n, parts)
+    out, lo = [], 0
+    for k in range(parts):
+        hi = lo + q + (k < r)
+        out.append(range(lo, hi))
+        lo = hi
+    return out
+
+
+def _pack(streams: list[list[Instr]]) -> tuple[list[Instr], list[bytes]]:
+    """Streams as (distinct instructions, one array of table indices per stream)."""
+    table: list[Instr] = []
+    slot: dict[int, int] = {}  # id(instr) -> table index; streams share interned objects
+    codes = []
+    for stream in streams:
+        idx = array("I")
+        for ins in stream:
+            k = slot.get(id(ins))
+            if k is None:
+                k = slot[id(ins)] = len(table)
+                table.append(ins)
+            idx.append(k)
+        codes.append(idx.tobytes())
+    return table, codes
+
+
+def _unpack(table: list[Instr], codes: list[bytes], intern: dict[Instr, Instr]
+            ) -> list[list[Instr]]:
+    table = [intern.setdefault(t, t) for t in table]
+    return [[table[k] for k in array("I", c)] for c in codes]
+
+
+def _child(send, work: Callable[[], tuple]) -> None:
+    """Body of a forked child: record, then send (status, payload) pickled to the parent."""
+    try:
+        streams, allocations, hazards = work()
+        payload = ("ok", (*_pack(streams), allocations, hazards))
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, which re-records
+        payload = ("error", f"{type(e).__name__}: {e}")
+    send.send_bytes(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+    send.close()
+
+
+def _accesses(streams: list[list[Instr]], writable: frozenset[str]) -> list[tuple]:
+    """(tensor, first byte, end byte, is write) of every GM access to a writable tensor."""
+    out = []
+    for stream in streams:
+        for ins in stream:
+            op = ins.op
+            if op is Opcode.COPY_UB_TO_GM:
+                d = ins.dst
+                if d.buf in writable and d.nbytes:
+                    out.append((d.buf, d.addr, d.addr + d.nbytes, True))
+            elif op is Opcode.COPY_GM_TO_UB or op is Opcode.GET_VALUE_GM:
+                s = ins.src[0]
+                if s.buf in writable and s.nbytes:
+                    out.append((s.buf, s.addr, s.addr + s.nbytes, False))
+    return out
+
+
+def conflicts(parts: list[list[list[Instr]]], writable: frozenset[str]) -> bool:
+    """Whether bytes of a writable tensor written by one part are read or written by another
+    (the parts' streams, in core order)."""
+    acc = [_accesses(p, writable) for p in parts]
+    for w, mine in enumerate(acc):
+        for name in {a[0] for a in mine if a[3]}:
+            iv = np.array([(a[1], a[2]) for a in mine if a[3] and a[0] == name], np.int64)
+            iv = iv[np.argsort(iv[:, 0], kind="stable")]
+            starts, ends = iv[:, 0], np.maximum.accumulate(iv[:, 1])
+            for o, other in enumerate(acc):
+                if o == w:
+                    continue
+                ov = np.array([(a[1], a[2]) for a in other if a[0] == name], np.int64)
+                if not ov.size:
+                    continue
+                # the last written interval starting before each access ends: it overlaps
+                # the access when it (or an earlier one, hence the running max) reaches past
+                # the access's start
+                k = np.searchsorted(starts, ov[:, 1], side="left") - 1
+                hit = (k >= 0) & (ends[np.maximum(k, 0)] > ov[:, 0])
+                if hit.any():
+                    return True
+    return False
+
+
+def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: int,
+           image: MemoryImage, platform, effects: frozenset, jobs: int,
+           initial: MemoryImage | None) -> tuple | None:
+    """``record_cores`` over ``jobs`` ranges of cores at once; None when the caller must
+    record serially (a range failed, or two ranges touch the same output bytes)."""
+    from aicore_sim.program import ALL_EFFECTS
+
+    numerics = effects == ALL_EFFECTS
+    if numerics and initial is None:
+        return None  # nothing to reset the outputs from: stay serial
+    if numerics:
+        image.share_writable()
+    ctx = multiprocessing.get_context("fork")
+    cuts = ranges(block_dim, jobs)
+    children = []
+    intern: dict[Instr, Instr] = {}
+    try:
+        for cores in cuts[1:]:
+            recv, send = ctx.Pipe(duplex=False)
+
+            def work(cores=cores):
+                return record_cores(kernel, args, cores, block_dim, image, platform, effects,
+                                    {})
+
+            proc = ctx.Process(target=_child, args=(send, work), daemon=True)
+            proc.start()
+            send.close()
+            children.append((proc, recv))
+        first = record_cores(kernel, args, cuts[0], block_dim, image, platform, effects,
+                             intern)
+        results = [first]
+        failed = False
+        for _proc, recv in children:
+            status, payload = pickle.loads(recv.recv_bytes())
+            if status != "ok":
+                failed = True
+                continue
+            table, codes, allocations, hazards = payload
+            results.append((_unpack(table, codes, intern), allocations, hazards))
+    finally:
+        for proc, recv in children:
+            recv.close()
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+    if failed or (numerics and conflicts([r[0] for r in results], image.writable)):
+        if numerics:
+            for name in image.writable:
+                image.gm[name][:] = initial.gm[name]
+        return None
+    streams, allocations, hazards = [], [], []
+    for s, a, h in results:
+        streams.extend(s)
+        allocations.extend(a)
+        hazards.extend(h)
+    return streams, allocations, hazards
+
+
+__all__ = ["available", "conflicts", "ranges", "record", "usable_cpus"]
