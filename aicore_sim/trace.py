@@ -9,8 +9,13 @@ Per core the trace holds, as numpy arrays:
   in completion order per pipe; ``pipe`` and ``op`` give each row's pipe and opcode;
 - ``scalar_spans``: (start, end) rows of scalar-unit busy time (issue work, GetValue …);
 - ``releases``: (WaitFlag index, SetFlag index) — which SetFlag released which WaitFlag;
-- ``stalls``: (pipe, start, end, cause, what) with cause one of ``flag``, ``queue_full``,
-  ``gm_bandwidth``, ``auto_sync``, ``barrier``.
+- ``stall_rows``: one row (pipe, start, end, cause, what) per stall, all int64; ``cause``
+  indexes :data:`STALL_CAUSES` and ``what`` says what was waited for: the WaitFlag's stream
+  index (``flag``), the pipe whose queue was full (``queue_full``), the transfer's bytes
+  (``gm_bandwidth``), ``pipe << 32 | index in that pipe`` of the producer (``auto_sync``), the
+  pipe being drained (``barrier``);
+- ``stalls``: the same rows as tuples with the cause and the ``what`` in words (built on
+  first use; bulk readers use ``stall_rows``).
 """
 
 from __future__ import annotations
@@ -24,13 +29,22 @@ from aicore_sim.isa import Instr, Pipe
 STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier")
 
 
-def _named(stall: tuple, stream: list[Instr]) -> tuple[int, int, int, str, str]:
-    """A stall row with its ``what`` as text (flag stalls carry the WaitFlag's index)."""
-    pipe, a, b, cause, what = stall
-    if cause == "flag" and isinstance(what, int):
+_NO_STALLS = np.zeros((0, 5), np.int64)
+
+
+def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
+    """The ``what`` of a stall row in words (see the module docstring)."""
+    name = STALL_CAUSES[cause]
+    if name == "flag":
         ins = stream[what]
-        what = f"HardEvent {ins.event.name} id {ins.event_id}"
-    return int(pipe), a, b, cause, what
+        return f"HardEvent {ins.event.name} id {ins.event_id}"
+    if name == "gm_bandwidth":
+        return f"{what} B"
+    if name == "auto_sync":
+        return f"{Pipe(what >> 32).name} instruction #{what & 0xFFFFFFFF}"
+    if name == "barrier":
+        return f"PIPE_ALL: {Pipe(what).name}"
+    return Pipe(what).name  # queue_full
 
 
 @dataclass
@@ -45,9 +59,24 @@ class CoreTrace:
     pipe: np.ndarray
     scalar_spans: np.ndarray
     releases: np.ndarray
-    stalls: list[tuple[int, int, int, str, str]]
+    stall_rows: np.ndarray
     double_sets: list[tuple[int, int]]
     allocations: list = field(default_factory=list)
+    _stalls: list | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def stalls(self) -> list[tuple[int, int, int, str, str]]:
+        """(pipe, start, end, cause, what in words) per stall, in recording order."""
+        if self._stalls is None:
+            words: dict[tuple[int, int], str] = {}
+            out = []
+            for p, a, b, c, w in self.stall_rows.tolist():
+                text = words.get((c, w))
+                if text is None:
+                    text = words[(c, w)] = stall_what(c, w, self.stream)
+                out.append((p, a, b, STALL_CAUSES[c], text))
+            self._stalls = out
+        return self._stalls
 
     @property
     def finish(self) -> int:
@@ -89,7 +118,8 @@ class Trace:
                 pipe=pipe_of[idx] if idx.size else np.zeros(0, np.int8),
                 scalar_spans=np.frombuffer(sim.spans, dtype=np.int64).reshape(-1, 2).copy(),
                 releases=np.frombuffer(sim.releases, dtype=np.int64).reshape(-1, 2).copy(),
-                stalls=[_named(st, stream) for st in sim.stalls],
+                stall_rows=(np.frombuffer(sim.stalls, dtype=np.int64).reshape(-1, 5).copy()
+                            if len(sim.stalls) else _NO_STALLS),
                 double_sets=list(sim.double_sets),
                 allocations=list(allocations[c]) if allocations else [],
             ))

@@ -26,6 +26,9 @@ from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.errors import DeadlockError
 from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe
 from aicore_sim.memory import MemoryImage
+from aicore_sim.trace import STALL_CAUSES
+
+_FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT = range(5)  # codes of STALL_CAUSES
 
 S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
@@ -69,9 +72,13 @@ class CoreSim:
         sets_left: dict[int, int] = {}
         has_effect = semantics.HAS_EFFECT
         price = cost.price
+        priced: dict[int, tuple[int, int, int]] = {}  # id(Instr) -> price; streams share Instrs
         for i, ins in enumerate(stream):
             op = ins.op
-            occ[i], issue[i], gmb[i] = price(ins, platform)
+            c = priced.get(id(ins))
+            if c is None:
+                c = priced[id(ins)] = price(ins, platform)
+            occ[i], issue[i], gmb[i] = c
             pipe_of[i] = ins.pipe
             if op is _SET or op is _WAIT:
                 key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
@@ -97,9 +104,8 @@ class CoreSim:
         self.events = array("q")  # (stream index, start, end) per executed instruction
         self.spans = array("q")  # (start, end) of scalar-unit busy time, coalesced
         self.releases = array("q")  # (WaitFlag index, SetFlag index)
-        # (pipe, start, end, cause, what); for flag stalls `what` is the WaitFlag's index and
-        # the trace turns it into the flag's name
-        self.stalls: list[tuple] = []
+        # (pipe, start, end, cause code, what) as ints; trace.py says what `what` is per cause
+        self.stalls = array("q")
         self.double_sets: list[tuple[int, int]] = []  # (SetFlag index, index still pending)
 
     # -- flags -------------------------------------------------------------------------------
@@ -131,7 +137,7 @@ class CoreSim:
         if pending:
             s, at = pending.popleft()
             if at > t:
-                self.stalls.append((pipe, t, at, "flag", i))
+                self.stalls.extend((pipe, t, at, _FLAG, i))
                 return s, at
             return s, t
         what = self._flag_name(i)
@@ -147,7 +153,7 @@ class CoreSim:
         del self.blocked[pipe]
         end = at if at > t else t
         if end > t:
-            self.stalls.append((pipe, t, end, "flag", i))
+            self.stalls.extend((pipe, t, end, _FLAG, i))
         return s, end
 
     def _flag_name(self, i: int) -> str:
@@ -212,7 +218,7 @@ class CoreSim:
                 if waiting:
                     s, at = waiting.popleft()
                     if at > start:
-                        self.stalls.append((pipe, start, at, "flag", i))
+                        self.stalls.extend((pipe, start, at, _FLAG, i))
                         start = at
                 else:
                     s, start = yield from self._wait_flag(pipe, i, start)
@@ -228,7 +234,7 @@ class CoreSim:
                 if gmb[i]:
                     floor = env.now + occ[i]
                     if (yield self.gm.transfer(gmb[i], floor)):
-                        self.stalls.append((pipe, floor, env.now, "gm_bandwidth", f"{gmb[i]} B"))
+                        self.stalls.extend((pipe, floor, env.now, _GM_BW, gmb[i]))
                 else:
                     yield timeout(occ[i])
                 t = env.now
@@ -244,15 +250,18 @@ class CoreSim:
 
     # -- scalar issuer -----------------------------------------------------------------------
 
-    def _wait_done(self, pipe: int, index: int, t: int, cause: str, what: str):
-        """Generator: local time at which instruction ``index`` of ``pipe`` is complete (>= t)."""
+    def _wait_done(self, pipe: int, index: int, t: int, cause: int, what: int):
+        """Generator: local time at which instruction ``index`` of ``pipe`` is complete (>= t).
+
+        A wait past ``t`` is a stall of cause code ``cause`` with ``what`` (trace.py)."""
         if self.done[pipe] <= index:
-            self.blocked[S] = f"{cause}: waits {what}"
+            self.blocked[S] = (f"{STALL_CAUSES[cause]}: waits "
+                               f"{Pipe(pipe).name} instruction #{index}")
             yield self._watch(pipe, index + 1)
             del self.blocked[S]
         end = self.ends[pipe][index]
         if end > t:
-            self.stalls.append((S, t, end, cause, what))
+            self.stalls.extend((S, t, end, cause, what))
             return end
         return t
 
@@ -288,7 +297,7 @@ class CoreSim:
                         free = pp.popleft()
                     if free > t:
                         spans.extend((span, t))
-                        self.stalls.append((S, t, free, "queue_full", Pipe(p).name))
+                        self.stalls.extend((S, t, free, _QUEUE_FULL, p))
                         t = span = free
                 issued_at[i] = t
                 q.append(i)
@@ -308,8 +317,8 @@ class CoreSim:
             if op is _GV_UB or op is _SV_UB:
                 dep = ins.dep
                 if dep is not None:
-                    t2 = yield from self._wait_done(dep[0], dep[1], t, "auto_sync",
-                                                    f"{dep[0].name} instruction #{dep[1]}")
+                    t2 = yield from self._wait_done(dep[0], dep[1], t, _AUTO_SYNC,
+                                                    (int(dep[0]) << 32) | dep[1])
                     if t2 > t:
                         spans.extend((span, t))
                         t = span = t2
@@ -322,8 +331,8 @@ class CoreSim:
             if op is _BARRIER:
                 for pp in (V, MTE2, MTE3):
                     if issued[pp]:
-                        t = yield from self._wait_done(pp, issued[pp] - 1, t, "barrier",
-                                                       f"PIPE_ALL: {pp.name}")
+                        t = yield from self._wait_done(pp, issued[pp] - 1, t, _BARRIER_WAIT,
+                                                       int(pp))
             elif op is _WAIT:
                 s, t = yield from self._wait_flag(S, i, t)
                 self.releases.extend((i, s))
