@@ -138,6 +138,7 @@ class Program:
     initial: MemoryImage
     hazards: list[Hazard] = field(default_factory=list)
     numerics: bool = True
+    jobs: int = 1  # processes the record pass ran on (1 also when it fell back to serial)
 
     @property
     def instruction_count(self) -> int:
@@ -197,9 +198,10 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
     if parts is None:
         parts = _record_cores(kernel, args, range(block_dim), block_dim, image, platform,
                               effects, {})
+        jobs = 1
     streams, allocations, hazards = parts
     return Program(streams, allocations, image, image if initial is None else initial, hazards,
-                   numerics)
+                   numerics, jobs)
 
 
 def stream_difference(a: list[list[Instr]], b: list[list[Instr]]

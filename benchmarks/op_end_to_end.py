@@ -1,88 +1,110 @@
-"""Benchmark: MoeTokenUnpermuteWithEpGrad P1 and P2 end to end on ascend910b1.
+"""Benchmark: ``aicore-sim run`` end to end on real layer shapes, beside a numpy golden.
 
-Each case runs in its own subprocess (so its peak memory is its own) through the one-call API
-in the chosen mode, and the figures go to reports/bench_op_end_to_end.md: wall time split
-into record / replay / checks, simulated cycles and µs at the preset clock, % of the HBM
-roofline, what bounds the kernel, hazards and peak resident memory.
+Each row is the command a user types, run as a subprocess on a case file with ``--inputs``
+(inputs written once as .npy files): wall time, peak resident memory (wait4), the phase
+breakdown the command records in summary.json, and the ratio to the numpy golden of the
+same job (read the inputs, compute both outputs in fp32, write them), timed in this process
+in the same run. Results go to reports/bench_op_end_to_end.md.
 
-    python benchmarks/op_end_to_end.py [--cases p1_deepseek_v3 p2_deepseek_v3_noprobs]
-                                       [--modes timed timing-only] [--no-report]
+    python benchmarks/op_end_to_end.py [--cases p1_deepseek_v3 ...] [--modes timed ...]
+                                       [--plot both|no|yes] [--no-report]
+
+Not part of the test suite (minutes, and the figures need a quiet machine).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
-_CHILD = r"""
-import json, resource, sys, time
-from aicore_sim.summary import summarize
-from op_models.moe_token_unpermute_with_ep_grad import run_case
-case, mode = sys.argv[1], sys.argv[2]
-t0 = time.perf_counter()
-outs, res, inputs = run_case(case, platform="ascend910b1", mode=mode)
-wall = time.perf_counter() - t0
-s = summarize(res)
-print(json.dumps({
-    "case": case, "mode": mode, "wall": wall, "split": res.wall,
-    "instructions": res.program.instruction_count, "cycles": res.cycles, "us": res.us,
-    "roofline": s.get("hbm_roofline_pct", 0.0), "gbps": s.get("achieved_gbps", 0.0),
-    "bound_by": (s.get("bound_by") or {}).get("pipe", "-"),
-    "hazards": s["hazard_counts"],
-    "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-}))
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cli_bench import golden_job, machine_line, make_job, run_cli  # noqa: E402
+
+from op_models.moe_token_unpermute_with_ep_grad import cases  # noqa: E402
+
+DEFAULT_CASES = ["p1_deepseek_v3", "p2_deepseek_v3_noprobs", "qwen3_moe"]
+MODES = ["timed", "timing-only", "functional"]
+PHASES = ("inputs", "record", "replay", "checks", "golden", "compare", "outputs", "trace",
+          "plot")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", nargs="+", default=["p1_deepseek_v3", "p2_deepseek_v3_noprobs"])
-    ap.add_argument("--modes", nargs="+", default=["timed", "timing-only"])
+    ap.add_argument("--cases", nargs="+", default=DEFAULT_CASES)
+    ap.add_argument("--modes", nargs="+", default=MODES, choices=MODES)
+    ap.add_argument("--plot", choices=("both", "no", "yes"), default="both",
+                    help="rows without the plot, with it, or both (default)")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
+    plots = {"both": [False, True], "no": [False], "yes": [True]}[args.plot]
     rows = []
-    for case in args.cases:
-        for mode in args.modes:
-            out = subprocess.run([sys.executable, "-c", _CHILD, case, mode], check=True,
-                                 capture_output=True, text=True)
-            row = json.loads(out.stdout.strip().splitlines()[-1])
-            rows.append(row)
-            print(f"{case} {mode}: {row['wall']:.1f} s, {row['cycles']:,} cycles, "
-                  f"{row['us']:.1f} us, {row['roofline']:.1f}% roofline, "
-                  f"peak {row['peak_mib']:.0f} MiB", flush=True)
-    lines = [
-        "# Benchmark: MoeTokenUnpermuteWithEpGrad end to end on ascend910b1",
-        "",
-        "Command: `python benchmarks/op_end_to_end.py` (one subprocess per row; bundled cases,"
-        " inputs from `cases.make_inputs`, races checked).",
-        "",
-        "| case | mode | instructions | wall s (record / replay / checks / timed replay) "
-        "| simulated cycles | µs at 1850 MHz | HBM roofline | bound by | hazards | peak MiB |",
-        "|---|---|---:|---|---:|---:|---:|---|---|---:|",
-    ]
-    for r in rows:
-        sp = r["split"]
-        split = " / ".join(f"{sp.get(k, 0.0):.1f}"
-                           for k in ("record", "replay", "checks", "timed_replay"))
-        lines.append(
-            f"| {r['case']} | {r['mode']} | {r['instructions']:,} | {r['wall']:.1f} ({split}) "
-            f"| {r['cycles']:,} | {r['us']:.1f} | {r['roofline']:.1f} % | {r['bound_by']} "
-            f"| {r['hazards'] or 'none'} | {r['peak_mib']:.0f} |")
-    lines += ["", "Targets to be pushed later (issue): P1 <= 20 s with numerics, <= 6 s "
-              "timing-only.", "", f"Measured {time.strftime('%Y-%m-%d')} on "
-              f"{os.cpu_count()} CPUs."]
-    text = "\n".join(lines) + "\n"
+    with tempfile.TemporaryDirectory(prefix="aicore-bench-") as tmp:
+        for name in args.cases:
+            job = make_job(cases.get_case(name), Path(tmp))
+            gold = golden_job(job)
+            print(f"{name}: numpy golden {gold:.2f} s", flush=True)
+            for mode in args.modes:
+                for plot in plots:
+                    if mode == "functional" and plot:
+                        continue  # no timeline without timing
+                    r = run_cli(job, mode, plot, ["--verbose"])
+                    s = r["summary"]
+                    row = {"case": name, "mode": mode, "plot": plot, "wall": r["wall"],
+                           "golden": gold, "peak_mib": r["peak_mib"],
+                           "inputs_mib": job.input_bytes() / 2**20,
+                           "instructions": s["instructions"],
+                           "cycles": s.get("makespan_cycles", 0),
+                           "phases": s["phases_seconds"], "trace_bytes": s.get("trace_bytes"),
+                           "exact": all(g.get("exact") for g in s.get("golden", {}).values())
+                           if s.get("golden") else None}
+                    rows.append(row)
+                    print(f"  {mode:<12} plot={plot!s:<5} {r['wall']:6.2f} s "
+                          f"({r['wall'] / gold:5.1f}x golden), peak {r['peak_mib']:6.0f} MiB, "
+                          f"{row['cycles']:,} cycles  [{_phases(row['phases'])}]", flush=True)
+    text = _report(rows)
     print(text)
     if not args.no_report:
         out = Path(__file__).resolve().parent.parent / "reports" / "bench_op_end_to_end.md"
         tmp = out.with_suffix(".tmp")
         tmp.write_text(text)
         os.replace(tmp, out)
+
+
+def _phases(p: dict) -> str:
+    return " ".join(f"{k} {p[k]:.2f}" for k in PHASES if k in p)
+
+
+def _report(rows: list[dict]) -> str:
+    lines = [
+        "# Benchmark: `aicore-sim run` end to end on ascend910b1",
+        "",
+        "Command: `python benchmarks/op_end_to_end.py`. Each row is `aicore-sim run CASE.json "
+        "--inputs DIR --mode M [--no-plot]` started as a subprocess (default `--jobs`: the "
+        "usable CPUs; default `--trace full`); wall time includes Python start-up, reading the "
+        "inputs (memory-mapped .npy) and writing the run folder. Peak RSS is wait4's: the "
+        "largest of the command and the record worker it forks. The golden is the operator's "
+        "numpy golden of the same job in the same run (read inputs, compute both outputs, "
+        "write them). Phases are the command's own figures from `summary.json`.",
+        "",
+        "| case | mode | plot | instructions | wall s | × golden | peak MiB | inputs MiB "
+        "| simulated cycles | trace MiB | phases (s) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        tb = f"{r['trace_bytes'] / 2**20:.1f}" if r["trace_bytes"] else "-"
+        lines.append(
+            f"| {r['case']} | {r['mode']} | {'yes' if r['plot'] else 'no'} "
+            f"| {r['instructions']:,} | {r['wall']:.2f} | {r['wall'] / r['golden']:.1f} "
+            f"| {r['peak_mib']:.0f} | {r['inputs_mib']:.0f} | {r['cycles']:,} | {tb} "
+            f"| {_phases(r['phases'])} |")
+    golds = {r["case"]: r["golden"] for r in rows}
+    lines += ["", "Numpy golden (s): " + ", ".join(f"{k} {v:.2f}" for k, v in golds.items()),
+              "", machine_line()]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -169,3 +169,36 @@ def past_buffer(x, y, tiling) -> None:
     pipe.InitBuffer(b, 64)
     t = b.Get(float32)
     Muls(t, t, 2.0, 32)
+
+
+def branch_on_product(x, y, tiling) -> None:
+    """Branches on a value only vector arithmetic produces (the rule timing-only relies on,
+    broken on purpose): x[0] is copied in, doubled by a Muls, read back by the scalar unit,
+    and one more Muls is issued when the double is positive (then TPipe's kernel-end
+    PIPE_ALL barrier)."""
+    xg = GlobalTensor(float32)
+    xg.SetGlobalBuffer(x)
+    pipe = TPipe()
+    a, b = TBuf(name="in"), TBuf(name="twice")
+    pipe.InitBuffer(a, 32)
+    pipe.InitBuffer(b, 32)
+    ta, tb = a.Get(float32), b.Get(float32)
+    DataCopyPad(ta, xg, DataCopyExtParams(1, 32, 0, 0), DataCopyPadExtParams())
+    SetFlag(HardEvent.MTE2_V, EVENT_ID0)
+    WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
+    Muls(tb, ta, 2.0, 8)
+    if tb.GetValue(0) > 0:
+        Muls(tb, tb, 2.0, 8)
+
+
+def branch_on_input(x, y, tiling) -> None:
+    """Branches on an input value brought into UB by MTE2 (allowed in timing-only mode)."""
+    xg = GlobalTensor(float32)
+    xg.SetGlobalBuffer(x)
+    pipe = TPipe()
+    a = TBuf(name="in")
+    pipe.InitBuffer(a, 32)
+    ta = a.Get(float32)
+    DataCopyPad(ta, xg, DataCopyExtParams(1, 32, 0, 0), DataCopyPadExtParams())
+    for _ in range(int(ta.GetValue(0))):
+        Muls(ta, ta, 2.0, 8)

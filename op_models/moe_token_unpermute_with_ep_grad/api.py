@@ -369,6 +369,7 @@ def moe_token_unpermute_with_ep_grad(
     permuted_tokens_grad: np.ndarray | None = None,
     probs_grad: np.ndarray | None = None,
     races: bool = True,
+    jobs: int = 1,
 ) -> tuple[dict[str, np.ndarray | None], RunResult]:
     """Both aclnn phases in one call; returns ``(outputs, result)``.
 
@@ -384,7 +385,7 @@ def moe_token_unpermute_with_ep_grad(
     size, ex = get_workspace_size(
         unpermuted_tokens_grad, sorted_indices, permuted_tokens, probs, padded_mode,
         restore_shape, range, topk_num, permuted_tokens_grad, probs_grad, platform=platform)
-    result = execute(None, size, ex, mode=mode, races=races)
+    result = execute(None, size, ex, mode=mode, races=races, jobs=jobs)
     outs = {name: result.outputs.get(name) for name in ("permuted_tokens_grad", "probs_grad")}
     return outs, result
 
@@ -395,6 +396,7 @@ def run_case(
     mode: str = "timed",
     seed: int | None = None,
     races: bool = True,
+    jobs: int = 1,
 ) -> tuple[dict[str, np.ndarray | None], RunResult, dict[str, np.ndarray | None]]:
     """Run a named case (or a :class:`~.cases.Case`) with :func:`~.cases.make_inputs` inputs.
 
@@ -405,7 +407,7 @@ def run_case(
     outs, result = moe_token_unpermute_with_ep_grad(
         inputs["unpermuted_tokens_grad"], inputs["sorted_indices"], inputs["permuted_tokens"],
         inputs["probs"], range=None if case.range is None else builtins.list(case.range),
-        topk_num=case.top_k, platform=platform, mode=mode, races=races)
+        topk_num=case.top_k, platform=platform, mode=mode, races=races, jobs=jobs)
     return outs, result, inputs
 
 
