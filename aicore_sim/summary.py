@@ -14,7 +14,8 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
 - ``bound_by``: the pipe with the highest busy share on the critical (last-finishing) core, and
   a sentence saying why;
 - ``waits``: the chip-wide breakdown of each pipe's non-executing time;
-- ``hazards`` and, when a golden is given, ``golden`` (max abs / rel error, mismatches).
+- ``hazards`` and, when a golden is given, ``golden`` (mismatches, max abs / rel error: see
+  :func:`compare_golden`).
 
 :func:`format_summary` turns the dict into a few lines of text for a terminal.
 """
@@ -28,6 +29,7 @@ import numpy as np
 
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace
+from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
 
 PIPE_ORDER: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Display order of the pipes (the order data flows through a core)."""
@@ -166,36 +168,41 @@ def bound_by(cores: list[dict[str, Any]], critical: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def compare_golden(outputs: Mapping[str, np.ndarray],
-                   golden: Mapping[str, np.ndarray | None]) -> dict[str, Any]:
-    """Max abs / rel error and mismatching element counts of each output against its golden.
+def compare_golden(outputs: Mapping[str, np.ndarray | None],
+                   golden: Mapping[str, np.ndarray | None], *,
+                   chunk: int = CHUNK) -> dict[str, Any]:
+    """Each output against its golden, by :func:`aicore_sim.verify.compare.compare`.
 
-    Values are compared in float64 after the output dtype (NaN equals NaN); ``exact`` means
-    every element matches bit for bit in value.
+    The rule is :data:`~aicore_sim.verify.compare.EXACT_VALUES`: an element mismatches when its
+    value differs from the golden's (NaN equals NaN, ``-0`` equals ``+0``); ``exact`` means no
+    element mismatches. Per output: ``elements``, ``mismatches``, ``exact``,
+    ``max_abs_error``, ``max_rel_error`` and ``mean_rel_error`` (relative error
+    ``|got - want| / (|want| + 1e-7)``, CANN's, as in ``verify``), ``bit_mismatches``
+    (elements whose bits differ, a superset of the mismatches) and ``first_mismatch``
+    (``{"index", "got", "want"}`` or None); or ``error`` when shape or dtype differ or the
+    output is missing. Outputs without a golden are left out.
     """
     out: dict[str, Any] = {}
     for name, ref in golden.items():
         if ref is None or name not in outputs:
             continue
-        got = np.asarray(outputs[name])
-        ref = np.asarray(ref)
-        if got.shape != ref.shape:
-            out[name] = {"error": f"shape {list(got.shape)} != golden {list(ref.shape)}"}
+        got = outputs[name]
+        if got is None:
+            out[name] = {"error": "output missing"}
             continue
-        a = got.astype(np.float64)
-        b = ref.astype(np.float64)
-        both_nan = np.isnan(a) & np.isnan(b)
-        diff = np.where(both_nan, 0.0, np.abs(a - b))
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(diff == 0, 0.0, diff / np.abs(b))
-        mismatch = int(np.count_nonzero(diff))
+        r = compare(name, got, ref, EXACT_VALUES, chunk=chunk)
+        if r.error is not None:
+            out[name] = {"error": r.error}
+            continue
         out[name] = {
-            "elements": int(a.size),
-            "mismatches": mismatch,
-            "max_abs_error": float(diff.max()) if diff.size else 0.0,
-            "max_rel_error": float(rel.max()) if rel.size else 0.0,
-            "exact": mismatch == 0,
+            "elements": r.elements,
+            "mismatches": r.bad,
+            "max_abs_error": r.max_abs,
+            "max_rel_error": r.max_rel,
+            "mean_rel_error": r.mean_rel,
+            "exact": r.passed,
+            "bit_mismatches": r.bit_mismatches,
+            "first_mismatch": r.first_bad,
         }
     return out
 
@@ -331,10 +338,18 @@ def format_summary(d: Mapping[str, Any]) -> str:
         if "error" in g:
             lines.append(f"golden {name}: {g['error']}")
         elif g["exact"]:
-            lines.append(f"golden {name}: exact ({g['elements']} elements)")
+            line = f"golden {name}: exact ({g['elements']} elements)"
+            if g.get("bit_mismatches"):
+                line += (f"; {g['bit_mismatches']} differ only in bits (NaN payload or sign,"
+                         f" -0 vs +0)")
+            lines.append(line)
         else:
-            lines.append(f"golden {name}: {g['mismatches']} of {g['elements']} elements differ, "
-                         f"max abs {g['max_abs_error']:.3g}, max rel {g['max_rel_error']:.3g}")
+            line = (f"golden {name}: {g['mismatches']} of {g['elements']} elements differ, "
+                    f"max abs {g['max_abs_error']:.3g}, max rel {g['max_rel_error']:.3g}")
+            fm = g.get("first_mismatch")
+            if fm:
+                line += f", first at {fm['index']}: got {fm['got']!r}, want {fm['want']!r}"
+            lines.append(line)
     return "\n".join(lines)
 
 

@@ -114,10 +114,16 @@ def test_compare_golden_counts_mismatches() -> None:
     got = {"a": np.array([1.0, 2.0, np.nan, 4.0], np.float32)}
     ref = {"a": np.array([1.0, 2.5, np.nan, 3.0], np.float32), "missing": None}
     g = compare_golden(got, ref)["a"]
-    assert g["mismatches"] == 2 and not g["exact"]
-    assert g["max_abs_error"] == pytest.approx(1.0)
-    assert g["max_rel_error"] == pytest.approx(1 / 3)
-    assert "error" in compare_golden({"a": np.zeros(2)}, {"a": np.zeros(3)})["a"]
+    # NaN equals NaN; 2 vs 2.5 and 4 vs 3 differ. Relative error |got - want| / (|want| + 1e-7)
+    # (CANN's, as in verify): 0.5 / 2.5000001 = 0.19999999 and 1 / 3.0000001 = 0.33333332.
+    assert g["mismatches"] == 2 and not g["exact"] and g["bit_mismatches"] == 2
+    assert g["max_abs_error"] == 1.0
+    assert g["max_rel_error"] == 1 / (3 + 1e-7)
+    assert g["mean_rel_error"] == pytest.approx((0.5 / (2.5 + 1e-7) + 1 / (3 + 1e-7)) / 4,
+                                                rel=1e-15)
+    assert g["first_mismatch"] == {"index": [1], "got": 2.0, "want": 2.5}
+    assert compare_golden({"a": np.zeros(2)}, {"a": np.zeros(3)})["a"] == {
+        "error": "shape [2] != expected [3]"}
 
 
 def test_format_summary_text() -> None:
