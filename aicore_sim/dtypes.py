@@ -22,8 +22,21 @@ _ALIASES: dict[str, np.dtype] = {
 }
 
 
+_RESOLVED: dict = {}  # what as_dtype has resolved before (it runs for every tensor view)
+
+
 def as_dtype(x) -> np.dtype:
     """Resolve a numpy dtype, an ml_dtypes type or a name (``"bf16"``, ``"DT_FLOAT16"`` …)."""
+    try:
+        return _RESOLVED[x]
+    except (KeyError, TypeError):  # TypeError: an unhashable argument
+        pass
+    dt = _resolve(x)
+    _RESOLVED[x] = dt
+    return dt
+
+
+def _resolve(x) -> np.dtype:
     if isinstance(x, str):
         key = x.strip().lower()
         if key in _ALIASES:

@@ -150,9 +150,10 @@ _ACTIVE: list[CoreRecorder] = []
 
 def current() -> CoreRecorder:
     """The recorder of the core whose kernel is running (what Ascend C calls talk to)."""
-    if not _ACTIVE:
-        raise KernelError("an Ascend C call was made outside a kernel launch")
-    return _ACTIVE[-1]
+    try:
+        return _ACTIVE[-1]
+    except IndexError:
+        raise KernelError("an Ascend C call was made outside a kernel launch") from None
 
 
 def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_dim: int,

@@ -30,27 +30,37 @@ def _check_id(event: HardEvent, eventId: int) -> int:
     return int(eventId)
 
 
+_SYNC_INSTRS: dict[tuple, Instr] = {}
+"""One Instr per distinct sync call (they repeat millions of times; built once, checked once)."""
+
+
+def _sync_instr(op: Opcode, event: HardEvent, eventId: int, implicit: bool) -> Instr:
+    key = (op, event, eventId, implicit)
+    ins = _SYNC_INSTRS.get(key)
+    if ins is None:
+        eid = _check_id(event, eventId)
+        pipe = event.src if op is Opcode.SET_FLAG else event.dst
+        ins = _SYNC_INSTRS[key] = Instr(pipe, op, event=event, event_id=eid, implicit=implicit)
+    return ins
+
+
 def SetFlag(event: HardEvent, eventId: int, *, implicit: bool = False) -> None:
     """``SetFlag<event>(eventId)``: fires once every earlier source-pipe instruction is done."""
-    rec = program.current()
-    rec.emit(Instr(event.src, Opcode.SET_FLAG, event=event, event_id=_check_id(event, eventId),
-                   implicit=implicit))
+    program.current().emit(_sync_instr(Opcode.SET_FLAG, event, eventId, implicit))
 
 
 def WaitFlag(event: HardEvent, eventId: int, *, implicit: bool = False) -> None:
     """``WaitFlag<event>(eventId)``: blocks the destination pipe until the flag is set."""
-    rec = program.current()
-    rec.emit(Instr(event.dst, Opcode.WAIT_FLAG, event=event, event_id=_check_id(event, eventId),
-                   implicit=implicit))
+    program.current().emit(_sync_instr(Opcode.WAIT_FLAG, event, eventId, implicit))
+
+
+_BARRIERS = {None: Instr(Pipe.SCALAR, Opcode.BARRIER, barrier=None),
+             **{p: Instr(p, Opcode.BARRIER, barrier=p) for p in Pipe}}
 
 
 def PipeBarrier(pipe: Pipe | None) -> None:
     """``PipeBarrier<pipe>``: later ``pipe`` instructions wait for all earlier ones."""
-    rec = program.current()
-    if pipe is None:
-        rec.emit(Instr(Pipe.SCALAR, Opcode.BARRIER, barrier=None))
-    else:
-        rec.emit(Instr(pipe, Opcode.BARRIER, barrier=pipe))
+    program.current().emit(_BARRIERS[pipe])
 
 
 def GetBlockIdx() -> int:

@@ -27,6 +27,9 @@ class GM_ADDR:
         return GM_ADDR(self.name, self.offset + int(nbytes))
 
 
+_UB = Space.UB
+
+
 class GlobalTensor:
     """``GlobalTensor<T>``: a typed view of a GM tensor from an element offset on."""
 
@@ -97,15 +100,17 @@ class LocalTensor:
     def operand(self, nelems: int, what: str, align: int = 32, nbytes: int | None = None
                 ) -> Operand:
         """The UB window of ``nelems`` elements (or ``nbytes``), bounds- and alignment-checked."""
-        rec = program.current()
-        size = nelems * self.dtype.itemsize if nbytes is None else nbytes
-        if self.addr + size > self.limit:
+        dtype, addr = self.dtype, self.addr
+        size = nelems * dtype.itemsize if nbytes is None else nbytes
+        if addr + size > self.limit:
             raise OutOfBoundsError(
-                f"{what}: touches UB bytes [{self.addr}, {self.addr + size}) but buffer "
+                f"{what}: touches UB bytes [{addr}, {addr + size}) but buffer "
                 f"'{self.buf}' ends at {self.limit}"
             )
-        rec.check_ub(self.addr, size, what, align)
-        return Operand(Space.UB, self.buf, self.addr, size, self.dtype)
+        # the buffer lies inside the UB, so only a negative address can leave it
+        if addr < 0 or (align and addr % align):
+            program.current().check_ub(addr, size, what, align)
+        return Operand(_UB, self.buf, addr, size, dtype)
 
     def GetValue(self, offset: int):
         """Scalar UB read; in the replay the scalar unit first waits for the producing pipe."""
