@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim.background import Background
 from aicore_sim.casefile import (
     DEFAULT_PLATFORM,
     MODES,
@@ -35,7 +37,10 @@ from aicore_sim.casefile import (
     read_data,
 )
 from aicore_sim.errors import SimError
+from aicore_sim.export.perfetto import write_trace
+from aicore_sim.parallel import usable_cpus
 from aicore_sim.platform import Platform, list_presets, load_platform
+from aicore_sim.summary import compare_golden, format_summary, summarize
 
 PROG = "aicore-sim"
 DEFAULT_CASE = "tiny"
@@ -47,8 +52,17 @@ examples:
   aicore-sim run examples/cases/tiny.json --platform ascend910b4 --out traces/tiny_b4
   aicore-sim run my_case.json --inputs my_inputs/  (reads my_inputs/<input name>.npy)
 
-writes into --out (default traces/<time>-<case>/): outputs/<name>.npy, trace.json (or
-trace.json.gz when large; open it in ui.perfetto.dev), summary.json, timeline.png
+  aicore-sim run --case p1_deepseek_v3 --mode timing-only --trace lanes --verbose
+  aicore-sim run my_case.json --mode timing-only --check-streams   (is timing-only valid?)
+
+modes: timed (default) computes the numbers and times them, checks the outputs against the
+golden; timing-only times the kernel without vector arithmetic (no outputs, no golden;
+valid for kernels whose control flow never depends on computed values: --check-streams
+tells); functional computes the numbers only (no timing, no trace).
+
+writes into --out (default traces/<time>-<case>/): outputs/<name>.npy (not in timing-only
+mode), trace.json (or trace.json.gz when large; open it in ui.perfetto.dev), summary.json
+(with the wall time of each phase), timeline.png
 """
 
 _TILING_EXAMPLES = """\
@@ -115,11 +129,9 @@ def _err(msg: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _run_op(cf: CaseFile, inputs: dict[str, np.ndarray | None], mode: str
-            ) -> tuple[dict[str, np.ndarray | None], Any, dict[str, np.ndarray | None] | None]:
-    """Both aclnn phases, then the golden when the launch computed numbers."""
+def _prepare_op(cf: CaseFile, inputs: dict[str, np.ndarray | None]) -> tuple[int, Any]:
+    """The first aclnn phase (argument checks and host tiling): (workspace size, executor)."""
     from op_models.moe_token_unpermute_with_ep_grad import api
-    from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
 
     if cf.positional_attrs:
         raise CaseFileError("attrs: a positional list is only accepted by 'aicore-sim tiling'; "
@@ -129,22 +141,91 @@ def _run_op(cf: CaseFile, inputs: dict[str, np.ndarray | None], mode: str
     topk = a.get("topk_num")
     if topk is None:
         topk = int(probs.shape[1]) if probs is not None and probs.ndim == 2 else 1
-    size, ex = api.get_workspace_size(
+    return api.get_workspace_size(
         inputs["unpermuted_tokens_grad"], inputs["sorted_indices"], inputs.get("permuted_tokens"),
         probs, a.get("padded_mode", False), a.get("restore_shape"), a.get("range"), topk,
         None, None, platform=cf.platform)
-    result = api.execute(None, size, ex, mode=mode)
-    outs = {k: result.outputs.get(k) for k in ("permuted_tokens_grad", "probs_grad")}
-    td = ex.tiling.tiling_data
-    gold = None
-    if td is not None and result.program.streams:
-        idx = inputs["sorted_indices"]
-        start, end, num_out = normalise_range(a.get("range"), int(idx.shape[0]))
-        pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
-                         probs, start=start, end=end, num_out_tokens=num_out,
-                         hidden_chunk=td.hiddenSizeAlign)
-        gold = {"permuted_tokens_grad": pg, "probs_grad": prg}
-    return outs, result, gold
+
+
+def _golden(cf: CaseFile, inputs: dict[str, np.ndarray | None], td: Any
+            ) -> dict[str, np.ndarray | None]:
+    """The operator's golden outputs for tiling data ``td``."""
+    from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
+
+    idx = inputs["sorted_indices"]
+    start, end, num_out = normalise_range(dict(cf.attrs).get("range"), int(idx.shape[0]))
+    pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
+                     inputs.get("probs"), start=start, end=end, num_out_tokens=num_out,
+                     hidden_chunk=td.hiddenSizeAlign)
+    return {"permuted_tokens_grad": pg, "probs_grad": prg}
+
+
+def _timed(fn):
+    """``fn`` returning (its value, its wall seconds): how a background phase reports."""
+    def run():
+        t = time.perf_counter()
+        value = fn()
+        return value, time.perf_counter() - t
+    return run
+
+
+def _spilled(arrays: dict[str, np.ndarray | None], folder: Path, parent: int
+             ) -> dict[str, Any]:
+    """In a background child, big arrays go back to the parent as .npy files (paths); in the
+    parent itself they stay arrays."""
+    if os.getpid() == parent:
+        return arrays
+    folder.mkdir(exist_ok=True)
+    out: dict[str, Any] = {}
+    for name, arr in arrays.items():
+        if arr is not None:
+            path = folder / f"{name}.npy"
+            np.save(path, arr)
+            out[name] = (path, arr.dtype)  # .npy keeps bfloat16 only as raw 2-byte items
+        else:
+            out[name] = None
+    return out
+
+
+def _unspilled(value: Any) -> np.ndarray | None:
+    if isinstance(value, tuple):
+        path, dtype = value
+        return np.load(path, mmap_mode="r").view(dtype)
+    return value
+
+
+class Phases:
+    """Wall seconds of the phases of one command (what ``--verbose`` prints)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._t0 = time.perf_counter()
+
+    def add(self, name: str, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    def time(self, name: str):
+        phases = self
+
+        class _Timer:
+            def __enter__(self):
+                self.t = time.perf_counter()
+
+            def __exit__(self, *exc):
+                phases.add(name, time.perf_counter() - self.t)
+
+        return _Timer()
+
+    def total(self) -> float:
+        return time.perf_counter() - self._t0
+
+    def as_dict(self) -> dict[str, float]:
+        return {**{k: round(v, 4) for k, v in self.seconds.items()},
+                "total": round(self.total(), 4)}
+
+    def line(self) -> str:
+        d = self.as_dict()
+        return "phases (s): " + ", ".join(f"{k} {v:.2f}" for k, v in d.items())
 
 
 def _out_dir(arg: str | None, name: str) -> Path:
@@ -164,8 +245,6 @@ def _out_dir(arg: str | None, name: str) -> Path:
 
 def _publish_modes(folder: Path) -> None:
     """Give the temp-built folder and its files the usual modes (umask applied)."""
-    import os
-
     mask = os.umask(0)
     os.umask(mask)
     for p in [folder, *folder.rglob("*")]:
@@ -173,71 +252,149 @@ def _publish_modes(folder: Path) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from aicore_sim.export.perfetto import write_trace
-    from aicore_sim.summary import format_summary, summarize
+    from op_models.moe_token_unpermute_with_ep_grad import api
 
+    phases = Phases()
     platform = _platform_arg(args.platform) if args.platform else None
     if args.case_file and args.case:
         raise UsageError("give either a CASE.json or --case NAME, not both")
-    if args.case_file:
-        cf = load_case(args.case_file)
-        if platform is not None:
-            cf = _with_platform(cf, platform)
-        extra: dict[str, Any] = {}
-    else:
-        cf, extra = _bundled(args.case or DEFAULT_CASE, platform or DEFAULT_PLATFORM)
-    mode = args.mode or cf.mode or "timed"
-    if args.inputs:
-        inputs = read_data(cf, args.inputs)
-    elif "case" in extra:
-        from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: must be at least 1")
+    jobs = args.jobs or usable_cpus()
+    with phases.time("inputs"):
+        if args.case_file:
+            cf = load_case(args.case_file)
+            if platform is not None:
+                cf = _with_platform(cf, platform)
+            extra: dict[str, Any] = {}
+        else:
+            cf, extra = _bundled(args.case or DEFAULT_CASE, platform or DEFAULT_PLATFORM)
+        mode = args.mode or cf.mode or "timed"
+        if args.inputs:
+            inputs = read_data(cf, args.inputs)
+        elif "case" in extra:
+            from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs
 
-        inputs = make_inputs(extra["case"], args.seed)
-    else:
-        inputs = make_data(cf, args.seed)
+            inputs = make_inputs(extra["case"], args.seed)
+        else:
+            inputs = make_data(cf, args.seed)
     out = _out_dir(args.out, cf.name)
-
-    outs, result, gold = _run_op(cf, inputs, mode)
-    summary = summarize(result, golden=gold)
-    summary["case"] = cf.name
-    text = format_summary(summary)
+    size, ex = _prepare_op(cf, inputs)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    background: dict[str, Background] = {}
     try:
-        (tmp / "outputs").mkdir()
-        files = []
-        for name, arr in outs.items():
-            if arr is not None:
-                np.save(tmp / "outputs" / f"{name}.npy", arr)
-                files.append(f"outputs/{name}.npy")
-        if result.trace is not None:
-            meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
-            written = write_trace(result.trace, tmp / "trace.json", metadata=meta)
-            files.append(written.name)
-            summary["trace_file"] = written.name
-            if not args.no_plot:
-                from aicore_sim.plots import plot_timeline
+        td = ex.tiling.tiling_data
 
-                plot_timeline(result.trace, tmp / "timeline.png",
-                              title=f"{cf.name} on {cf.platform.name} ({mode}): "
-                                    f"{result.trace.makespan} cycles")
-                files.append("timeline.png")
-        summary["case_document"] = cf.raw
-        (tmp / "summary.json").write_text(
-            json.dumps(summary, indent=1, default=_json_default) + "\n")
-        files.append("summary.json")
+        def after_record(program) -> None:  # the golden is computed while the replay runs
+            if program.numerics and td is not None:
+                parent = os.getpid()
+                background["golden"] = Background(_timed(
+                    lambda: _spilled(_golden(cf, inputs, td), tmp / ".golden", parent)),
+                    enabled=jobs > 1)
+
+        meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
+
+        def after_replay(trace) -> None:  # the trace file is written while the checks run
+            if args.trace != "none":
+                background["trace"] = Background(_timed(
+                    lambda: write_trace(trace, tmp / "trace.json", metadata=meta,
+                                        detail=args.trace)), enabled=jobs > 1)
+
+        result = api.execute(None, size, ex, mode=mode, jobs=jobs,
+                             check_streams=args.check_streams, after_record=after_record,
+                             after_replay=after_replay)
+        files, summary, trace_note = _finish_run(args, cf, mode, jobs, result, background,
+                                                 phases, tmp)
         _publish_modes(tmp)
         if out.exists():
             out.rmdir()  # checked empty above
         tmp.rename(out)
     except BaseException:
+        for job in background.values():
+            job.close()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     print(f"case {cf.name}")
-    print(text)
+    print(format_summary(summary))
+    if trace_note:
+        print(trace_note)
+    if args.verbose:
+        print(phases.line())
     print(f"wrote {out}/: {', '.join(files)}")
+    if args.check_streams:
+        if result.hazards_of("stream_differs"):
+            return 1
+        print("check-streams: the records with and without numerics give the same "
+              f"instruction streams ({result.program.instruction_count} instructions)")
     return 0
+
+
+def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, result: Any,
+                background: dict[str, Background], phases: Phases, tmp: Path
+                ) -> tuple[list[str], dict[str, Any], str]:
+    """Everything after the launch, into the temporary run folder ``tmp``: summary, golden
+    comparison, outputs, plot, and the trace file the background wrote."""
+    for k in ("record", "check_streams", "replay", "checks", "timed_replay"):
+        if k in result.wall:
+            phases.add(k, result.wall[k])
+    with phases.time("summary"):
+        summary = summarize(result)
+    summary["case"] = cf.name
+    summary["jobs"] = jobs
+    outs = {k: result.outputs.get(k) for k in ("permuted_tokens_grad", "probs_grad")}
+    if "golden" in background:
+        with phases.time("golden_wait"):
+            gold, seconds = background.pop("golden").result()
+        phases.add("golden", seconds)
+        gold = {k: _unspilled(v) for k, v in gold.items()}
+        if result.outputs:
+            with phases.time("compare"):
+                summary["golden"] = compare_golden(result.outputs, gold)
+        del gold
+        shutil.rmtree(tmp / ".golden", ignore_errors=True)
+    files = []
+    if any(arr is not None for arr in outs.values()):
+        with phases.time("outputs"):
+            (tmp / "outputs").mkdir()
+            for name, arr in outs.items():
+                if arr is not None:
+                    np.save(tmp / "outputs" / f"{name}.npy", arr)
+                    files.append(f"outputs/{name}.npy")
+    if result.trace is not None and not args.no_plot:
+        from aicore_sim.plots import plot_timeline
+
+        with phases.time("plot"):
+            plot_timeline(result.trace, tmp / "timeline.png",
+                          title=f"{cf.name} on {cf.platform.name} ({mode}): "
+                                f"{result.trace.makespan} cycles")
+        files.append("timeline.png")
+    trace_note = ""
+    if "trace" in background:
+        with phases.time("trace_wait"):
+            written, seconds = background.pop("trace").result()
+        phases.add("trace", seconds)
+        files.insert(0, written.path.name)
+        summary["trace_file"] = written.path.name
+        summary["trace_bytes"] = written.bytes
+        summary["trace_events"] = written.events
+        trace_note = (f"trace {written.path.name}: {_fmt_size(written.bytes)}, "
+                      f"{written.events:,} events ({args.trace})")
+    summary["case_document"] = cf.raw
+    summary["phases_seconds"] = phases.as_dict()
+    summary["phases_in_background"] = ["golden", "trace"] if jobs > 1 else []
+    (tmp / "summary.json").write_text(
+        json.dumps(summary, indent=1, default=_json_default) + "\n")
+    files.append("summary.json")
+    return files, summary, trace_note
+
+
+def _fmt_size(n: int) -> str:
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= f:
+            return f"{n / f:.1f} {unit}"
+    return f"{n} B"
 
 
 # --------------------------------------------------------------------------------------------
@@ -385,6 +542,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output folder (must not exist or be empty; default traces/<time>-<case>)")
     r.add_argument("--seed", type=int, help="seed of the random inputs (default: the case's)")
     r.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    r.add_argument("--trace", choices=("full", "lanes", "none"), default="full",
+                   help="trace.json detail: full (instructions, stalls, flag arrows, UB "
+                        "counter), lanes (instruction slices only: smaller, faster), none "
+                        "(no trace file); default full")
+    r.add_argument("--jobs", type=int, metavar="N",
+                   help="processes for the record pass (default: the usable CPUs; 1 = in this "
+                        "process). Results do not depend on it")
+    r.add_argument("--check-streams", action="store_true",
+                   help="also record the kernel the other way (with numerics if the mode has "
+                        "none, without otherwise) and fail (exit 1) if the instruction streams "
+                        "differ: checks once that a port's control flow never depends on values "
+                        "only vector arithmetic produces, which timing-only mode relies on")
+    r.add_argument("--verbose", "-v", action="store_true",
+                   help="print the wall time of each phase (inputs, record, replay, checks, "
+                        "golden, compare, outputs, trace, plot); summary.json has them always")
     r.set_defaults(func=cmd_run)
 
     t = sub.add_parser("tiling", help="host tiling of case files", formatter_class=fmt,

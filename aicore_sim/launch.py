@@ -93,7 +93,9 @@ def _stream_hazards(prog: Program, alt: Program) -> list[Hazard]:
 def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.ndarray],
            outputs: dict[str, tuple[np.dtype, tuple[int, ...]]], platform: Platform,
            block_dim: int | None = None, mode: str = "timed", races: bool = True,
-           jobs: int = 1, check_streams: bool = False) -> RunResult:
+           jobs: int = 1, check_streams: bool = False,
+           after_record: Callable[[Program], None] | None = None,
+           after_replay: Callable[[Trace], None] | None = None) -> RunResult:
     """Run ``kernel(*args)`` on ``block_dim`` cores.
 
     ``args`` lists the kernel's parameters in order: a ``str`` names a GM tensor of
@@ -107,7 +109,9 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     records the kernel a second time the other way (with numerics when the mode has none, and
     without otherwise) and adds a ``stream_differs`` hazard naming the first instruction
     where the two differ: the check that a port's control flow never depends on a value that
-    only vector arithmetic produces (docs/model.md).
+    only vector arithmetic produces (docs/model.md). ``after_record`` is called with the
+    program once the record pass is done, ``after_replay`` with the replay's trace as soon as
+    it exists, before the checks (the command line starts background work then).
     """
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
@@ -130,6 +134,8 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
         prog.initial = prog.functional  # keep no pre-launch image nobody will replay
     wall["record"] = time.perf_counter() - t0
     hazards = list(prog.hazards)
+    if after_record is not None:
+        after_record(prog)
     if check_streams:
         t1 = time.perf_counter()
         other = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
@@ -145,6 +151,8 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
         t1 = time.perf_counter()
         trace = engine.replay(prog.streams, platform, None, prog.allocations)
         wall["replay"] = time.perf_counter() - t1
+        if after_replay is not None:
+            after_replay(trace)
         t2 = time.perf_counter()
         found = checks.check_trace(trace, platform.ub_size, races=races)
         wall["checks"] = time.perf_counter() - t2

@@ -199,3 +199,63 @@ def test_help(tmp_path) -> None:
     for args in (["--help"], ["run", "--help"], ["tiling", "--help"]):
         r = cli(*args, cwd=tmp_path)
         assert r.returncode == 0 and "examples:" in r.stdout
+
+
+def test_run_records_its_phases_and_prints_them_with_verbose(tmp_path) -> None:
+    out = tmp_path / "o"
+    r = cli("run", "--case", "tiny", "--out", out, "--verbose", "--jobs", "2", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    phases = s["phases_seconds"]
+    assert {"inputs", "record", "replay", "checks", "golden", "compare", "outputs", "trace",
+            "plot", "total"} <= set(phases)
+    assert all(v >= 0 for v in phases.values())
+    assert s["jobs"] == 2
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("phases (s): "))
+    assert "record" in line and "trace" in line
+    size = (out / "trace.json").stat().st_size
+    assert s["trace_bytes"] == size
+    kib = f"{size / 1024:.1f} KiB" if size >= 1024 else f"{size} B"
+    assert f"trace trace.json: {kib}, {s['trace_events']:,} events (full)" in r.stdout
+
+
+def test_run_timing_only_writes_no_outputs_and_no_golden(tmp_path) -> None:
+    out = tmp_path / "o"
+    r = cli("run", "--case", "tiny", "--mode", "timing-only", "--out", out, "--no-plot",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["summary.json", "trace.json"]
+    s = json.loads((out / "summary.json").read_text())
+    assert "golden" not in s and "golden" not in s["phases_seconds"]
+    assert "golden" not in r.stdout
+
+
+@pytest.mark.parametrize("detail", ["lanes", "none"])
+def test_run_trace_detail(tmp_path, detail) -> None:
+    out = tmp_path / "o"
+    r = cli("run", "--case", "tiny", "--out", out, "--no-plot", "--trace", detail,
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    if detail == "none":
+        assert not list(out.glob("trace.json*"))
+        return
+    obj = read_trace(out / "trace.json")
+    assert validate_chrome_trace(obj) == []
+    assert {e["ph"] for e in obj["traceEvents"]} == {"M", "X"}  # no flows, no counters
+
+
+def test_run_check_streams_passes_on_the_bundled_op(tmp_path) -> None:
+    r = cli("run", "--case", "tiny", "--mode", "timing-only", "--check-streams", "--out",
+            tmp_path / "o", "--no-plot", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "check-streams: the records with and without numerics give the same" in r.stdout
+
+
+@pytest.mark.parametrize("jobs", ["0", "-3"])
+def test_run_rejects_a_bad_jobs_count(tmp_path, jobs) -> None:
+    out = tmp_path / "o"
+    r = cli("run", "--case", "tiny", "--jobs", jobs, "--out", out, cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [f"aicore-sim: error: --jobs {jobs}: must be at "
+                                             "least 1"]
+    assert not out.exists()

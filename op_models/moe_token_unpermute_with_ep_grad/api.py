@@ -287,7 +287,8 @@ def _empty_result(ex: Executor, mode: str, outputs: dict[str, np.ndarray | None]
 
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
-            races: bool = True, jobs: int = 1, check_streams: bool = False) -> RunResult:
+            races: bool = True, jobs: int = 1, check_streams: bool = False,
+            after_record=None, after_replay=None) -> RunResult:
     """``aclnnMoeTokenUnpermuteWithEpGrad``: launch and deliver the outputs.
 
     ``workspace`` is not touched (the kernel never uses it; ``None`` is fine), but
@@ -295,7 +296,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     Returns the launch's RunResult; its ``outputs`` map ``permuted_tokens_grad`` (and
     ``probs_grad`` when there is one) to the caller's arrays, filled in, or to new arrays
     (in timing-only mode nothing is computed: only the caller's arrays, untouched, if any).
-    ``races``, ``jobs`` and ``check_streams`` are passed to :func:`aicore_sim.launch.launch`.
+    ``races``, ``jobs``, ``check_streams``, ``after_record`` and ``after_replay`` are passed to
+    :func:`aicore_sim.launch.launch`.
     """
     del workspace
     ex = executor
@@ -338,7 +340,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
              None if prb is None else prb.dtype]
     result = launch(_kernel, args, tensors, read_back, ex.platform,
                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                    check_streams=check_streams)
+                    check_streams=check_streams, after_record=after_record,
+                    after_replay=after_replay)
     for name in ("permuted_tokens_grad", "probs_grad"):
         user = ex.user_outputs[name]
         if user is None:

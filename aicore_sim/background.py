@@ -1,0 +1,78 @@
+"""Work done in a forked child process while the parent goes on (the second CPU's share).
+
+Step of the flow: the command line hands the phases that only read what the parent already
+has (writing the trace file, computing the golden) to :class:`Background` so they overlap
+the phases after them. The child inherits the parent's memory copy-on-write (nothing is
+pickled on the way in) and sends back only a small picklable result or the exception it
+raised. Where ``fork`` is missing, or with ``enabled=False`` (``--jobs 1``), the function runs
+in this process when :meth:`Background.result` is first called, so the results are the same.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+from aicore_sim import parallel
+
+_UNSET = object()
+
+
+def _child(send, fn: Callable[[], Any]) -> None:
+    try:
+        payload = ("ok", fn())
+    except BaseException as e:  # noqa: BLE001 - re-raised in the parent
+        payload = ("error", e)
+    try:
+        data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # noqa: BLE001 - an unpicklable result or exception
+        data = pickle.dumps(("error", RuntimeError(f"{type(e).__name__}: {e}")))
+    send.send_bytes(data)
+    send.close()
+
+
+class Background:
+    """``fn()`` started in a forked child now; :meth:`result` waits for its value."""
+
+    def __init__(self, fn: Callable[[], Any], enabled: bool = True) -> None:
+        self._fn = fn
+        self._value: Any = _UNSET
+        self._proc = self._recv = None
+        if enabled and parallel.available():
+            ctx = multiprocessing.get_context("fork")
+            self._recv, send = ctx.Pipe(duplex=False)
+            self._proc = ctx.Process(target=_child, args=(send, fn), daemon=True)
+            self._proc.start()
+            send.close()
+
+    def result(self) -> Any:
+        """The function's return value (its exception is raised here)."""
+        if self._value is _UNSET:
+            if self._proc is None:
+                self._value = self._fn()
+            else:
+                try:
+                    status, payload = pickle.loads(self._recv.recv_bytes())
+                except EOFError:
+                    status, payload = "error", RuntimeError(
+                        f"background process died (exit code {self._proc.exitcode})")
+                finally:
+                    self.close()
+                if status != "ok":
+                    raise payload
+                self._value = payload
+        return self._value
+
+    def close(self) -> None:
+        """Stop the child if it is still running (on the parent's failure)."""
+        if self._proc is not None:
+            self._recv.close()
+            if self._proc.is_alive():
+                self._proc.terminate()
+            self._proc.join()
+            self._proc = None
+
+
+__all__ = ["Background"]
