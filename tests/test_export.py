@@ -8,6 +8,7 @@ ends, and each lane's slices add up to the summary's busy cycles.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 
@@ -16,6 +17,7 @@ import pytest
 
 from aicore_sim.export import perfetto
 from aicore_sim.export.perfetto import (
+    TraceFile,
     chrome_trace,
     pid_of,
     read_trace,
@@ -27,6 +29,7 @@ from aicore_sim.isa import Opcode, Pipe, Space
 from aicore_sim.launch import launch
 from aicore_sim.platform import load_platform
 from aicore_sim.summary import summarize
+from aicore_sim.trace import Trace
 from tests import kernels
 
 TINY = load_platform("tiny")
@@ -91,13 +94,23 @@ def test_processes_and_threads(run) -> None:
 
 
 def test_timestamps_whole_ns_and_cycles_in_args(run) -> None:
+    obj = chrome_trace(run.trace)
     clock = run.trace.clock_mhz
-    for e in chrome_trace(run.trace)["traceEvents"]:
+    assert obj["otherData"]["clock_mhz"] == clock
+    seen = 0
+    for e in obj["traceEvents"]:
         if e["ph"] != "X":
             continue
         assert round(e["ts"] * 1000) == pytest.approx(e["ts"] * 1000, abs=1e-6)
-        assert e["ts"] == round(e["args"]["start_cycle"] * 1000 / clock) / 1000
-        assert e["args"]["cycles"] == e["args"]["end_cycle"] - e["args"]["start_cycle"]
+        if "index" not in e["args"]:
+            continue  # issue and stall slices
+        # the start and end cycles are not in the args any more: the stream index finds them
+        start, end = run.trace.time_of(e["pid"] - 1, e["args"]["index"])
+        assert e["ts"] == round(start * 1000 / clock) / 1000
+        assert e["args"]["cycles"] == end - start
+        assert abs(e["ts"] * clock - start) <= clock / 1000  # ts * clock: within a ns
+        seen += 1
+    assert seen == run.trace.instruction_count()
 
 
 def test_lanes_never_overlap(run) -> None:
@@ -189,20 +202,36 @@ def test_ub_counter(run) -> None:
 def test_write_plain_and_gzip(tmp_path) -> None:
     r = _run("copy_cast")
     p = write_trace(r.trace, tmp_path / "t.json")
-    assert p == tmp_path / "t.json"
-    assert p.read_bytes()[:1] == b"{"
+    assert isinstance(p, TraceFile) and p.path == tmp_path / "t.json" and p.name == "t.json"
+    assert p.path.read_bytes()[:1] == b"{"
     g = write_trace(r.trace, tmp_path / "t.json.gz")
-    assert g.read_bytes()[:2] == b"\x1f\x8b"
-    assert read_trace(p) == read_trace(g) == json.loads(gzip.decompress(g.read_bytes()))
+    assert g.path.read_bytes()[:2] == b"\x1f\x8b"
+    assert read_trace(p) == read_trace(g.path) == json.loads(gzip.decompress(g.path.read_bytes()))
     assert validate_chrome_trace(read_trace(g)) == []
     assert sorted(x.name for x in tmp_path.iterdir()) == ["t.json", "t.json.gz"]  # no temp
+
+
+def test_returned_size_and_events_are_the_files(tmp_path) -> None:
+    r = _run("copy_cast")
+    for name in ("t.json", "t.json.gz"):
+        w = write_trace(r.trace, tmp_path / name)
+        assert w.bytes == w.path.stat().st_size
+        assert w.events == len(read_trace(w)["traceEvents"])
+        assert read_trace(w)["otherData"]["events"] == w.events
+    # copy_cast, one core: 16 metadata events (process name and sort index, SCALAR / MTE2 /
+    # VECTOR / MTE3 plus the SCALAR, VECTOR and MTE3 stall threads, name and sort index each)
+    # + 8 instructions + 1 issue slice + 4 stalls + 2 flows x 2 + 5 UB counter points = 38
+    assert w.events == 16 + 8 + 1 + 4 + 4 + 5 == 38
 
 
 def test_large_traces_are_gzipped(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(perfetto, "LARGE_EVENTS", 10)
     p = write_trace(_run("copy_cast").trace, tmp_path / "t.json")
-    assert p.name == "t.json.gz" and p.read_bytes()[:2] == b"\x1f\x8b"
+    assert p.name == "t.json.gz" and p.path.read_bytes()[:2] == b"\x1f\x8b"
     assert not (tmp_path / "t.json").exists()
+    # at exactly LARGE_EVENTS events it stays plain (38 events, see above)
+    monkeypatch.setattr(perfetto, "LARGE_EVENTS", 38)
+    assert write_trace(_run("copy_cast").trace, tmp_path / "u.json").name == "u.json"
 
 
 def test_write_is_atomic_on_failure(tmp_path) -> None:
@@ -210,6 +239,162 @@ def test_write_is_atomic_on_failure(tmp_path) -> None:
         write_trace({"traceEvents": [{"ph": "X", "bad": object()}]}, tmp_path / "t.json",
                     gzip=False)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+@pytest.mark.parametrize("threaded", [True, False])
+@pytest.mark.parametrize("name", ["t.json", "t.json.gz"])
+def test_a_failure_mid_write_leaves_nothing(tmp_path, monkeypatch, exc, threaded, name) -> None:
+    r = _run("op_tiny")
+    real = perfetto._render
+    calls = []
+
+    def failing(k, parts):
+        calls.append(k)
+        if len(calls) == 5:  # after some chunks went to the file
+            raise exc("stop")
+        return real(k, parts)
+
+    monkeypatch.setattr(perfetto, "_render", failing)
+    with pytest.raises(exc):
+        write_trace(r.trace, tmp_path / name, chunk_events=7, threaded=threaded)
+    assert len(calls) == 5
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_disk_leaves_nothing(tmp_path, monkeypatch) -> None:
+    """An error in the writer thread (disk full …) reaches the caller; no file is left."""
+    r = _run("op_tiny")
+
+    def full(self, piece):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(perfetto._Sink, "_out", full)
+    with pytest.raises(OSError, match="No space"):
+        write_trace(r.trace, tmp_path / "t.json.gz", chunk_events=7)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["t.json", "t.json.gz"])
+def test_chunking_and_threads_do_not_change_the_text(tmp_path, name) -> None:
+    r = _run("op_tiny")  # 48 cores; every kind of event
+    texts = []
+    for chunk, threaded in ((1, True), (3, False), (1 << 20, True)):
+        w = write_trace(r.trace, tmp_path / f"{chunk}{name}", chunk_events=chunk,
+                        threaded=threaded)
+        raw = w.path.read_bytes()
+        texts.append(gzip.decompress(raw) if name.endswith(".gz") else raw)
+    assert texts[0] == texts[1] == texts[2]
+    assert json.loads(texts[0]) == chrome_trace(r.trace)
+
+
+# --------------------------------------------------------------------------------------------
+# Args, detail levels, text
+# --------------------------------------------------------------------------------------------
+
+
+def test_instruction_args_say_what_is_not_said_elsewhere() -> None:
+    r = _run("copy_cast")  # n = 64: GM->UB fp16, flags, Cast to fp32, UB->GM (tiny: 1000 MHz)
+    obj = chrome_trace(r.trace)
+    x = {e["args"]["index"]: e for e in obj["traceEvents"]
+         if e["ph"] == "X" and "index" in e["args"]}
+    assert x[0]["name"] == "DataCopyPad.GM2UB" and x[0]["cat"] == "copy"
+    # 64 fp16 = 128 bytes in one block, from GM tensor x into UB buffer in16
+    assert x[0]["args"] == {"index": 0, "cycles": 228, "bytes": 128, "block_count": 1,
+                            "buffer": "in16", "src": "x", "dtype": "float16"}
+    assert x[0]["ts"] == 0.001 and x[0]["dur"] == 0.228  # cycles 1 -> 229 at 1000 MHz
+    assert x[1]["name"] == "SetFlag<MTE2_V>(0)"
+    assert x[1]["args"] == {"index": 1, "cycles": 1, "event": "MTE2_V", "event_id": 0}
+    assert x[3]["args"] == {"index": 3, "cycles": 18, "elements": 64, "buffer": "out32",
+                            "src": "in16", "dtype": "float32"}
+    # 64 fp32 = 256 bytes from UB buffer out32 to GM tensor y
+    assert x[6]["args"] == {"index": 6, "cycles": 356, "bytes": 256, "block_count": 1,
+                            "buffer": "out32", "dst": "y", "dtype": "float32"}
+    assert x[7]["name"] == "PipeBarrier<PIPE_ALL>" and x[7]["args"] == {"index": 7, "cycles": 1}
+    assert "dtype" not in obj["otherData"]  # two dtypes: said per slice
+    stalls = [e for e in obj["traceEvents"] if e.get("cat") == "stall"]
+    assert stalls[0]["name"] == "stall: flag"
+    assert stalls[0]["args"] == {"cycles": 227, "what": "HardEvent MTE2_V id 0"}
+    issue = [e for e in obj["traceEvents"] if e.get("name") == "issue"]
+    assert [e["args"] for e in issue] == [{"cycles": 7}]  # span [0, 7) holds no instruction
+
+
+def test_a_single_dtype_is_said_once() -> None:
+    obj = chrome_trace(_run("copy_in").trace)  # fp32 only
+    assert obj["otherData"]["dtype"] == "float32"
+    assert not any("dtype" in e.get("args", {}) for e in obj["traceEvents"])
+
+
+def test_metadata_goes_to_other_data() -> None:
+    obj = chrome_trace(_run("copy_cast").trace, metadata={"case": "c", "mode": "timed"})
+    o = obj["otherData"]
+    assert (o["case"], o["mode"], o["detail"], o["cores"]) == ("c", "timed", "full", 1)
+    assert o["clock_mhz"] == 1000.0 and o["events"] == len(obj["traceEvents"])
+    assert obj["displayTimeUnit"] == "ns"
+
+
+def test_lanes_detail_keeps_the_instruction_slices_only(tmp_path, run) -> None:
+    w = write_trace(run.trace, tmp_path / "t.json", detail="lanes")
+    obj = read_trace(w)
+    assert validate_chrome_trace(obj) == []
+    ev = obj["traceEvents"]
+    assert {e["ph"] for e in ev} == {"M", "X"}  # no flows, no counters
+    assert not any(e.get("cat") == "stall" or e.get("name") == "issue" for e in ev)
+    threads = [e["args"]["name"] for e in ev if e["name"] == "thread_name"]
+    n = len(run.trace.cores)
+    assert sorted(threads) == sorted(["SCALAR", "MTE2", "VECTOR", "MTE3"] * n)
+    # per core 2 process + 4 threads x 2 metadata events, then one slice per instruction
+    assert w.events == len(ev) == 10 * n + run.trace.instruction_count()
+    assert obj["otherData"]["detail"] == "lanes"
+    full = chrome_trace(run.trace)
+    slices = [e for e in full["traceEvents"] if e["ph"] == "X" and "index" in e["args"]]
+    assert [e for e in ev if e["ph"] == "X"] == slices
+
+
+def test_unknown_detail_is_refused(tmp_path) -> None:
+    with pytest.raises(ValueError, match="detail"):
+        write_trace(_run("copy_cast").trace, tmp_path / "t.json", detail="none")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_names_and_labels_are_escaped() -> None:
+    r = _run("copy_cast")
+    ct = r.trace.cores[0]
+    label = 'say "hi" \\ tab\t é'
+    stream = [ins._replace(label=label) if ins.op is Opcode.CAST else ins for ins in ct.stream]
+    tr = Trace([dataclasses.replace(ct, stream=stream)], r.trace.clock_mhz)
+    cast = [e for e in chrome_trace(tr)["traceEvents"] if e.get("name") == "Cast"]
+    assert cast[0]["args"]["label"] == label
+
+
+def test_json_string_bodies() -> None:
+    table = perfetto._str_table(["a", 'q"\\', "é", "\x01"])
+    rows = [bytes(r).rstrip(b"\0") for r in table]
+    assert rows == [b"a", b'q\\"\\\\', "é".encode(), b"\\u0001"]
+
+
+def test_numbers_are_written_like_python() -> None:
+    v = np.array([0, 1, 9, 10, 99, 100, 999, 1000, 1001, 99999, 100000, 999999, 1000000,
+                  123456789, 10**15 + 7], np.int64)
+    m = perfetto._render(v.size, [b"[", perfetto._Int(v), b",", perfetto._Us(v), b"]"])
+    text = bytes(perfetto._compact(m)).decode()
+    assert text == "".join(f"[{x},{x // 1000}.{x % 1000:03d}]" for x in v.tolist())
+    with pytest.raises(ValueError, match="negative"):
+        perfetto._Int(np.array([-1]))
+
+
+def test_issue_pieces_match_the_plain_algorithm() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        cuts = np.sort(rng.choice(200, size=2 * int(rng.integers(0, 12)), replace=False))
+        spans = cuts.reshape(-1, 2)
+        cuts = np.sort(rng.choice(200, size=2 * int(rng.integers(0, 12)), replace=False))
+        s, e = cuts[0::2], cuts[1::2]
+        if rng.random() < 0.3 and s.size:
+            e = s.copy()  # zero-length instructions split a span
+        got = perfetto._issue_pieces(spans, s, e)
+        want = perfetto._issue_pieces_py(spans, list(zip(s.tolist(), e.tolist())))
+        assert got.tolist() == want.tolist()
 
 
 # --------------------------------------------------------------------------------------------

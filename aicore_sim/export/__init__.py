@@ -2,15 +2,16 @@
 
 Step of the flow: after the replay and the summary; they read the
 :class:`~aicore_sim.trace.Trace` only. :mod:`aicore_sim.export.perfetto` writes Chrome Trace
-Event JSON that Perfetto (ui.perfetto.dev) and chrome://tracing open, and validates it against
-Perfetto's import rules.
+Event JSON that Perfetto (ui.perfetto.dev) and chrome://tracing open — streamed to disk from
+the Trace's arrays, at two detail levels — and validates it against Perfetto's import rules.
 """
 
 from aicore_sim.export.perfetto import (
+    TraceFile,
     chrome_trace,
     read_trace,
     validate_chrome_trace,
     write_trace,
 )
 
-__all__ = ["chrome_trace", "read_trace", "validate_chrome_trace", "write_trace"]
+__all__ = ["TraceFile", "chrome_trace", "read_trace", "validate_chrome_trace", "write_trace"]

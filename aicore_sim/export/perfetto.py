@@ -8,17 +8,52 @@ Layout of the file (``{"traceEvents": [...], "displayTimeUnit": "ns", "otherData
 - process ``"AIV <core>"`` with ``pid = core + 1``;
 - threads ``SCALAR``, ``MTE2``, ``VECTOR``, ``MTE3`` (and ``<PIPE> stalls`` where a pipe
   stalled) with ``tid = core * 8 + lane + 1`` — unique across the trace and never 0;
-- one complete event (``"ph": "X"``) per executed instruction, args: opcode, index in the
-  core's stream, start/end/``cycles``, bytes or elements, buffers, repeat, mask; the SCALAR
-  thread also carries ``issue`` slices (scalar-unit busy time outside scalar instructions);
-- stall slices (cause, what, cycles) on the pipe's stall thread;
+- one complete event (``"ph": "X"``) per executed instruction; the SCALAR thread also carries
+  ``issue`` slices (scalar-unit busy time outside scalar instructions, args: ``cycles``);
+- stall slices named ``stall: <cause>`` (args: ``what``, ``cycles``) on the pipe's stall thread;
 - a flow arrow (``"s"`` → ``"f"``, same ``id``) from every SetFlag to the WaitFlag it released;
 - a counter (``"ph": "C"``) ``UB bytes`` per core: ``reserved`` (InitBuffer total) and ``live``
   (buffers between the first and the last instruction touching them).
 
-Timestamps are µs at the platform clock, quantised to whole ns (3 decimals); cycles are kept in
-the args. Perfetto silently drops or merges events that break its import rules;
-:func:`validate_chrome_trace` checks those rules with the standard library only.
+``otherData`` holds ``clock_mhz``, ``makespan_cycles``, ``cores``, ``detail``, ``events`` (the
+number of events in the file), ``dtype`` when the trace has a single one, and the caller's
+metadata (case, platform, mode …).
+
+``detail="lanes"`` keeps the processes, the four pipe threads and the instruction slices only
+(no stall threads, issue slices, flows or counters): P1 has 0.78 M events instead of 1.88 M.
+
+Args of an instruction slice. Its name is the opcode (``SetFlag<V_MTE2>(3)``,
+``PipeBarrier<PIPE_ALL>`` for the sync ops), and its args hold only what is not said elsewhere:
+
+- ``index``: position in the core's stream, the ``#1234`` of hazard and check messages;
+- ``cycles``: its duration in cycles (exact; ``dur`` is rounded to whole ns);
+- ``bytes`` (payload moved) and ``elements`` (``block_count`` for copies) when non-zero;
+  ``repeat`` and ``mask`` for repeat-mode vector instructions;
+- ``buffer``: the UB buffer written (or read, when nothing in UB is written); ``src`` / ``dst``:
+  the other buffers or GM tensors read / written, by name, when not ``buffer`` itself;
+- ``dtype`` of the destination, only when the trace uses more than one (otherwise it is said
+  once, as ``otherData.dtype``);
+- ``event`` and ``event_id`` for SetFlag / WaitFlag; ``implicit`` and ``label`` when set.
+
+Dropped from earlier versions as derivable: ``opcode`` (the name), ``start_cycle`` /
+``end_cycle`` (``ts * otherData.clock_mhz``, to within a cycle; ``cycles`` is exact), byte
+addresses (the ``index`` finds the instruction, and its operands, in the stream), and a
+stall's ``cause`` (the name).
+
+Timestamps are µs at the platform clock, quantised to whole ns (3 decimals). Perfetto silently
+drops or merges events that break its import rules; :func:`validate_chrome_trace` checks those
+rules with the standard library only.
+
+How it scales. :func:`write_trace` never builds one Python object per event: it renders each
+kind of event of a core from the Trace's numpy arrays, ``chunk_events`` rows at a time, as a
+NUL-padded byte matrix — one row per event; numbers written as digits by table look-ups on
+whole columns; the static text of an event (name, cat, pid, tid, the args that do not vary)
+built once per distinct instruction *shape* (an instruction without its addresses: 67 in P1)
+and gathered by row. A worker thread drops the padding, gzips (level 1; ISA-L's deflate when
+the ``isal`` package is there, else zlib) and writes, while the next chunk is rendered; the
+text is never held whole, so memory is O(chunk_events). Per core the events come in a fixed
+order (metadata, instruction slices in the Trace's row order, issue slices, stalls, flows,
+counter), which the chunking does not change.
 """
 
 from __future__ import annotations
@@ -27,14 +62,25 @@ import gzip as _gzip
 import json
 import math
 import os
+import queue
+import re
 import tempfile
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from aicore_sim.isa import Instr, Opcode, Pipe, Space
+try:  # ISA-L's deflate: the same gzip format, about 4x faster than zlib at level 1
+    from isal import isal_zlib as _zlib
+except ImportError:  # pragma: no cover - zlib is the fallback
+    import zlib as _zlib
+
+from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
 from aicore_sim.trace import CoreTrace, Trace
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
@@ -44,11 +90,21 @@ TIDS_PER_CORE = 8  # 4 pipe threads + 4 stall threads
 LARGE_EVENTS = 200_000
 """Above this many events :func:`write_trace` gzips even when the path does not say so."""
 
+DETAILS = ("full", "lanes")
+"""Detail levels of :func:`write_trace` (see the module docstring)."""
+
+CHUNK_EVENTS = 32_768
+"""Events rendered per chunk: bounds the memory of a write (about 200 bytes per event)."""
+
+GZIP_LEVEL = 1  # speed first: zlib's level 6 is 2.3x slower for a file a third smaller
+_QUEUED = 4  # chunks waiting for the writer thread
+
 _CAT = {
     Opcode.COPY_GM_TO_UB: "copy", Opcode.COPY_UB_TO_GM: "copy",
     Opcode.SET_FLAG: "sync", Opcode.WAIT_FLAG: "sync", Opcode.BARRIER: "sync",
     Opcode.GET_VALUE_GM: "scalar", Opcode.GET_VALUE_UB: "scalar", Opcode.SET_VALUE_UB: "scalar",
 }
+_COPIES = (Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM)
 
 
 def pid_of(core: int) -> int:
@@ -67,10 +123,6 @@ def _ns(cycles: np.ndarray | int, clock_mhz: float) -> np.ndarray:
     return np.rint(np.asarray(cycles, dtype=np.float64) * (1000.0 / clock_mhz)).astype(np.int64)
 
 
-def _us(ns: int) -> float:
-    return int(ns) / 1000
-
-
 def _name(ins: Instr) -> str:
     if ins.op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG):
         return f"{ins.op.value}<{ins.event.name}>({ins.event_id})"
@@ -79,28 +131,42 @@ def _name(ins: Instr) -> str:
     return ins.op.value
 
 
-def instr_args(ins: Instr, index: int, start: int, end: int) -> dict[str, Any]:
-    """The args of one instruction's slice (cycles included, never recomputed)."""
-    a: dict[str, Any] = {"opcode": ins.op.value, "index": index, "cycles": end - start,
-                         "start_cycle": start, "end_cycle": end}
+def instr_args(ins: Instr, index: int, start: int, end: int,
+               dtype: bool = True) -> dict[str, Any]:
+    """The args of one instruction's slice (see the module docstring for the choice).
+
+    ``dtype=False`` leaves the destination dtype out (a trace with a single dtype says it once,
+    in ``otherData``).
+    """
+    a: dict[str, Any] = {"index": index, "cycles": end - start}
+    a.update(_static_args(ins, dtype))
+    return a
+
+
+def _static_args(ins: Instr, dtype: bool) -> dict[str, Any]:
+    """The args of an instruction's slice that do not depend on when it ran."""
+    a: dict[str, Any] = {}
     if ins.nbytes:
         a["bytes"] = ins.nbytes
     if ins.count:
-        copy = ins.op in (Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM)
-        a["block_count" if copy else "elements"] = ins.count
+        a["block_count" if ins.op in _COPIES else "elements"] = ins.count
     if ins.repeat:
         a["repeat"] = ins.repeat
         a["mask"] = ins.mask
-    if ins.dst is not None:
-        a["dst"] = f"{ins.dst.buf}@{ins.dst.addr}"
-        if ins.dst.space is Space.UB:
-            a["buffer"] = ins.dst.buf
-    if ins.src:
-        a["src"] = ",".join(f"{o.buf}@{o.addr}" for o in ins.src)
-        ub = [o.buf for o in ins.src if o.space is Space.UB]
-        if ub and "buffer" not in a:
-            a["buffer"] = ub[0]
-    if ins.dst is not None and ins.dst.dtype is not None:
+    ub = [o.buf for o in (ins.dst, *ins.src) if o is not None and o.space is Space.UB]
+    if ub:
+        a["buffer"] = buf = ub[0]
+        src = [o.buf for o in ins.src]
+        if src and src != [buf]:
+            a["src"] = ",".join(src)
+        if ins.dst is not None and ins.dst.buf != buf:
+            a["dst"] = ins.dst.buf
+    elif ins.src or ins.dst is not None:
+        if ins.src:
+            a["src"] = ",".join(o.buf for o in ins.src)
+        if ins.dst is not None:
+            a["dst"] = ins.dst.buf
+    if dtype and ins.dst is not None and ins.dst.dtype is not None:
         a["dtype"] = str(ins.dst.dtype)
     if ins.event is not None:
         a["event"] = ins.event.name
@@ -112,8 +178,221 @@ def instr_args(ins: Instr, index: int, start: int, end: int) -> dict[str, Any]:
     return a
 
 
-def _issue_pieces(spans: np.ndarray, scalar_ev: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Scalar-unit busy spans minus the scalar instructions' own slices (no overlaps)."""
+# --------------------------------------------------------------------------------------------
+# Instruction shapes: what the static text of a slice depends on
+# --------------------------------------------------------------------------------------------
+
+_F = Instr._fields
+_SHAPE_FIELDS = itemgetter(*(_F.index(f) for f in (
+    "pipe", "op", "count", "nbytes", "mask", "repeat", "event", "event_id", "barrier",
+    "implicit", "label")))
+_OPERAND_SHAPE = itemgetter(*(Operand._fields.index(f) for f in ("space", "buf", "dtype")))
+_DST, _SRC = _F.index("dst"), _F.index("src")
+
+
+class _Shapes:
+    """Shape ids of instructions; a shape is an Instr without addresses, scalars or strides.
+
+    Interned instructions (one object per distinct Instr, as the record pass stores them) are
+    found by ``id``; the key of a shape is built once per object seen (P1: 782k instructions,
+    104k objects, 67 shapes). The streams keep the objects alive during the write.
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple, int] = {}
+        self.first: list[Instr] = []  # one instruction of each shape
+        self.by_id: dict[int, int] = {}
+
+    def of(self, stream: list[Instr]) -> np.ndarray:
+        """Shape id of every instruction of a stream (int32, by stream index)."""
+        by_id = self.by_id
+        ids = list(map(id, stream))
+        out = np.fromiter(map(by_id.get, ids, repeat(-1)), np.int32, len(stream))
+        miss = np.flatnonzero(out < 0).tolist()
+        if miss:
+            shape_ids, first = self.ids, self.first
+            got = []
+            for i in miss:
+                ins = stream[i]
+                dst = ins[_DST]
+                key = (_SHAPE_FIELDS(ins), None if dst is None else _OPERAND_SHAPE(dst),
+                       tuple(map(_OPERAND_SHAPE, ins[_SRC])))
+                sid = shape_ids.get(key)
+                if sid is None:
+                    sid = shape_ids[key] = len(first)
+                    first.append(ins)
+                by_id[ids[i]] = sid
+                got.append(sid)
+            out[miss] = got
+        return out
+
+    def dtypes(self) -> set[str]:
+        return {str(i.dst.dtype) for i in self.first if i.dst is not None
+                and i.dst.dtype is not None}
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering rows of events as a byte matrix
+# --------------------------------------------------------------------------------------------
+
+
+def _digit_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three-digit groups as 4-byte little-endian words (the 4th byte is NUL scratch).
+
+    ``_LOW4`` / ``_HIGH4`` are indexed by ``group + 1000 * (a higher group is non-zero)``:
+    the first half has no leading zeros (``"  7"``; the lowest group keeps one ``"  0"``, a
+    higher one is blank), the second half is zero-filled (``"007"``). ``_FRAC4`` is ``".007"``.
+    Padding is NUL, removed once the rows are rendered (a JSON text never holds a raw NUL).
+    """
+    def words(texts: list[bytes]) -> np.ndarray:
+        raw = b"".join(t.ljust(4, b"\0") for t in texts).replace(b" ", b"\0")
+        return np.frombuffer(raw, "<u4").copy()
+
+    full = [b"%03d" % i for i in range(1000)]
+    lead = [b"%3d" % i for i in range(1000)]
+    blank = [b""] + lead[1:]
+    return (words(lead + full), words(blank + full), words([b".%03d" % i for i in range(1000)]))
+
+
+_LOW4, _HIGH4, _FRAC4 = _digit_tables()
+
+
+def _groups(v: np.ndarray) -> int:
+    """Three-digit groups needed for the largest of ``v`` (>= 1)."""
+    if not v.size:
+        return 1
+    if int(v.min()) < 0:
+        raise ValueError("negative value in a trace column")
+    return max(1, (len(str(int(v.max()))) + 2) // 3)
+
+
+def _words(m: np.ndarray, col: int) -> np.ndarray:
+    """Column ``col`` of the byte matrix ``m`` seen as (unaligned) 4-byte words, one per row."""
+    return np.ndarray((m.shape[0],), "<u4", m, col, (m.shape[1],))
+
+
+def _put_int(m: np.ndarray, col: int, v: np.ndarray, ng: int) -> None:
+    """Write non-negative ints ``v`` right-aligned into ``m[:, col:col + 3 * ng]``.
+
+    One 4-byte store per three-digit group, most significant first: each store's NUL scratch
+    byte lands where the next one writes, the last one's on ``m[:, col + 3 * ng]``.
+    """
+    q = [v]
+    for _ in range(ng - 1):
+        q.append(q[-1] // 1000)
+    q.append(None)
+    for g in range(ng - 1, -1, -1):
+        above = q[g + 1]
+        if above is None:
+            idx = q[g]
+        else:
+            idx = q[g] - above * 1000
+            idx += 1000 * (above > 0)
+        _words(m, col + 3 * (ng - 1 - g))[:] = (_LOW4 if g == 0 else _HIGH4)[idx]
+
+
+class _Int:
+    """A column of non-negative integers (one NUL scratch byte after the digits)."""
+
+    def __init__(self, v: np.ndarray) -> None:
+        self.v = np.asarray(v, dtype=np.int64)
+        self.ng = _groups(self.v)
+        self.width = 3 * self.ng + 1
+
+    def put(self, m: np.ndarray, col: int) -> None:
+        _put_int(m, col, self.v, self.ng)
+
+
+class _Us:
+    """A column of whole ns written as µs with three decimals (``12.345``)."""
+
+    def __init__(self, ns: np.ndarray) -> None:
+        ns = np.asarray(ns, dtype=np.int64)
+        self.q = ns // 1000
+        self.r = ns - self.q * 1000
+        self.ng = _groups(self.q)
+        self.width = 3 * self.ng + 4
+
+    def put(self, m: np.ndarray, col: int) -> None:
+        _put_int(m, col, self.q, self.ng)  # its scratch byte is where the "." goes
+        _words(m, col + 3 * self.ng)[:] = _FRAC4[self.r]
+
+
+class _Text:
+    """A column of byte strings, NUL-padded: a (k, width) uint8 matrix."""
+
+    def __init__(self, mat: np.ndarray) -> None:
+        self.mat = mat
+        self.width = mat.shape[1]
+
+    def put(self, m: np.ndarray, col: int) -> None:
+        m[:, col:col + self.width] = self.mat
+
+
+def _text_table(items: list[bytes]) -> np.ndarray:
+    """Byte strings as a NUL-padded (n, width) uint8 matrix."""
+    arr = np.array(items, dtype=bytes)
+    return arr.view(np.uint8).reshape(len(items), arr.dtype.itemsize)
+
+
+def _render(k: int, parts: list) -> np.ndarray:
+    """``k`` rows, each the concatenation of ``parts`` (bytes or columns): a NUL-padded matrix.
+
+    :func:`_compact` turns it into the text (done by the writer thread: NumPy releases the GIL
+    there, so the rendering of the next chunk goes on meanwhile).
+    """
+    widths = [len(p) if isinstance(p, bytes) else p.width for p in parts]
+    row = np.zeros(sum(widths), np.uint8)
+    col = 0
+    for p, w in zip(parts, widths):
+        if isinstance(p, bytes):
+            row[col:col + w] = np.frombuffer(p, np.uint8)
+        col += w
+    m = np.empty((k, row.size), np.uint8)
+    if not k:
+        return m
+    m[:] = row
+    col = 0
+    for p, w in zip(parts, widths):
+        if not isinstance(p, bytes):
+            p.put(m, col)
+        col += w
+    return m
+
+
+def _compact(piece: bytes | np.ndarray) -> bytes | np.ndarray:
+    """The text of a chunk: a rendered matrix without its NUL padding (bytes pass through)."""
+    if isinstance(piece, np.ndarray):
+        flat = piece.reshape(-1)
+        return flat[flat != 0]
+    return piece
+
+
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
+
+
+def _str_table(strings: list[str]) -> np.ndarray:
+    """JSON string bodies (escaped, no quotes) of ``strings`` as a UTF-8 :func:`_text_table`."""
+    if _NEEDS_ESCAPE.search("".join(strings)):
+        strings = [json.dumps(s, ensure_ascii=False)[1:-1] for s in strings]
+    try:
+        arr = np.array(strings, dtype=bytes)  # ASCII: encoded in C
+    except UnicodeEncodeError:
+        arr = np.array([s.encode() for s in strings], dtype=bytes)
+    return arr.view(np.uint8).reshape(len(strings), arr.dtype.itemsize)
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------------------------
+# The events of one core
+# --------------------------------------------------------------------------------------------
+
+
+def _issue_pieces_py(spans: np.ndarray, scalar_ev: list[tuple[int, int]]) -> np.ndarray:
+    """Scalar-unit busy spans minus the scalar instructions' own slices (general case)."""
     out: list[tuple[int, int]] = []
     ev = sorted(scalar_ev)
     j = 0
@@ -130,151 +409,533 @@ def _issue_pieces(spans: np.ndarray, scalar_ev: list[tuple[int, int]]) -> list[t
             k += 1
         if cur < b:
             out.append((cur, b))
-    return [(a, b) for a, b in out if b > a]
+    return np.array([(a, b) for a, b in out if b > a], np.int64).reshape(-1, 2)
 
 
-def _ub_counter(ct: CoreTrace) -> list[tuple[int, int, int]]:
-    """(cycle, reserved bytes, live bytes) change points of one core's UB occupancy."""
-    if not ct.allocations:
-        return []
-    reserved = sum(int(a.nbytes) for a in ct.allocations)
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    stream = ct.stream
-    for i, s, e in zip(ct.index.tolist(), ct.start.tolist(), ct.end.tolist()):
-        ins = stream[i]
-        ops = ins.src + ((ins.dst,) if ins.dst is not None else ())
-        for o in ops:
-            if o.space is Space.UB:
-                if o.buf not in first or s < first[o.buf]:
-                    first[o.buf] = s
-                if e > last.get(o.buf, -1):
-                    last[o.buf] = e
-    size = {a.name: int(a.nbytes) for a in ct.allocations}
-    delta: dict[int, int] = {}
-    for buf, t0 in first.items():
-        n = size.get(buf, 0)
-        delta[t0] = delta.get(t0, 0) + n
-        delta[last[buf]] = delta.get(last[buf], 0) - n
-    points = [(0, reserved, 0)]
-    live = 0
-    for t in sorted(delta):
-        live += delta[t]
-        if points and points[-1][0] == t:
-            points[-1] = (t, reserved, live)
-        else:
-            points.append((t, reserved, live))
-    return points
+def _issue_pieces(spans: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """(start, end) rows of scalar-unit busy time outside the scalar instructions.
+
+    Vectorised for the usual case (spans sorted and disjoint, instructions disjoint): each span
+    is cut by the gaps between consecutive instructions.
+    """
+    spans = np.asarray(spans, np.int64).reshape(-1, 2)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    a, b = spans[:, 0], spans[:, 1]
+    if (np.any(s[1:] < e[:-1]) or np.any(e < s) or np.any(a[1:] < b[:-1])
+            or np.any(b < a)):
+        return _issue_pieces_py(spans, list(zip(s.tolist(), e.tolist())))
+    big = np.iinfo(np.int64)
+    g0 = np.concatenate([[big.min], e])  # gaps between instructions: [g0, g1)
+    g1 = np.concatenate([s, [big.max]])
+    j0 = np.searchsorted(g1, a, side="right")
+    j1 = np.searchsorted(g0, b, side="left")
+    n = np.maximum(j1 - j0, 0)
+    which = np.repeat(np.arange(a.size), n)
+    gap = np.repeat(j0, n) + (np.arange(which.size) - np.repeat(np.cumsum(n) - n, n))
+    lo = np.maximum(a[which], g0[gap])
+    hi = np.minimum(b[which], g1[gap])
+    keep = hi > lo
+    return np.stack([lo[keep], hi[keep]], axis=1)
 
 
-def chrome_trace(trace: Trace, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The Chrome Trace Event object of ``trace`` (see the module docstring)."""
-    clock = float(trace.clock_mhz)
-    events: list[dict[str, Any]] = []
-    flow_id = 0
-    for ct in trace.cores:
-        core, pid = ct.core, pid_of(ct.core)
-        events.append({"ph": "M", "name": "process_name", "pid": pid,
-                       "tid": tid_of(core, Pipe.SCALAR), "args": {"name": f"AIV {core}"}})
-        events.append({"ph": "M", "name": "process_sort_index", "pid": pid,
-                       "tid": tid_of(core, Pipe.SCALAR), "args": {"sort_index": core}})
-        stall_pipes = {int(s[0]) for s in ct.stalls}
+class _Core:
+    """The numbers behind one core's events (numpy arrays; no text yet)."""
+
+    def __init__(self, ct: CoreTrace, sid_of: np.ndarray, shapes: _Shapes, clock: float):
+        self.ct, self.shapes, self.clock = ct, shapes, clock
+        self.sid_of = sid_of  # shape id by stream index
+        self.core, self.pid = ct.core, pid_of(ct.core)
+        self.sid = sid_of[ct.index] if ct.index.size else np.zeros(0, np.int32)
+        self.used, self.local = np.unique(self.sid, return_inverse=True)  # shapes used here
+        self.s_ns, self.e_ns = _ns(ct.start, clock), _ns(ct.end, clock)
+        self.cycles = np.asarray(ct.end - ct.start, np.int64)
+        self._issue: np.ndarray | None = None
+        self._flows: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def issue(self) -> np.ndarray:
+        if self._issue is None:
+            ct = self.ct
+            r = np.flatnonzero(np.asarray(ct.pipe) == int(Pipe.SCALAR))
+            self._issue = _issue_pieces(ct.scalar_spans, ct.start[r], ct.end[r])
+        return self._issue
+
+    @property
+    def flows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (WaitFlag row, SetFlag row) of the arrows drawn (never backward in time)."""
+        if self._flows is None:
+            ct = self.ct
+            rel = np.asarray(ct.releases, np.int64).reshape(-1, 2)
+            row_of = np.full(len(ct.stream), -1, np.int64)
+            row_of[ct.index] = np.arange(ct.index.size)
+            ok = ((rel >= 0) & (rel < len(ct.stream))).all(axis=1)
+            rw, rs = row_of[rel[ok, 0]], row_of[rel[ok, 1]]
+            ok = (rw >= 0) & (rs >= 0)
+            rw, rs = rw[ok], rs[ok]
+            ok = self.s_ns[rw] >= self.s_ns[rs]
+            self._flows = rw[ok], rs[ok]
+        return self._flows
+
+    def counter(self) -> list[tuple[int, int, int]]:
+        """(cycle, reserved bytes, live bytes) change points of the core's UB occupancy."""
+        ct = self.ct
+        if not ct.allocations:
+            return []
+        reserved = sum(int(a.nbytes) for a in ct.allocations)
+        size = {a.name: int(a.nbytes) for a in ct.allocations}
+        bufs: dict[str, int] = {}
+        touch: list[tuple[int, int]] = []  # (used shape, UB buffer) pairs
+        for j, sid in enumerate(self.used.tolist()):
+            ins = self.shapes.first[sid]
+            for o in (*ins.src, ins.dst):
+                if o is not None and o.space is Space.UB:
+                    touch.append((j, bufs.setdefault(o.buf, len(bufs))))
+        table = np.zeros((self.used.size, len(bufs)), bool)
+        for j, b in touch:
+            table[j, b] = True
+        delta: dict[int, int] = {}
+        for buf, b in bufs.items():
+            rows = table[:, b][self.local]
+            t0, t1 = int(ct.start[rows].min()), int(ct.end[rows].max())
+            n = size.get(buf, 0)
+            delta[t0] = delta.get(t0, 0) + n
+            delta[t1] = delta.get(t1, 0) - n
+        points = [(0, reserved, 0)]
+        live = 0
+        for t in sorted(delta):
+            live += delta[t]
+            if points[-1][0] == t:
+                points[-1] = (t, reserved, live)
+            else:
+                points.append((t, reserved, live))
+        return points
+
+    def count(self, detail: str) -> int:
+        ct = self.ct
+        stall_pipes = _stall_pipes(ct) if detail == "full" else set()
+        n = 2 + 2 * (len(LANES) + len(stall_pipes)) + int(ct.index.size)
+        if detail == "full":
+            n += self.issue.shape[0] + _stall_count(ct) + 2 * self.flows[0].size
+            n += len(self.counter())
+        return n
+
+
+def _stall_rows(ct: CoreTrace) -> np.ndarray | None:
+    """The int64 (pipe, start, end, cause, what) rows of a trace that has them, else None."""
+    rows = getattr(ct, "stall_rows", None)
+    return None if rows is None else np.asarray(rows, np.int64).reshape(-1, 5)
+
+
+def _stall_count(ct: CoreTrace) -> int:
+    rows = _stall_rows(ct)
+    return len(ct.stalls) if rows is None else rows.shape[0]
+
+
+def _stall_pipes(ct: CoreTrace) -> set[int]:
+    """Pipes of a core that stalled (they get a stall thread)."""
+    rows = _stall_rows(ct)
+    if rows is None:
+        return {int(s[0]) for s in ct.stalls}
+    return set(np.flatnonzero(np.bincount(rows[:, 0], minlength=len(LANES))).tolist())
+
+
+def _stall_table(c: _Core):
+    """A core's stalls as columns: pipe, start, end, kind (index into kinds: (pipe, cause)),
+    what (index into words: the ``what`` in words), or None without stalls.
+
+    Reads the int64 ``stall_rows`` when the trace has them, else the ``stalls`` tuples. The
+    words of a flag stall name the WaitFlag's event and id, which its shape holds: they are
+    looked up once per shape, the others once per distinct row value.
+    """
+    ct = c.ct
+    rows = _stall_rows(ct)
+    if rows is not None:
+        if not rows.shape[0]:
+            return None
+        from aicore_sim.trace import STALL_CAUSES, stall_what
+
+        nc = len(STALL_CAUSES)
+        pipe, cause, w = rows[:, 0], rows[:, 3], rows[:, 4]
+        kcodes, kind = np.unique(pipe * nc + cause, return_inverse=True)
+        kinds = [(k // nc, STALL_CAUSES[k % nc]) for k in kcodes.tolist()]
+        flag = cause == STALL_CAUSES.index("flag")
+        if flag.any():  # one WaitFlag of each shape stands for all of them
+            rep = np.zeros(len(c.shapes.first), np.int64)
+            rep[c.sid_of[::-1]] = np.arange(c.sid_of.size - 1, -1, -1)
+            w = w.copy()
+            w[flag] = rep[c.sid_of[w[flag]]]
+        wcodes, what = np.unique(w * nc + cause, return_inverse=True)
+        words = [stall_what(k % nc, k // nc, ct.stream) for k in wcodes.tolist()]
+        return pipe, rows[:, 1], rows[:, 2], kind, kinds, what, words
+    stalls = ct.stalls
+    if not stalls:
+        return None
+    pipes, a, b, causes, whats = zip(*stalls)
+    kinds = sorted(set(zip(map(int, pipes), map(str, causes))))
+    code = {kc: i for i, kc in enumerate(kinds)}
+    kind = np.fromiter(map(code.__getitem__, zip(map(int, pipes), map(str, causes))),
+                       np.int64, len(stalls))
+    seen: dict[str, int] = {}
+    what = np.fromiter((seen.setdefault(str(x), len(seen)) for x in whats), np.int64,
+                       len(stalls))
+    return (np.asarray(pipes, np.int64), np.asarray(a, np.int64), np.asarray(b, np.int64),
+            kind, kinds, what, list(seen))
+
+
+class _Writer:
+    """The text of a trace, as a sequence of byte chunks (each event starts with a comma)."""
+
+    def __init__(self, trace: Trace, detail: str, chunk: int,
+                 metadata: Mapping[str, Any] | None) -> None:
+        if detail not in DETAILS:
+            raise ValueError(f"detail must be one of {DETAILS}, not {detail!r}")
+        if chunk < 1:
+            raise ValueError("chunk_events must be >= 1")
+        self.trace, self.detail, self.chunk, self.metadata = trace, detail, chunk, metadata
+        self.clock = float(trace.clock_mhz)
+        self.shapes = _Shapes()
+        self.sids = [self.shapes.of(ct.stream) for ct in trace.cores]
+        dtypes = self.shapes.dtypes()
+        self.show_dtype = len(dtypes) > 1
+        self.dtype = next(iter(dtypes)) if len(dtypes) == 1 else None
+        self.events = 0
+        self.flow_id = 0
+        self._shape_texts: dict[int, tuple[str, Pipe]] = {}
+
+    def cores(self) -> Iterator[_Core]:
+        for ct, sid_of in zip(self.trace.cores, self.sids):
+            yield _Core(ct, sid_of, self.shapes, self.clock)
+
+    def count(self) -> int:
+        """Events the file will hold (computed without rendering)."""
+        return sum(c.count(self.detail) for c in self.cores())
+
+    def chunks(self) -> Iterator[bytes | np.ndarray]:
+        for c in self.cores():
+            yield from self._core(c)
+
+    def tail(self) -> bytes:
+        tr = self.trace
+        other: dict[str, Any] = {
+            "clock_mhz": self.clock, "makespan_cycles": tr.makespan, "cores": len(tr.cores),
+            "time_unit": "us (cycles in args)", "detail": self.detail, "events": self.events}
+        if self.dtype is not None:
+            other["dtype"] = self.dtype
+        if self.metadata:
+            other.update(self.metadata)
+        return f'],"displayTimeUnit":"ns","otherData":{_dumps(other)}}}'.encode()
+
+    # -- one core --------------------------------------------------------------------------
+
+    def _emit(self, k: int, parts: list) -> np.ndarray:
+        self.events += k
+        return _render(k, parts)
+
+    def _objects(self, events: list[dict[str, Any]]) -> bytes:
+        self.events += len(events)
+        return "".join("," + _dumps(e) for e in events).encode()
+
+    def _core(self, c: _Core) -> Iterator[bytes | np.ndarray]:
+        full = self.detail == "full"
+        yield self._metadata(c, full)
+        yield from self._instructions(c)
+        if full:
+            yield from self._issue(c)
+            yield from self._stalls(c)
+            yield from self._flows(c)
+            yield self._objects([
+                {"ph": "C", "name": "UB bytes", "pid": c.pid, "ts": int(_ns(t, c.clock)) / 1000,
+                 "args": {"reserved": reserved, "live": live}}
+                for t, reserved, live in c.counter()])
+
+    def _metadata(self, c: _Core, full: bool) -> bytes:
+        core, pid = c.core, c.pid
+        stid = tid_of(core, Pipe.SCALAR)
+        ev: list[dict[str, Any]] = [
+            {"ph": "M", "name": "process_name", "pid": pid, "tid": stid,
+             "args": {"name": f"AIV {core}"}},
+            {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": stid,
+             "args": {"sort_index": core}}]
+        stall_pipes = _stall_pipes(c.ct) if full else set()
         for k, p in enumerate(LANES):
             lanes = [(tid_of(core, p), p.name, 2 * k)]
             if int(p) in stall_pipes:
                 lanes.append((tid_of(core, p, stall=True), f"{p.name} stalls", 2 * k + 1))
             for tid, name, order in lanes:
-                events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                               "args": {"name": name}})
-                events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
-                               "args": {"sort_index": order}})
-        s_ns, e_ns = _ns(ct.start, clock), _ns(ct.end, clock)
-        stream = ct.stream
-        where: dict[int, tuple[int, int]] = {}  # stream index -> (tid, start ns)
-        scalar_ev: list[tuple[int, int]] = []
-        for r, (i, s, e) in enumerate(zip(ct.index.tolist(), ct.start.tolist(),
-                                          ct.end.tolist())):
-            ins = stream[i]
-            tid = tid_of(core, ins.pipe)
-            t0, t1 = int(s_ns[r]), int(e_ns[r])
-            where[i] = (tid, t0)
-            if ins.pipe is Pipe.SCALAR:
-                scalar_ev.append((s, e))
-            events.append({"ph": "X", "name": _name(ins), "cat": _CAT.get(ins.op, "vector"),
-                           "pid": pid, "tid": tid, "ts": _us(t0), "dur": _us(t1 - t0),
-                           "args": instr_args(ins, i, s, e)})
-        stid = tid_of(core, Pipe.SCALAR)
-        for a, b in _issue_pieces(ct.scalar_spans, scalar_ev):
-            t0, t1 = int(_ns(a, clock)), int(_ns(b, clock))
-            events.append({"ph": "X", "name": "issue", "cat": "scalar", "pid": pid,
-                           "tid": stid, "ts": _us(t0), "dur": _us(t1 - t0),
-                           "args": {"cycles": b - a, "start_cycle": a, "end_cycle": b}})
-        for p, a, b, cause, what in ct.stalls:
-            t0, t1 = int(_ns(a, clock)), int(_ns(b, clock))
-            events.append({"ph": "X", "name": f"stall: {cause}", "cat": "stall", "pid": pid,
-                           "tid": tid_of(core, Pipe(p), stall=True), "ts": _us(t0),
-                           "dur": _us(t1 - t0),
-                           "args": {"cause": cause, "what": what, "cycles": b - a,
-                                    "start_cycle": a, "end_cycle": b}})
-        for w, s in ct.releases.tolist():
-            if w not in where or s not in where:
-                continue
-            (stid_, sts), (wtid, wts) = where[s], where[w]
-            if wts < sts:  # never emit a backward arrow (Perfetto drops it)
-                continue
-            flow_id += 1
-            ev = stream[w].event
-            name = f"flag {ev.name if ev is not None else ''}({stream[w].event_id})"
-            events.append({"ph": "s", "name": name, "cat": "flag", "id": flow_id, "pid": pid,
-                           "tid": stid_, "ts": _us(sts)})
-            events.append({"ph": "f", "bp": "e", "name": name, "cat": "flag", "id": flow_id,
-                           "pid": pid, "tid": wtid, "ts": _us(wts)})
-        for t, reserved, live in _ub_counter(ct):
-            events.append({"ph": "C", "name": "UB bytes", "pid": pid,
-                           "ts": _us(int(_ns(t, clock))),
-                           "args": {"reserved": reserved, "live": live}})
-    other = {"clock_mhz": clock, "makespan_cycles": trace.makespan,
-             "cores": len(trace.cores), "time_unit": "us (cycles in args)"}
-    if metadata:
-        other.update(metadata)
-    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
+                ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                           "args": {"name": name}})
+                ev.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
+                           "args": {"sort_index": order}})
+        return self._objects(ev)
+
+    def _ranges(self, n: int, per: int = 1) -> Iterator[slice]:
+        """Slices of ``n`` rows of ``per`` events each, at most ``chunk`` events a slice."""
+        step = max(1, self.chunk // per)
+        for a in range(0, n, step):
+            yield slice(a, min(a + step, n))
+
+    def _shape_text(self, sid: int) -> tuple[str, Pipe]:
+        """The static end of a shape's slices, up to its pid (cached), and its pipe."""
+        got = self._shape_texts.get(sid)
+        if got is None:
+            ins = self.shapes.first[sid]
+            args = _dumps(_static_args(ins, self.show_dtype))[1:-1]
+            tail = _dumps({"name": _name(ins), "cat": _CAT.get(ins.op, "vector")})[1:-1]
+            got = self._shape_texts[sid] = ((("," + args) if args else "") + "}," + tail,
+                                            ins.pipe)
+        return got
+
+    def _instructions(self, c: _Core) -> Iterator[np.ndarray]:
+        if not c.sid.size:
+            return
+        frags = []
+        for sid in c.used.tolist():
+            text, pipe = self._shape_text(sid)
+            frags.append(f'{text},"pid":{c.pid},"tid":{tid_of(c.core, pipe)}}}'.encode())
+        table, local, index = _text_table(frags), c.local, c.ct.index
+        for r in self._ranges(c.sid.size):
+            s = c.s_ns[r]
+            yield self._emit(s.size, [
+                b',{"ph":"X","ts":', _Us(s), b',"dur":', _Us(c.e_ns[r] - s),
+                b',"args":{"index":', _Int(index[r]), b',"cycles":', _Int(c.cycles[r]),
+                _Text(table[local[r]])])
+
+    def _issue(self, c: _Core) -> Iterator[np.ndarray]:
+        pieces = c.issue
+        if not pieces.shape[0]:
+            return
+        tail = _dumps({"name": "issue", "cat": "scalar", "pid": c.pid,
+                       "tid": tid_of(c.core, Pipe.SCALAR)})[1:].encode()
+        for r in self._ranges(pieces.shape[0]):
+            a, b = pieces[r, 0], pieces[r, 1]
+            t0 = _ns(a, c.clock)
+            yield self._emit(a.size, [
+                b',{"ph":"X","ts":', _Us(t0), b',"dur":', _Us(_ns(b, c.clock) - t0),
+                b',"args":{"cycles":', _Int(b - a), b'},' + tail])
+
+    def _stalls(self, c: _Core) -> Iterator[np.ndarray]:
+        st = _stall_table(c)
+        if st is None:
+            return
+        pipe, a, b, kind, kinds, what, words = st
+        table = _text_table([_dumps({
+            "name": f"stall: {k}", "cat": "stall", "pid": c.pid,
+            "tid": tid_of(c.core, Pipe(p), stall=True)})[1:].encode() for p, k in kinds])
+        words = _str_table(words)
+        for r in self._ranges(a.size):
+            t0 = _ns(a[r], c.clock)
+            yield self._emit(t0.size, [
+                b',{"ph":"X","ts":', _Us(t0), b',"dur":', _Us(_ns(b[r], c.clock) - t0),
+                b',"args":{"cycles":', _Int(b[r] - a[r]), b',"what":"', _Text(words[what[r]]),
+                b'"},', _Text(table[kind[r]])])
+
+    def _flows(self, c: _Core) -> Iterator[np.ndarray]:
+        rw, rs = c.flows
+        if not rw.size:
+            return
+        first = self.shapes.first
+        ws, ss = c.sid[rw].astype(np.int64), c.sid[rs].astype(np.int64)
+        n_shapes = len(first)
+        # the static end of an "s" per (wait shape, set shape), of an "f" per wait shape
+        keys, inv = np.unique(np.concatenate([ws * n_shapes + ss, -1 - ws]),
+                              return_inverse=True)
+        frags = []
+        for key in keys.tolist():
+            w = first[-1 - key] if key < 0 else first[key // n_shapes]
+            on = w if key < 0 else first[key % n_shapes]
+            ev = w.event
+            text = {"bp": "e"} if key < 0 else {}
+            text.update(name=f"flag {ev.name if ev is not None else ''}({w.event_id})",
+                        cat="flag", pid=c.pid, tid=tid_of(c.core, on.pipe))
+            frags.append(_dumps(text)[1:].encode())
+        table = _text_table(frags)
+        m = rw.size
+        frag = np.stack([inv[:m], inv[m:]], axis=1).reshape(-1)  # s, f, s, f ...
+        ts = np.stack([c.s_ns[rs], c.s_ns[rw]], axis=1).reshape(-1)
+        ids = np.repeat(np.arange(self.flow_id + 1, self.flow_id + 1 + m), 2)
+        self.flow_id += m
+        for r in self._ranges(m, per=2):
+            rr = slice(2 * r.start, 2 * r.stop)
+            ph = np.tile(np.frombuffer(b"sf", np.uint8), r.stop - r.start).reshape(-1, 1)
+            yield self._emit(ph.shape[0], [
+                b',{"ph":"', _Text(ph), b'","id":', _Int(ids[rr]), b',"ts":', _Us(ts[rr]),
+                b",", _Text(table[frag[rr]])])
 
 
-def _dumps(obj: Any) -> bytes:
-    try:
-        import orjson  # optional: ~10x faster on big traces
-    except ImportError:
-        return json.dumps(obj, separators=(",", ":")).encode()
-    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY)
+
+def _iter_text(writer: _Writer) -> Iterator[bytes | np.ndarray]:
+    """The whole file's text, chunk by chunk (matrices still padded: see :func:`_compact`)."""
+    yield b'{"traceEvents":['
+    first = True
+    for piece in writer.chunks():
+        if first and len(piece):  # the first event has no comma before it
+            first = False
+            if isinstance(piece, np.ndarray):
+                piece[0, 0] = 0
+            else:
+                piece = piece[1:]
+        if len(piece):
+            yield piece
+    yield writer.tail()
+
+
+def chrome_trace(trace: Trace, metadata: Mapping[str, Any] | None = None,
+                 detail: str = "full") -> dict[str, Any]:
+    """The Chrome Trace Event object of ``trace``, in memory (for small traces and tests).
+
+    The same text :func:`write_trace` writes, parsed back.
+    """
+    writer = _Writer(trace, detail, CHUNK_EVENTS, metadata)
+    return json.loads(b"".join(map(_compact, _iter_text(writer))))
+
+
+# --------------------------------------------------------------------------------------------
+# Writing a file
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    """What :func:`write_trace` wrote.
+
+    ``path``: the file (``.gz`` appended when the trace was gzipped for its size); ``bytes``:
+    its size on disk; ``events``: the number of trace events in it. ``name`` is the file name,
+    and a TraceFile is path-like (``open(written)`` works).
+    """
+
+    path: Path
+    bytes: int
+    events: int
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+
+class _Sink:
+    """A file receiving chunks: compacted, gzip-compressed (level 1) or not, and written.
+
+    With ``threaded`` the work runs in a worker thread fed by a queue of at most
+    ``_QUEUED`` chunks, so memory stays O(chunk). NumPy's compaction, the compressor and the
+    file writes release the GIL: they overlap the rendering of the next chunks.
+    """
+
+    def __init__(self, f, gzip: bool, threaded: bool = True) -> None:
+        self.f = f
+        self.z = _zlib.compressobj(GZIP_LEVEL, _zlib.DEFLATED, 31) if gzip else None
+        self.size = 0
+        self.error: BaseException | None = None
+        self.q: queue.Queue | None = None
+        if threaded:
+            self.q = queue.Queue(maxsize=_QUEUED)
+            self.thread = threading.Thread(target=self._run, name="trace-writer", daemon=True)
+            self.thread.start()
+
+    def _out(self, piece: bytes | np.ndarray) -> None:
+        data = _compact(piece)
+        if self.z is not None:
+            data = self.z.compress(data)
+        if len(data):
+            self.f.write(data)
+            self.size += len(data)
+
+    def _run(self) -> None:
+        assert self.q is not None
+        while (piece := self.q.get()) is not None:
+            if self.error is None:
+                try:
+                    self._out(piece)
+                except BaseException as exc:  # reported to the rendering thread
+                    self.error = exc
+
+    def write(self, piece: bytes | np.ndarray) -> None:
+        if self.error is not None:
+            raise self.error
+        if self.q is None:
+            self._out(piece)
+        else:
+            self.q.put(piece)
+
+    def _stop(self) -> None:
+        if self.q is not None and self.thread.is_alive():
+            self.q.put(None)
+            self.thread.join()
+
+    def close(self) -> None:
+        """Flush everything; raises what the worker met."""
+        self._stop()
+        if self.error is not None:
+            raise self.error
+        if self.z is not None:
+            tail = self.z.flush()
+            self.f.write(tail)
+            self.size += len(tail)
+
+    def abort(self) -> None:
+        """Stop the worker, dropping what is queued (the caller removes the file)."""
+        if self.q is not None:
+            self.error = self.error or RuntimeError("aborted")
+            self._stop()
+
+
+def _large(trace: Trace, writer: _Writer) -> bool:
+    """More than :data:`LARGE_EVENTS` events? (exact count only when a bound cannot tell)."""
+    low = trace.instruction_count()
+    if writer.detail == "full":
+        low += sum(_stall_count(c) for c in trace.cores)
+    return low > LARGE_EVENTS or writer.count() > LARGE_EVENTS
 
 
 def write_trace(trace: Trace | Mapping[str, Any], path: str | os.PathLike,
-                gzip: bool | None = None, metadata: Mapping[str, Any] | None = None) -> Path:
-    """Write the Chrome trace of ``trace`` (or an already built trace object) atomically.
+                gzip: bool | None = None, metadata: Mapping[str, Any] | None = None,
+                detail: str = "full", chunk_events: int = CHUNK_EVENTS,
+                threaded: bool = True) -> TraceFile:
+    """Write the Chrome trace of ``trace`` (or of an already built trace object) atomically.
 
-    ``gzip=None`` gzips when ``path`` ends with ``.gz`` or when the trace has more than
-    :data:`LARGE_EVENTS` events (then ``.gz`` is appended). Returns the path written. The file
-    appears complete or not at all (temporary file in the same folder + ``os.replace``).
+    ``detail`` is ``"full"`` or ``"lanes"`` (see the module docstring). ``gzip=None`` gzips
+    when ``path`` ends with ``.gz`` or when the trace has more than :data:`LARGE_EVENTS`
+    events (then ``.gz`` is appended to the path). The text is rendered ``chunk_events``
+    events at a time and streamed into the file (compacted, compressed and written by a worker
+    thread unless ``threaded=False``), so memory stays O(chunk_events) whatever the trace;
+    the text does not depend on ``chunk_events`` or ``threaded``. The file appears complete or
+    not at all (temporary file in the same folder + ``os.replace``; removed on any failure,
+    interrupts included). Returns a :class:`TraceFile` (``path``, ``bytes``, ``events``).
     """
-    obj = chrome_trace(trace, metadata) if isinstance(trace, Trace) else trace
     path = Path(path)
-    if gzip is None:
-        gzip = path.suffix == ".gz" or len(obj["traceEvents"]) > LARGE_EVENTS
+    writer: _Writer | None = None
+    if isinstance(trace, Trace):
+        writer = _Writer(trace, detail, chunk_events, metadata)
+        if gzip is None:
+            gzip = path.suffix == ".gz" or _large(trace, writer)
+        pieces: Iterable[bytes | np.ndarray] = _iter_text(writer)
+    else:
+        if gzip is None:
+            gzip = path.suffix == ".gz" or len(trace["traceEvents"]) > LARGE_EVENTS
+        pieces = iter([json.dumps(trace, separators=(",", ":")).encode()])
     if gzip and path.suffix != ".gz":
         path = path.with_name(path.name + ".gz")
-    data = _dumps(obj)
-    if gzip:
-        data = _gzip.compress(data, compresslevel=6, mtime=0)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            sink = _Sink(f, gzip, threaded)
+            try:
+                for piece in pieces:
+                    sink.write(piece)
+                sink.close()
+            except BaseException:
+                sink.abort()
+                raise
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
+    events = writer.events if writer is not None else len(trace["traceEvents"])
+    return TraceFile(path, sink.size, events)
 
 
 def read_trace(path: str | os.PathLike) -> dict[str, Any]:
@@ -377,7 +1038,9 @@ def validate_chrome_trace(obj: Mapping[str, Any] | Iterable[Mapping[str, Any]]) 
 
 
 __all__ = [
+    "DETAILS",
     "LANES",
+    "TraceFile",
     "chrome_trace",
     "instr_args",
     "pid_of",
