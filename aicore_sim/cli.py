@@ -43,6 +43,7 @@ from aicore_sim.platform import Platform, list_presets, load_platform
 from aicore_sim.summary import compare_golden, format_summary, summarize
 
 PROG = "aicore-sim"
+DEBUG_ENV = "AICORE_SIM_DEBUG"  # "1": let unexpected exceptions through with their traceback
 DEFAULT_CASE = "tiny"
 
 _RUN_EXAMPLES = """\
@@ -614,6 +615,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        _err("out of memory: the case does not fit in this machine's memory (try a smaller "
+             "case, --mode timing-only, or --trace lanes)")
+        return 1
+    except Exception as e:  # noqa: BLE001 - no traceback reaches a user unless asked for
+        if os.environ.get(DEBUG_ENV) == "1":
+            raise
+        _err(f"internal error: {type(e).__name__}: {e} (this is a bug in {PROG}; run again "
+             f"with {DEBUG_ENV}=1 for the traceback)")
+        return 1
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.isa import Opcode, Pipe
-from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace
+from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
 
 PIPE_ORDER: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
@@ -72,12 +72,16 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     busy = core.busy_cycles(pipe)
     cycles = dict.fromkeys(WAIT_KINDS, 0)
     flags: dict[str, int] = {}
-    for p, a, b, cause, what in core.stalls:
-        if p != int(pipe):
-            continue
-        cycles[cause] += b - a
-        if cause == "flag":
-            flags[what] = flags.get(what, 0) + b - a
+    rows = core.stall_rows[core.stall_rows[:, 0] == int(pipe)]
+    dur = rows[:, 2] - rows[:, 1]
+    for code, cause in enumerate(STALL_CAUSES):
+        cycles[cause] = int(dur[rows[:, 3] == code].sum())
+    flag = rows[:, 3] == STALL_CAUSES.index("flag")
+    waits, where = np.unique(rows[flag, 4], return_inverse=True)  # WaitFlag stream indices
+    per_wait = np.bincount(where.reshape(-1), weights=dur[flag], minlength=waits.size)
+    for w, c in zip(waits.tolist(), per_wait.tolist()):
+        name = stall_what(STALL_CAUSES.index("flag"), w, core.stream)
+        flags[name] = flags.get(name, 0) + int(c)
     executing = busy - cycles["gm_bandwidth"]
     waiting = max(window - executing, 0)
     stalled = sum(cycles[c] for c in STALL_CAUSES)
