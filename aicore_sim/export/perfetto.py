@@ -81,7 +81,7 @@ except ImportError:  # pragma: no cover - zlib is the fallback
     import zlib as _zlib
 
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
-from aicore_sim.trace import CoreTrace, Trace
+from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Thread order inside a core: the order data flows through it."""
@@ -93,7 +93,7 @@ LARGE_EVENTS = 200_000
 DETAILS = ("full", "lanes")
 """Detail levels of :func:`write_trace` (see the module docstring)."""
 
-CHUNK_EVENTS = 32_768
+CHUNK_EVENTS = 16_384
 """Events rendered per chunk: bounds the memory of a write (about 200 bytes per event)."""
 
 GZIP_LEVEL = 1  # speed first: zlib's level 6 is 2.3x slower for a file a third smaller
@@ -205,26 +205,27 @@ class _Shapes:
 
     def of(self, stream: list[Instr]) -> np.ndarray:
         """Shape id of every instruction of a stream (int32, by stream index)."""
+        ids = np.fromiter(map(id, stream), np.int64, len(stream))
+        objs, first, inv = np.unique(ids, return_index=True, return_inverse=True)
         by_id = self.by_id
-        ids = list(map(id, stream))
-        out = np.fromiter(map(by_id.get, ids, repeat(-1)), np.int32, len(stream))
-        miss = np.flatnonzero(out < 0).tolist()
+        got = np.fromiter(map(by_id.get, objs.tolist(), repeat(-1)), np.int32, objs.size)
+        miss = np.flatnonzero(got < 0).tolist()
         if miss:
-            shape_ids, first = self.ids, self.first
-            got = []
-            for i in miss:
+            shape_ids, shapes = self.ids, self.first
+            new = []
+            for i in first[miss].tolist():
                 ins = stream[i]
                 dst = ins[_DST]
                 key = (_SHAPE_FIELDS(ins), None if dst is None else _OPERAND_SHAPE(dst),
                        tuple(map(_OPERAND_SHAPE, ins[_SRC])))
                 sid = shape_ids.get(key)
                 if sid is None:
-                    sid = shape_ids[key] = len(first)
-                    first.append(ins)
-                by_id[ids[i]] = sid
-                got.append(sid)
-            out[miss] = got
-        return out
+                    sid = shape_ids[key] = len(shapes)
+                    shapes.append(ins)
+                new.append(sid)
+            got[miss] = new
+            by_id.update(zip(objs[miss].tolist(), new))
+        return got[inv]
 
     def dtypes(self) -> set[str]:
         return {str(i.dst.dtype) for i in self.first if i.dst is not None
@@ -439,6 +440,14 @@ def _issue_pieces(spans: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray
     return np.stack([lo[keep], hi[keep]], axis=1)
 
 
+def _small_unique(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for codes in ``[0, size)``, without a sort."""
+    used = np.flatnonzero(np.bincount(codes, minlength=size))
+    local = np.zeros(max(size, codes.max() + 1 if codes.size else 0), np.int64)
+    local[used] = np.arange(used.size)
+    return used, local[codes]
+
+
 class _Core:
     """The numbers behind one core's events (numpy arrays; no text yet)."""
 
@@ -447,7 +456,7 @@ class _Core:
         self.sid_of = sid_of  # shape id by stream index
         self.core, self.pid = ct.core, pid_of(ct.core)
         self.sid = sid_of[ct.index] if ct.index.size else np.zeros(0, np.int32)
-        self.used, self.local = np.unique(self.sid, return_inverse=True)  # shapes used here
+        self.used, self.local = _small_unique(self.sid, len(shapes.first))  # shapes used here
         self.s_ns, self.e_ns = _ns(ct.start, clock), _ns(ct.end, clock)
         self.cycles = np.asarray(ct.end - ct.start, np.int64)
         self._issue: np.ndarray | None = None
@@ -516,71 +525,46 @@ class _Core:
         stall_pipes = _stall_pipes(ct) if detail == "full" else set()
         n = 2 + 2 * (len(LANES) + len(stall_pipes)) + int(ct.index.size)
         if detail == "full":
-            n += self.issue.shape[0] + _stall_count(ct) + 2 * self.flows[0].size
+            n += self.issue.shape[0] + _stall_rows(ct).shape[0] + 2 * self.flows[0].size
             n += len(self.counter())
         return n
 
 
-def _stall_rows(ct: CoreTrace) -> np.ndarray | None:
-    """The int64 (pipe, start, end, cause, what) rows of a trace that has them, else None."""
-    rows = getattr(ct, "stall_rows", None)
-    return None if rows is None else np.asarray(rows, np.int64).reshape(-1, 5)
-
-
-def _stall_count(ct: CoreTrace) -> int:
-    rows = _stall_rows(ct)
-    return len(ct.stalls) if rows is None else rows.shape[0]
+def _stall_rows(ct: CoreTrace) -> np.ndarray:
+    """The int64 (pipe, start, end, cause, what) rows of a core's stalls."""
+    return np.asarray(ct.stall_rows, np.int64).reshape(-1, 5)
 
 
 def _stall_pipes(ct: CoreTrace) -> set[int]:
     """Pipes of a core that stalled (they get a stall thread)."""
-    rows = _stall_rows(ct)
-    if rows is None:
-        return {int(s[0]) for s in ct.stalls}
-    return set(np.flatnonzero(np.bincount(rows[:, 0], minlength=len(LANES))).tolist())
+    pipes = np.bincount(_stall_rows(ct)[:, 0], minlength=len(LANES))
+    return set(np.flatnonzero(pipes).tolist())
 
 
 def _stall_table(c: _Core):
-    """A core's stalls as columns: pipe, start, end, kind (index into kinds: (pipe, cause)),
-    what (index into words: the ``what`` in words), or None without stalls.
+    """A core's stalls as columns, or None without stalls: pipe, start, end, kind (index into
+    kinds: (pipe, cause)), what (index into words: the ``what`` in words), words.
 
-    Reads the int64 ``stall_rows`` when the trace has them, else the ``stalls`` tuples. The
-    words of a flag stall name the WaitFlag's event and id, which its shape holds: they are
-    looked up once per shape, the others once per distinct row value.
+    The words of a flag stall name the WaitFlag's event and id, which its shape holds: they
+    are looked up once per shape, the others once per distinct (cause, what).
     """
     ct = c.ct
     rows = _stall_rows(ct)
-    if rows is not None:
-        if not rows.shape[0]:
-            return None
-        from aicore_sim.trace import STALL_CAUSES, stall_what
-
-        nc = len(STALL_CAUSES)
-        pipe, cause, w = rows[:, 0], rows[:, 3], rows[:, 4]
-        kcodes, kind = np.unique(pipe * nc + cause, return_inverse=True)
-        kinds = [(k // nc, STALL_CAUSES[k % nc]) for k in kcodes.tolist()]
-        flag = cause == STALL_CAUSES.index("flag")
-        if flag.any():  # one WaitFlag of each shape stands for all of them
-            rep = np.zeros(len(c.shapes.first), np.int64)
-            rep[c.sid_of[::-1]] = np.arange(c.sid_of.size - 1, -1, -1)
-            w = w.copy()
-            w[flag] = rep[c.sid_of[w[flag]]]
-        wcodes, what = np.unique(w * nc + cause, return_inverse=True)
-        words = [stall_what(k % nc, k // nc, ct.stream) for k in wcodes.tolist()]
-        return pipe, rows[:, 1], rows[:, 2], kind, kinds, what, words
-    stalls = ct.stalls
-    if not stalls:
+    if not rows.shape[0]:
         return None
-    pipes, a, b, causes, whats = zip(*stalls)
-    kinds = sorted(set(zip(map(int, pipes), map(str, causes))))
-    code = {kc: i for i, kc in enumerate(kinds)}
-    kind = np.fromiter(map(code.__getitem__, zip(map(int, pipes), map(str, causes))),
-                       np.int64, len(stalls))
-    seen: dict[str, int] = {}
-    what = np.fromiter((seen.setdefault(str(x), len(seen)) for x in whats), np.int64,
-                       len(stalls))
-    return (np.asarray(pipes, np.int64), np.asarray(a, np.int64), np.asarray(b, np.int64),
-            kind, kinds, what, list(seen))
+    nc = len(STALL_CAUSES)
+    pipe, cause, w = rows[:, 0], rows[:, 3], rows[:, 4]
+    kcodes, kind = _small_unique(pipe * nc + cause, len(LANES) * nc)
+    kinds = [(k // nc, STALL_CAUSES[k % nc]) for k in kcodes.tolist()]
+    flag = cause == STALL_CAUSES.index("flag")
+    if flag.any():  # one WaitFlag of each shape stands for all of them
+        rep = np.zeros(len(c.shapes.first), np.int64)
+        rep[c.sid_of[::-1]] = np.arange(c.sid_of.size - 1, -1, -1)
+        w = w.copy()
+        w[flag] = rep[c.sid_of[w[flag]]]
+    wcodes, what = np.unique(w * nc + cause, return_inverse=True)
+    words = [stall_what(k % nc, k // nc, ct.stream) for k in wcodes.tolist()]
+    return pipe, rows[:, 1], rows[:, 2], kind, kinds, what, words
 
 
 class _Writer:
@@ -886,7 +870,7 @@ def _large(trace: Trace, writer: _Writer) -> bool:
     """More than :data:`LARGE_EVENTS` events? (exact count only when a bound cannot tell)."""
     low = trace.instruction_count()
     if writer.detail == "full":
-        low += sum(_stall_count(c) for c in trace.cores)
+        low += sum(_stall_rows(c).shape[0] for c in trace.cores)
     return low > LARGE_EVENTS or writer.count() > LARGE_EVENTS
 
 
