@@ -8,7 +8,7 @@ decompressed) and events.
 
     python benchmarks/trace_export.py [--case p1_deepseek_v3] [--pickle trace.pkl]
                                       [--detail full lanes] [--chunk N] [--no-threads]
-                                      [--encoders CORES]
+                                      [--zlib] [--repeat N] [--encoders CORES]
 
 ``--encoders CORES`` also compares, on the first CORES cores, the array renderer with the
 per-event-dict route (the same events as dicts, encoded by the standard json module, orjson
@@ -137,12 +137,17 @@ def main() -> None:
     ap.add_argument("--detail", nargs="+", default=["full", "lanes"])
     ap.add_argument("--chunk", type=int, default=None, help="chunk_events (default: module's)")
     ap.add_argument("--no-threads", action="store_true")
+    ap.add_argument("--zlib", action="store_true", help="gzip with the standard zlib module")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--encoders", type=int, default=0, metavar="CORES")
     args = ap.parse_args()
 
     from aicore_sim.export import perfetto
 
+    if args.zlib:
+        import zlib
+
+        perfetto._zlib = zlib
     t0 = time.perf_counter()
     trace = _load(args)
     print(f"loaded {trace.instruction_count():,} instructions on {len(trace.cores)} cores "
