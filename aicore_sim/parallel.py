@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from aicore_sim.isa import Instr, Opcode
+from aicore_sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, RoundMode, Space
 from aicore_sim.memory import MemoryImage
 
 
@@ -58,27 +58,60 @@ def ranges(n: int, parts: int) -> list[range]:
     return out
 
 
-def _pack(streams: list[list[Instr]]) -> tuple[list[Instr], list[bytes]]:
-    """Streams as (distinct instructions, one array of table indices per stream)."""
-    table: list[Instr] = []
-    slot: dict[int, int] = {}  # id(instr) -> table index; streams share interned objects
-    codes = []
-    for stream in streams:
-        idx = array("I")
-        for ins in stream:
-            k = slot.get(id(ins))
-            if k is None:
-                k = slot[id(ins)] = len(table)
-                table.append(ins)
-            idx.append(k)
-        codes.append(idx.tobytes())
-    return table, codes
+_ENUMS = (tuple(Pipe), tuple(Opcode), tuple(HardEvent), tuple(RoundMode), tuple(Space))
+_CODE = [{m: k for k, m in enumerate(e)} for e in _ENUMS]
+_PIPE, _OP, _EVENT, _ROUND, _SPACE = range(5)
 
 
-def _unpack(table: list[Instr], codes: list[bytes], intern: dict[Instr, Instr]
-            ) -> list[list[Instr]]:
-    table = [intern.setdefault(t, t) for t in table]
-    return [[table[k] for k in array("I", c)] for c in codes]
+def _pack(streams: list[list[Instr]]) -> tuple[tuple, list[bytes]]:
+    """Streams as (distinct instructions as plain tuples, one array of table indices per
+    stream). Plain tuples of numbers and strings pickle in C; named tuples with enums and
+    dtypes would cost several times the record of the range itself."""
+    dtypes: dict = {}
+
+    def opnd(o):
+        dt = dtypes.setdefault(o.dtype, len(dtypes))
+        return (_CODE[_SPACE][o.space], o.buf, o.addr, o.nbytes, dt)
+
+    flat = [ins for stream in streams for ins in stream]
+    ids = np.fromiter(map(id, flat), dtype=np.int64, count=len(flat))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    table = []
+    for j in first.tolist():
+        ins = flat[j]
+        table.append((
+            int(ins.pipe), _CODE[_OP][ins.op], None if ins.dst is None else opnd(ins.dst),
+            tuple(opnd(o) for o in ins.src), ins.count, ins.nbytes, ins.mask, ins.repeat,
+            ins.params, ins.scalar,
+            None if ins.round_mode is None else _CODE[_ROUND][ins.round_mode],
+            None if ins.event is None else _CODE[_EVENT][ins.event], ins.event_id,
+            None if ins.barrier is None else int(ins.barrier),
+            None if ins.dep is None else (int(ins.dep[0]), ins.dep[1]), ins.implicit,
+            ins.label))
+    inverse = inverse.reshape(-1).astype(np.uint32)
+    bounds = np.cumsum([0] + [len(s) for s in streams])
+    codes = [inverse[a:b].tobytes() for a, b in zip(bounds[:-1], bounds[1:])]
+    return (table, list(dtypes)), codes
+
+
+def _unpack(packed: tuple, codes: list[bytes]) -> list[list[Instr]]:
+    rows, dtypes = packed
+    pipes, ops, events, rounds, spaces = _ENUMS
+
+    new = tuple.__new__  # the named tuples' own __new__ is a Python function: 3x slower
+
+    def opnd(o):
+        return new(Operand, (spaces[o[0]], o[1], o[2], o[3], dtypes[o[4]]))
+
+    table = [
+        new(Instr, (pipes[pipe], ops[op], None if dst is None else opnd(dst),
+                    tuple(map(opnd, src)), count, nbytes, mask, repeat, params, scalar,
+                    None if rnd is None else rounds[rnd], None if ev is None else events[ev],
+                    eid, None if barrier is None else pipes[barrier],
+                    None if dep is None else (pipes[dep[0]], dep[1]), implicit, label))
+        for (pipe, op, dst, src, count, nbytes, mask, repeat, params, scalar, rnd, ev, eid,
+             barrier, dep, implicit, label) in rows]
+    return [list(map(table.__getitem__, array("I", c))) for c in codes]
 
 
 def _child(send, work: Callable[[], tuple]) -> None:
@@ -172,7 +205,7 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
                 failed = True
                 continue
             table, codes, allocations, hazards = payload
-            results.append((_unpack(table, codes, intern), allocations, hazards))
+            results.append((_unpack(table, codes), allocations, hazards))
     finally:
         for proc, recv in children:
             recv.close()
