@@ -3,8 +3,8 @@
 Loads a case's Trace (``run_case`` in timing-only mode, or a pickled Trace with ``--pickle``),
 then times each requested ``write_trace`` in a forked child, so that the peak resident memory
 reported (``resource.getrusage``) is the trace in memory plus what the write itself needs, not
-what loading needed. Prints wall and CPU time, peak memory, file size (compressed and
-decompressed) and events.
+what loading needed (the child's resident memory before the write is printed beside it).
+Prints wall and CPU time, peak memory, file size (compressed and decompressed) and events.
 
     python benchmarks/trace_export.py [--case p1_deepseek_v3] [--pickle trace.pkl]
                                       [--detail full lanes] [--chunk N] [--no-threads]
@@ -47,7 +47,9 @@ def _in_child(fn):
     if pid == 0:  # child
         os.close(r)
         try:
+            start = _rss_mib()
             out = fn()
+            out["start_mib"] = start
             out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             data = json.dumps(out).encode()
         except BaseException as exc:  # report, never fall back into the parent's code
@@ -158,11 +160,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for detail in args.detail:
             for _ in range(args.repeat):
-                base = _rss_mib()
                 r = _in_child(lambda detail=detail: _write(
                     trace, Path(d), detail, chunk, not args.no_threads))
                 print(f"{detail:5s}: wall {r['wall']:.2f} s, cpu {r['cpu']:.2f} s, "
-                      f"peak {r['peak_mib']:.0f} MiB (trace in memory {base:.0f} MiB), "
+                      f"peak {r['peak_mib']:.0f} MiB (before the write {r['start_mib']:.0f} "
+                      f"MiB), "
                       f"{r['bytes'] / 2**20:.1f} MiB gzipped, {r['plain'] / 2**20:.1f} MiB "
                       f"JSON, {r['events']:,} events", flush=True)
     if args.encoders:

@@ -275,6 +275,17 @@ def test_a_failing_disk_leaves_nothing(tmp_path, monkeypatch) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_plain_zlib_gives_the_same_text(tmp_path, monkeypatch) -> None:
+    """Without the isal package the stdlib zlib compresses: same gzip format, same text."""
+    import zlib
+
+    r = _run("copy_cast")
+    a = write_trace(r.trace, tmp_path / "a.json.gz")
+    monkeypatch.setattr(perfetto, "_zlib", zlib)
+    b = write_trace(r.trace, tmp_path / "b.json.gz")
+    assert gzip.decompress(a.path.read_bytes()) == gzip.decompress(b.path.read_bytes())
+
+
 @pytest.mark.parametrize("name", ["t.json", "t.json.gz"])
 def test_chunking_and_threads_do_not_change_the_text(tmp_path, name) -> None:
     r = _run("op_tiny")  # 48 cores; every kind of event
