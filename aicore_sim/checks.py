@@ -14,24 +14,27 @@ Ordering is decided with per-core knowledge vectors (vector clocks over the four
 for each instruction, how many instructions of each pipe are known to have completed before
 it starts. Pipes are in order, so each pipe's own history is always known.
 
-How (all of it numpy over the trace arrays; Python touches each instruction only to read its
-fields once, and formats only the hazards it reports):
+How (numpy over flat arrays: Python reads each instruction's fields once, in C-level
+``map`` passes, and formats only the hazards it reports):
 
 - Instructions are *processed* in order of (start, end) cycle (stable in trace row order);
   each pipe's own instructions come in its program order. An instruction learns what another
-  one knew through an edge from that instruction, used only if it was processed earlier:
-  the latest scalar instruction before it in program order (issue order; pipe instructions
-  only), the SetFlag that released a WaitFlag, the producer of a scalar UB access
-  (auto-sync ``dep``), and, for ``PipeBarrier<PIPE_ALL>``, the latest processed instruction
-  of every pipe. Its knowledge is the maximum over all paths of such edges and program-order
-  steps. A best path need not enter any pipe twice (a second visit can be replaced by the
-  pipe's own order), so it has at most three cross-pipe edges: three rounds of "take the
-  sources' vectors, then running maximum along each pipe" (:func:`knowledge`) give it exactly.
+  one knew through an edge from that instruction, used only if that one was processed
+  earlier: the latest scalar instruction before it in program order (issue order; pipe
+  instructions only), the SetFlag that released a WaitFlag, the producer of a scalar UB
+  access (auto-sync ``dep``), and, for ``PipeBarrier<PIPE_ALL>``, the latest processed
+  instruction of every pipe. Its knowledge is the maximum over all paths of such edges and
+  program-order steps. A best path need not enter any pipe twice (a second visit can be
+  replaced by the pipe's own order), so it has at most three cross-pipe edges: three rounds
+  of "take the sources' vectors, then running maximum along each pipe", on the instructions
+  at edge ends only, give it exactly (:func:`knowledge`).
 - UB: an access conflicts with an access of another pipe to a common 32-byte block (at least
   one a write) processed earlier that its knowledge does not cover. Blocks are grouped into
-  the intervals between access bounds; per interval, a segmented running maximum over the
-  accesses in processing order gives each access the latest write and read of every pipe.
-  The reported partner is the latest such access of the lowest-numbered unordered pipe.
+  the intervals between access bounds; only intervals that one pipe writes and another
+  touches can hold a race, and only accesses reaching one are looked at. Per interval, a
+  running maximum over those accesses in processing order gives each the latest write and
+  read of every pipe. The partner named is the latest such access of the lowest-numbered
+  unordered pipe.
 - GM: copies are sorted by (tensor, start byte); overlapping pairs with a write come from
   ``searchsorted`` ranges, and only those pairs are tested (different cores, or different
   pipes of one core that neither knows complete before the other starts).
@@ -39,8 +42,10 @@ fields once, and formats only the hazards it reports):
 Findings come in the order of the straightforward sweep over processing order (per core:
 pending flags, double sets, then UB races by instruction, its sources in order, then its
 destination write-after-write and write-after-read; then the GM races of all cores in
-(tensor, address) order). At most ``MAX_REPORTS`` per kind and core are listed, then a count.
-:func:`check_core` is the per-core part: a pure function of one :class:`CoreTrace`.
+(tensor, address) order, ties by core and trace row). At most ``MAX_REPORTS`` per kind and
+core are listed, then a count (pending flags and double sets: no count).
+:func:`check_core` is the per-core part, a pure function of one :class:`CoreTrace`; the GM
+check joins the cores' :class:`GmAccesses`.
 """
 
 from __future__ import annotations
@@ -208,30 +213,31 @@ def _pipe_max(k: np.ndarray, bounds: np.ndarray) -> None:
             np.maximum.accumulate(k[:, lo:hi], axis=1, out=k[:, lo:hi])
 
 
-def _knowledge(ct: CoreTrace, lay: _Layout) -> np.ndarray:
-    """Knowledge vectors, transposed: ``(4, len(stream))`` (see :func:`knowledge`)."""
-    n, first = lay.n, lay.first
-    dtype = np.int32 if n < 2**31 - 1 else np.int64
-    full = np.zeros((4, n), dtype)  # pipe-major layout (slots); own pipe: 1 + pipe order
-    for q in range(4):
-        full[q, first[q]:first[q + 1]] = np.arange(1, first[q + 1] - first[q] + 1)
-    src, tgt = _edges(ct, lay)
-    if src.size:
-        # only the instructions on an edge change what their pipe knows: iterate on those
+class _Known:
+    """The knowledge vectors of one core (see :func:`knowledge`), computed on the instructions
+    at the ends of edges, the only ones that learn or pass on more than their pipe order."""
+
+    def __init__(self, ct: CoreTrace, lay: _Layout) -> None:
+        self.lay = lay
+        n, first = lay.n, lay.first
+        self.dtype = np.int32 if n < 2**31 - 1 else np.int64
+        src, tgt = _edges(ct, lay)
         on = np.zeros(n, bool)
         on[src] = True
         on[tgt] = True
-        rows = np.flatnonzero(on)
+        rows = self.rows = np.flatnonzero(on)  # slots, pipe by pipe
         at = np.cumsum(on) - 1
         src, tgt = at[src], at[tgt]
         o = np.argsort(tgt, kind="stable")
         src, tgt = src[o], tgt[o]
-        starts = np.flatnonzero(np.concatenate(([True], tgt[1:] != tgt[:-1])))
+        starts = np.flatnonzero(np.concatenate(([True], tgt[1:] != tgt[:-1])))[:tgt.size]
         tgt = tgt[starts]
-        own = np.take(full, rows, axis=1)
+        own = np.zeros((4, rows.size), self.dtype)
+        pipe_of = np.searchsorted(first, rows, "right") - 1
+        own[pipe_of, np.arange(rows.size)] = rows - first[pipe_of] + 1
         bounds = np.searchsorted(rows, first)
         k = own
-        for _ in range(_HOPS):
+        for _ in range(_HOPS if src.size else 0):
             nxt = own.copy()
             got = np.maximum.reduceat(np.take(k, src, axis=1), starts, axis=1)
             np.maximum(got, np.take(own, tgt, axis=1), out=got)
@@ -241,29 +247,42 @@ def _knowledge(ct: CoreTrace, lay: _Layout) -> np.ndarray:
             if np.array_equal(nxt, k):
                 break
             k = nxt
-        for q in range(4):
-            full[q, rows] = k[q]
-        _pipe_max(full, first)
-    out = np.take(full, lay.slot, axis=1)
-    if lay.rows < n:
-        out[:, lay.rank >= lay.rows] = 0
-    return out
+        self.k = k
+
+    def at(self, pos: np.ndarray) -> np.ndarray:
+        """Knowledge vectors of the instructions at stream indices ``pos``: ``(4, pos.size)``.
+        An instruction knows what the latest edge end of its pipe up to it knows, and its
+        own pipe through itself; nothing if it never executed."""
+        lay, rows = self.lay, self.rows
+        slot, pipe = lay.slot[pos], lay.pipe[pos]
+        if rows.size:
+            j = np.searchsorted(rows, slot, "right") - 1
+            jc = j.clip(0)
+            out = np.take(self.k, jc, axis=1)
+            out[:, (j < 0) | (rows[jc] < lay.first[pipe])] = 0  # none of its pipe before it
+        else:
+            out = np.zeros((4, pos.size), self.dtype)
+        out[pipe, np.arange(pos.size)] = lay.seq[pos] + 1
+        if lay.rows < lay.n:
+            out[:, lay.rank[pos] >= lay.rows] = 0
+        return out
 
 
 def knowledge(ct: CoreTrace) -> np.ndarray:
     """Knowledge vector of each instruction (per pipe: count of instructions known complete
     before it starts, its own pipe counted through itself), shape ``(len(stream), 4)``,
     indexed by stream index; zeros for an instruction that never executed."""
-    return _knowledge(ct, _Layout(ct, _opcodes(ct.stream))).T.copy()
+    lay = _Layout(ct, _opcodes(ct.stream))
+    return _Known(ct, lay).at(np.arange(lay.n)).T.copy()
 
 
 class _Accesses:
-    """Every operand of the executed instructions, in processing order (per instruction its
-    sources in order, then its destination)."""
+    """Every operand of the executed instructions: all sources (each instruction's in order),
+    then all destinations, each part in stream order; ``gm`` picks the GM side of the copies
+    (the source of a GM->UB copy, the destination of a UB->GM copy)."""
 
     def __init__(self, ct: CoreTrace, lay: _Layout) -> None:
-        proc = lay.proc
-        work = proc[~_SYNC[lay.op[proc]]]
+        work = np.flatnonzero(~_SYNC[lay.op] & (lay.rank < lay.rows))
         ins = _items(ct.stream, work)
         src = list(map(_SRC, ins))
         try:
@@ -271,6 +290,7 @@ class _Accesses:
         except ValueError:  # an instruction with 256 sources or more
             nsrc = np.fromiter(map(len, src), np.int64, len(src))
         dst = list(map(_DST, ins))
+        has = _bytes(map(is_not, dst, repeat(None))).view(bool)
         ops = list(chain.from_iterable(src))
         ns = len(ops)
         ops.extend(filter(None, dst))  # an Operand (a non-empty tuple) is true, None false
@@ -279,18 +299,16 @@ class _Accesses:
         self.ub = _bytes(map(_SPACE, ops)) == Space.UB
         self.addr = np.fromiter(map(_ADDR, ops), np.int64, m)
         self.nbytes = np.fromiter(map(_NB, ops), np.int64, m)
-        w_src = np.repeat(np.arange(work.size), nsrc)
-        w_dst = np.flatnonzero(_bytes(map(is_not, dst, repeat(None))))
-        self.at = work[np.concatenate((w_src, w_dst))]  # stream index
+        self.at = np.concatenate((np.repeat(work, nsrc), work[has]))  # stream index
         self.write = np.zeros(m, bool)
         self.write[ns:] = True
-        self.first_src = np.zeros(m, bool)  # first source of its instruction
-        self.first_src[np.cumsum(nsrc)[nsrc > 0] - nsrc[nsrc > 0]] = True
-        # processing order: sources then destination of each instruction; both runs sorted
-        self.order = np.argsort(np.concatenate((w_src * 2, w_dst * 2 + 1)), kind="stable")
+        op = lay.op[work]
+        first = np.cumsum(nsrc) - nsrc
+        self.gm = np.concatenate((first[(op == _TO_UB) & (nsrc > 0)],
+                                  ns + np.flatnonzero(op[has] == _TO_GM)))
 
 
-def _ub_races(ct: CoreTrace, lay: _Layout, known: np.ndarray, acc: _Accesses, ub_bytes: int
+def _ub_races(ct: CoreTrace, lay: _Layout, known: _Known, acc: _Accesses, ub_bytes: int
               ) -> list[Hazard]:
     """Unordered UB accesses of one core (see the module docstring for the method).
 
@@ -300,8 +318,7 @@ def _ub_races(ct: CoreTrace, lay: _Layout, known: np.ndarray, acc: _Accesses, ub
     (knowledge is transitive).
     """
     nblk = ub_bytes // UB_ALIGN + 1
-    o = acc.order
-    sel = o[(acc.ub & (acc.nbytes > 0))[o]]
+    sel = np.flatnonzero(acc.ub & (acc.nbytes > 0))
     if not sel.size:
         return []
     addr = acc.addr[sel]
@@ -313,39 +330,39 @@ def _ub_races(ct: CoreTrace, lay: _Layout, known: np.ndarray, acc: _Accesses, ub
         if not sel.size:
             return []
     at, write = acc.at[sel], acc.write[sel]
-    # a race needs a block that one pipe writes and another touches: keep the accesses that
-    # reach such a block (no other access can be in a race or be named as a partner)
-    kind = lay.pipe[at] * 2 + write
-    edge = nblk + 1
-    cover = (np.bincount(kind * edge + b0, minlength=8 * edge)
-             - np.bincount(kind * edge + b1, minlength=8 * edge)).reshape(4, 2, edge)
-    cover = np.cumsum(cover, axis=2) > 0  # [pipe, write]: blocks it reads / writes
-    touch = cover[:, 0] | cover[:, 1]
-    others = touch.sum(axis=0) - touch
-    shared = (cover[:, 1] & (others > 0)).any(axis=0)
-    below = np.zeros(edge + 1, np.int64)  # shared blocks before each block
-    np.cumsum(shared, out=below[1:])
-    keep = below[b1] > below[b0]
-    if not keep.any():
-        return []
-    sel, at, write, b0, b1 = sel[keep], at[keep], write[keep], b0[keep], b1[keep]
-    nacc = sel.size
     # intervals of blocks between access bounds; each access covers a run of them
     cut = np.zeros(nblk + 1, bool)
     cut[b0] = True
     cut[b1] = True
     num = np.cumsum(cut) - 1
-    g0 = num[b0]
-    width = num[b1] - g0
+    g0, g1 = num[b0], num[b1]
+    span = int(num[-1]) + 1
+    # a race needs an interval that one pipe writes and another touches: keep the accesses
+    # that reach such an interval (no other access can be in a race or be named as a partner)
+    kind = lay.pipe[at] * (2 * span) + write * span
+    cover = (np.bincount(kind + g0, minlength=8 * span)
+             - np.bincount(kind + g1, minlength=8 * span)).reshape(4, 2, span)
+    cover = np.cumsum(cover, axis=2) > 0  # [pipe, write]: intervals it reads / writes
+    touch = cover[:, 0] | cover[:, 1]
+    shared = (cover[:, 1] & (touch.sum(axis=0) - touch > 0)).any(axis=0)
+    below = np.zeros(span + 1, np.int64)  # shared intervals before each interval
+    np.cumsum(shared, out=below[1:])
+    keep = below[g1] > below[g0]
+    if not keep.any():
+        return []
+    sel, at, write, g0, g1 = sel[keep], at[keep], write[keep], g0[keep], g1[keep]
+    # processing order: by instruction, its sources in order, then its destination
+    o = np.argsort(lay.rank[at] * 2 + write, kind="stable")
+    sel, at, write, g0, g1 = sel[o], at[o], write[o], g0[o], g1[o]
+    nacc = sel.size
+    width = g1 - g0
     if int(width.max()) == 1:
         pair_acc, pair_seg = np.arange(nacc), g0
     else:
         pair_acc = np.repeat(np.arange(nacc), width)
         pair_seg = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width - g0, width)
-        bounds = np.flatnonzero(cut)
-        live = below[bounds[1:]] > below[bounds[:-1]]  # intervals with a shared block
+        live = shared[pair_seg]
         if not live.all():
-            live = live[pair_seg]
             pair_acc, pair_seg = pair_acc[live], pair_seg[live]
     npair = pair_acc.size
     # pairs by interval, each interval's in processing order (the pairs are in that order)
@@ -368,7 +385,8 @@ def _ub_races(ct: CoreTrace, lay: _Layout, known: np.ndarray, acc: _Accesses, ub
     latest.reshape(-1)[c[kind][pa] + np.arange(npair)] = \
         (lay.seq[at] + 1).astype(wide)[pa] + shift
     np.maximum.accumulate(latest, axis=1, out=latest)
-    k = np.take(known, at[pa], axis=1)
+    ka = known.at(at)
+    k = np.take(ka, pa, axis=1)
     k += shift
     hit_w = np.zeros(nacc, bool)  # read after write, write after write
     hit_r = np.zeros(nacc, bool)  # write after read
@@ -389,7 +407,7 @@ def _ub_races(ct: CoreTrace, lay: _Layout, known: np.ndarray, acc: _Accesses, ub
         cols = slice(nw, None) if after_read else slice(0, nw)
         mx = (latest[cols, mine] - shift[mine]).max(axis=1)
         i = int(at[a])
-        q = int(np.argmax(mx > known[col_pipe[cols], i]))  # the lowest unordered pipe
+        q = int(np.argmax(mx > ka[col_pipe[cols], a]))  # the lowest unordered pipe
         j = int(lay.by_slot[lay.first[col_pipe[cols][q]] + mx[q] - 1])
         what = _RACE_TEXT[2 if after_read else int(write[a])]
         found.append(Hazard(
@@ -403,18 +421,16 @@ def _ub_races(ct: CoreTrace, lay: _Layout, known: np.ndarray, acc: _Accesses, ub
     return found
 
 
-def _gm_accesses(ct: CoreTrace, lay: _Layout, known: np.ndarray, acc: _Accesses
+def _gm_accesses(ct: CoreTrace, lay: _Layout, known: _Known, acc: _Accesses
                  ) -> GmAccesses:
-    op = lay.op[acc.at]
-    sel = np.flatnonzero(np.where(acc.write, op == _TO_GM, acc.first_src & (op == _TO_UB))
-                         & (acc.nbytes > 0))
+    sel = acc.gm[acc.nbytes[acc.gm] > 0]
     at = acc.at[sel]
     row = np.empty(lay.n, np.int64)
     row[ct.index] = np.arange(lay.rows)
     ops = acc.ops
     return GmAccesses(ct.core, [_BUF(ops[j]) for j in sel.tolist()], acc.addr[sel],
                       acc.addr[sel] + acc.nbytes[sel], acc.write[sel],
-                      lay.pipe[at], at, row[at], np.take(known, at, axis=1).T)
+                      lay.pipe[at], at, row[at], known.at(at).T)
 
 
 def check_core(ct: CoreTrace, ub_bytes: int, races: bool = True) -> CoreChecks:
@@ -437,7 +453,7 @@ def check_core(ct: CoreTrace, ub_bytes: int, races: bool = True) -> CoreChecks:
     if not races:
         return CoreChecks(out, None)
     lay = _Layout(ct, op)
-    known = _knowledge(ct, lay)
+    known = _Known(ct, lay)
     acc = _Accesses(ct, lay)
     out.extend(_ub_races(ct, lay, known, acc, ub_bytes))
     return CoreChecks(out, _gm_accesses(ct, lay, known, acc))
