@@ -170,7 +170,7 @@ def _edges(ct: CoreTrace, lay: _Layout) -> tuple[np.ndarray, np.ndarray]:
     s_pos = by_slot[:first[1]]
     if s_pos.size:
         other = by_slot[first[1]:]
-        prev = np.searchsorted(s_pos, other) - 1
+        prev = np.cumsum(lay.pipe == 0)[other] - 1  # scalar instructions before, less one
         src = s_pos[prev.clip(0)]
         ok = (prev >= 0) & (rank[src] < rank[other]) & (rank[other] < rows)
         again = np.zeros_like(ok)
@@ -339,9 +339,9 @@ def _ub_races(ct: CoreTrace, lay: _Layout, known: _Known, acc: _Accesses, ub_byt
     span = int(num[-1]) + 1
     # a race needs an interval that one pipe writes and another touches: keep the accesses
     # that reach such an interval (no other access can be in a race or be named as a partner)
-    kind = lay.pipe[at] * (2 * span) + write * span
-    cover = (np.bincount(kind + g0, minlength=8 * span)
-             - np.bincount(kind + g1, minlength=8 * span)).reshape(4, 2, span)
+    row = lay.pipe[at] * (2 * span) + write * span  # row of (pipe, write) in `cover`
+    cover = (np.bincount(row + g0, minlength=8 * span)
+             - np.bincount(row + g1, minlength=8 * span)).reshape(4, 2, span)
     cover = np.cumsum(cover, axis=2) > 0  # [pipe, write]: intervals it reads / writes
     touch = cover[:, 0] | cover[:, 1]
     shared = (cover[:, 1] & (touch.sum(axis=0) - touch > 0)).any(axis=0)
@@ -477,7 +477,9 @@ def _gm_races(trace: Trace, tables: list[GmAccesses]) -> list[Hazard]:
     pipe, index, known = cat["pipe"][o], cat["index"][o], cat["known"][o]
     # an access overlaps the later ones (in sweep order) of its tensor that start before its
     # end, a contiguous run: a write pairs with all of them, a read with the writes among them
-    shift = max(int(end.max()), 1).bit_length()
+    shift = max(int(end.max()), 1).bit_length()  # key = (tensor, byte) in one int64
+    if len(names) >> (62 - shift):
+        raise ValueError("GM tensors too large for the race check's sort key")
     key = (buf << shift) | start
     stop = np.searchsorted(key, (buf << shift) | end)
     nxt = np.arange(1, key.size + 1)
