@@ -14,8 +14,9 @@ Ordering is decided with per-core knowledge vectors (vector clocks over the four
 for each instruction, how many instructions of each pipe are known to have completed before
 it starts. Pipes are in order, so each pipe's own history is always known.
 
-How (numpy over flat arrays: Python reads each instruction's fields once, in C-level
-``map`` passes, and formats only the hazards it reports):
+How (numpy over flat arrays: Python only reads the instructions' fields, in C-level ``map``
+passes, and formats the hazards it reports; sync instructions carry no operands and only
+the scalar unit's instructions carry an auto-sync ``dep``, as :mod:`aicore_sim.isa` says):
 
 - Instructions are *processed* in order of (start, end) cycle (stable in trace row order);
   each pipe's own instructions come in its program order. An instruction learns what another

@@ -7,7 +7,9 @@ same findings, in the same order, with the same knowledge vectors, on:
 
 - randomised small kernels (copies, vector calls, scalar reads and writes, barriers, flags
   with some waits left out, one or two cores sharing GM), with a small report cap so that
-  the "N more races" counts are exercised too;
+  the "N more races" counts are exercised too, and again with their (start, end) cycles
+  reshuffled (ties and sources processed after their targets);
+- GM write/read pairs of one core with and without a flag or a PIPE_ALL barrier between;
 - the test kernels of ``tests/kernels.py`` with their flags removed;
 - the path-B operator kernel with each of its flag pairs removed in turn, on two cores.
 """
