@@ -109,16 +109,16 @@ class Trace:
     def from_cores(cls, sims, streams, platform, allocations=None) -> Trace:
         cores = []
         for c, sim in enumerate(sims):
-            ev = np.frombuffer(sim.events, dtype=np.int64).reshape(-1, 3)
+            ev = np.array(sim.events, dtype=np.int64).reshape(-1, 3)
             stream = streams[c]
             pipe_of = np.frombuffer(bytes(sim.pipe_of), dtype=np.int8)
             idx = ev[:, 0].copy()
             cores.append(CoreTrace(
                 core=c, stream=stream, index=idx, start=ev[:, 1].copy(), end=ev[:, 2].copy(),
                 pipe=pipe_of[idx] if idx.size else np.zeros(0, np.int8),
-                scalar_spans=np.frombuffer(sim.spans, dtype=np.int64).reshape(-1, 2).copy(),
-                releases=np.frombuffer(sim.releases, dtype=np.int64).reshape(-1, 2).copy(),
-                stall_rows=(np.frombuffer(sim.stalls, dtype=np.int64).reshape(-1, 5).copy()
+                scalar_spans=np.array(sim.spans, dtype=np.int64).reshape(-1, 2),
+                releases=np.array(sim.releases, dtype=np.int64).reshape(-1, 2),
+                stall_rows=(np.array(sim.stalls, dtype=np.int64).reshape(-1, 5)
                             if len(sim.stalls) else _NO_STALLS),
                 double_sets=list(sim.double_sets),
                 allocations=list(allocations[c]) if allocations else [],
