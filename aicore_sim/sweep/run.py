@@ -226,29 +226,38 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
     counts = {"ok": 0, "infeasible": 0, "error": 0}
     bar = _progress(len(points), desc, progress)
     futures: dict[Future, list[Point]] = {}
+
+    def take(fut: Future) -> None:
+        b = futures[fut]
+        try:
+            got = fut.result()
+        except Exception as e:  # noqa: BLE001 - the task itself failed
+            from aicore_sim.sweep.worker import _base_row
+
+            got = []
+            for p in b:
+                r = _base_row(p)
+                r.update(status="error", error=f"task failed: {type(e).__name__}: {e}")
+                got.append(r)
+        for r in got:
+            if writer is not None:
+                writer.write(r)
+            rows.append(r)
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        bar.update(len(got))
+        bar.set_postfix(ok=counts["ok"], infeasible=counts["infeasible"],
+                        failed=counts["error"], refresh=False)
+
+    serial = isinstance(executor, SerialExecutor)  # done at submit: write its rows at once
     try:
         for b in batches(points, max_batch):
-            futures[executor.submit(run_batch, b)] = b
-        for fut in as_completed(futures):
-            b = futures[fut]
-            try:
-                got = fut.result()
-            except Exception as e:  # noqa: BLE001 - the task itself failed
-                from aicore_sim.sweep.worker import _base_row
-
-                got = []
-                for p in b:
-                    r = _base_row(p)
-                    r.update(status="error", error=f"task failed: {type(e).__name__}: {e}")
-                    got.append(r)
-            for r in got:
-                if writer is not None:
-                    writer.write(r)
-                rows.append(r)
-                counts[r["status"]] = counts.get(r["status"], 0) + 1
-            bar.update(len(got))
-            bar.set_postfix(ok=counts["ok"], infeasible=counts["infeasible"],
-                            failed=counts["error"], refresh=False)
+            fut = executor.submit(run_batch, b)
+            futures[fut] = b
+            if serial:
+                take(fut)
+        if not serial:
+            for fut in as_completed(futures):
+                take(fut)
     except BaseException:
         for f in futures:
             f.cancel()
