@@ -12,13 +12,14 @@ deadlock in the kernel port).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -205,17 +206,13 @@ class Phases:
     def add(self, name: str, seconds: float) -> None:
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
 
-    def time(self, name: str):
-        phases = self
-
-        class _Timer:
-            def __enter__(self):
-                self.t = time.perf_counter()
-
-            def __exit__(self, *exc):
-                phases.add(name, time.perf_counter() - self.t)
-
-        return _Timer()
+    @contextlib.contextmanager
+    def time(self, name: str) -> Iterator[None]:
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - t)
 
     def total(self) -> float:
         return time.perf_counter() - self._t0
@@ -548,8 +545,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "counter), lanes (instruction slices only: smaller, faster), none "
                         "(no trace file); default full")
     r.add_argument("--jobs", type=int, metavar="N",
-                   help="processes for the record pass (default: the usable CPUs; 1 = in this "
-                        "process). Results do not depend on it")
+                   help="processes to use (default: the usable CPUs): the record pass is split "
+                        "over them, and the golden and the trace file are computed beside the "
+                        "simulation; 1 = everything in this process. Results do not depend on "
+                        "it")
     r.add_argument("--check-streams", action="store_true",
                    help="also record the kernel the other way (with numerics if the mode has "
                         "none, without otherwise) and fail (exit 1) if the instruction streams "
