@@ -8,6 +8,7 @@ start-up, imports, reading ``--inputs``, writing the run folder), never an inter
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -53,9 +54,20 @@ class Job:
         return sum(f.stat().st_size for f in self.inputs.glob("*.npy"))
 
 
+def _in_fresh_process(fn, *args):
+    """``fn(*args)`` in a new interpreter (spawn): this driver never holds a job's arrays, so
+    the commands it starts (fork + exec) do not inherit its size in their peak RSS."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(fn, args)
+
+
+def _write(case: cases.Case, folder: Path) -> None:
+    Job(case, folder).write()
+
+
 def make_job(case: cases.Case, root: Path) -> Job:
     job = Job(case, root / case.name)
-    job.write()
+    _in_fresh_process(_write, case, job.folder)
     return job
 
 
@@ -68,6 +80,7 @@ def run_cli(job: Job, mode: str, plot: bool, extra: list[str] | None = None) -> 
            "--out", str(out), *(extra or [])]
     if not plot:
         cmd.append("--no-plot")
+    os.sync()  # the previous run's files go to disk now, not as writeback during this one
     with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=so, stderr=se)
@@ -88,8 +101,12 @@ def run_cli(job: Job, mode: str, plot: bool, extra: list[str] | None = None) -> 
 
 def golden_job(job: Job) -> float:
     """Seconds of the numpy golden of the same job: read the inputs, compute both outputs
-    (fp32 arithmetic, vectorised), write them."""
-    case = job.case
+    (fp32 arithmetic, vectorised), write them (timed inside a fresh process)."""
+    return _in_fresh_process(_golden_seconds, job.case, job.folder)
+
+
+def _golden_seconds(case: cases.Case, folder: Path) -> float:
+    job = Job(case, folder)
     t0 = time.perf_counter()
     ins = {n: np.load(job.inputs / f"{n}.npy") for n in
            ("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "probs")
