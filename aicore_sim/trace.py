@@ -6,7 +6,8 @@ exporters and plots read only this. No statistic is counted inside the engine.
 Per core the trace holds, as numpy arrays:
 
 - ``index, start, end``: one row per executed instruction (index into the core's stream),
-  in completion order per pipe; ``pipe`` and ``op`` give each row's pipe and opcode;
+  in completion order per pipe; ``pipe`` gives each row's pipe (the opcode is the stream
+  instruction's);
 - ``scalar_spans``: (start, end) rows of scalar-unit busy time (issue work, GetValue …);
 - ``releases``: (WaitFlag index, SetFlag index) — which SetFlag released which WaitFlag;
 - ``stall_rows``: one row (pipe, start, end, cause, what) per stall, all int64; ``cause``
