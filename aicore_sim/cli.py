@@ -41,6 +41,7 @@ from aicore_sim.errors import SimError
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.parallel import usable_cpus
 from aicore_sim.platform import Platform, list_presets, load_platform
+from aicore_sim.resources import check_fits, nbytes
 from aicore_sim.summary import compare_golden, format_summary, summarize
 
 PROG = "aicore-sim"
@@ -226,6 +227,14 @@ class Phases:
         return "phases (s): " + ", ".join(f"{k} {v:.2f}" for k, v in d.items())
 
 
+def _fits(sizes: dict[str, int]) -> None:
+    """A case whose tensors cannot fit in this machine's memory is a bad input (exit 2)."""
+    try:
+        check_fits(sizes)
+    except MemoryError as e:
+        raise UsageError(str(e)) from None
+
+
 def _out_dir(arg: str | None, name: str) -> Path:
     if arg:
         out = Path(arg)
@@ -268,6 +277,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             cf, extra = _bundled(args.case or DEFAULT_CASE, platform or DEFAULT_PLATFORM)
         mode = args.mode or cf.mode or "timed"
+        sizes = {f"inputs.{k}": nbytes(v.shape, v.dtype) for k, v in cf.inputs.items()
+                 if v is not None}
+        _fits(sizes)
         if args.inputs:
             inputs = read_data(cf, args.inputs)
         elif "case" in extra:
@@ -278,6 +290,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             inputs = make_data(cf, args.seed)
     out = _out_dir(args.out, cf.name)
     size, ex = _prepare_op(cf, inputs)
+    if mode != "timing-only":  # the outputs, and the golden's copy of them
+        _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
+                           for k, v in ex.out_shapes.items() if v is not None}})
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))

@@ -49,27 +49,31 @@ def main() -> None:
             job = make_job(cases.get_case(name), Path(tmp))
             gold = golden_job(job)
             print(f"{name}: numpy golden {gold:.2f} s", flush=True)
-            for mode in args.modes:
-                for plot in plots:
-                    if mode == "functional" and plot:
-                        continue  # no timeline without timing
-                    runs = sorted((run_cli(job, mode, plot, ["--verbose"])
-                                   for _ in range(args.repeat)), key=lambda x: x["wall"])
-                    r = runs[len(runs) // 2]  # the median run (its phases, its memory)
-                    s = r["summary"]
-                    row = {"case": name, "mode": mode, "plot": plot, "wall": r["wall"],
-                           "walls": [x["wall"] for x in runs],
-                           "golden": gold, "peak_mib": max(x["peak_mib"] for x in runs),
-                           "inputs_mib": job.input_bytes() / 2**20,
-                           "instructions": s["instructions"],
-                           "cycles": s.get("makespan_cycles", 0),
-                           "phases": s["phases_seconds"], "trace_bytes": s.get("trace_bytes"),
-                           "exact": all(g.get("exact") for g in s.get("golden", {}).values())
-                           if s.get("golden") else None}
-                    rows.append(row)
-                    print(f"  {mode:<12} plot={plot!s:<5} {r['wall']:6.2f} s "
-                          f"({r['wall'] / gold:5.1f}x golden), peak {r['peak_mib']:6.0f} MiB, "
-                          f"{row['cycles']:,} cycles  [{_phases(row['phases'])}]", flush=True)
+            configs = [(m, p) for m in args.modes for p in plots
+                       if not (m == "functional" and p)]  # no timeline without timing
+            # rounds over all configurations (not N runs of one, then the next): a slow
+            # spell of the machine then hits every configuration alike
+            runs: dict[tuple, list] = {c: [] for c in configs}
+            for _ in range(args.repeat):
+                for mode, plot in configs:
+                    runs[(mode, plot)].append(run_cli(job, mode, plot, ["--verbose"]))
+            for (mode, plot), got in runs.items():
+                got.sort(key=lambda x: x["wall"])
+                r = got[len(got) // 2]  # the median run (its phases)
+                s = r["summary"]
+                row = {"case": name, "mode": mode, "plot": plot, "wall": r["wall"],
+                       "walls": [x["wall"] for x in got],
+                       "golden": gold, "peak_mib": max(x["peak_mib"] for x in got),
+                       "inputs_mib": job.input_bytes() / 2**20,
+                       "instructions": s["instructions"],
+                       "cycles": s.get("makespan_cycles", 0),
+                       "phases": s["phases_seconds"], "trace_bytes": s.get("trace_bytes"),
+                       "exact": all(g.get("exact") for g in s.get("golden", {}).values())
+                       if s.get("golden") else None}
+                rows.append(row)
+                print(f"  {mode:<12} plot={plot!s:<5} {r['wall']:6.2f} s "
+                      f"({r['wall'] / gold:5.1f}x golden), peak {row['peak_mib']:6.0f} MiB, "
+                      f"{row['cycles']:,} cycles  [{_phases(row['phases'])}]", flush=True)
     text = _report(rows)
     print(text)
     if not args.no_report:
@@ -94,8 +98,9 @@ def _report(rows: list[dict]) -> str:
         "largest of the command and the record worker it forks. The golden is the operator's "
         "numpy golden of the same job in the same run (read inputs, compute both outputs, "
         "write them). Phases are the command's own figures from `summary.json`. With "
-        "`--repeat N` the wall is the median of N runs (range in brackets), its phases those "
-        "of the median run, the peak the largest of the N.",
+        "`--repeat N` the configurations run in N interleaved rounds; the wall is the median "
+        "of the N runs (range in brackets), the phases those of the median run, the peak the "
+        "largest of the N.",
         "",
         "| case | mode | plot | instructions | wall s | × golden | peak MiB | inputs MiB "
         "| simulated cycles | trace MiB | phases (s) |",

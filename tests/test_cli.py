@@ -279,3 +279,31 @@ def test_jobs_one_and_two_write_the_same_run(tmp_path) -> None:
         for key in ("phases_seconds", "phases_in_background", "jobs", "wall_seconds"):
             s.pop(key)
     assert s1 == s2
+
+
+def test_run_refuses_a_case_bigger_than_the_memory(tmp_path) -> None:
+    # hidden 2**31: permuted_tokens alone is 30 x 2**31 bf16 = 120 GiB, more than this
+    # machine has; the command must say so before allocating anything (address space capped
+    # at 4 GiB in case it did not)
+    doc = tiny_doc()
+    h = 2 ** 31
+    doc["inputs"]["unpermuted_tokens_grad"]["shape"] = [10, h]
+    doc["inputs"]["permuted_tokens"]["shape"] = [30, h]
+    case = write(tmp_path, "huge.json", doc)
+    out = tmp_path / "o"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+
+    def cap() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    r = subprocess.run([sys.executable, "-m", "aicore_sim", "run", str(case), "--out", str(out)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=cap)
+    assert r.returncode == 2
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("aicore-sim: error: inputs.permuted_tokens: the case needs about ")
+    assert "(inputs.permuted_tokens alone 120.0 GiB" in line
+    assert line.endswith("of memory is available: use a smaller case")
+    assert not out.exists()
