@@ -54,7 +54,6 @@ examples:
   aicore-sim run --case p1_deepseek_v3 --mode timing-only --no-plot
   aicore-sim run examples/cases/tiny.json --platform ascend910b4 --out traces/tiny_b4
   aicore-sim run my_case.json --inputs my_inputs/  (reads my_inputs/<input name>.npy)
-
   aicore-sim run --case p1_deepseek_v3 --mode timing-only --trace lanes --verbose
   aicore-sim run my_case.json --mode timing-only --check-streams   (is timing-only valid?)
 

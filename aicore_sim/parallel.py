@@ -16,8 +16,8 @@ The result is the serial one, bit for bit:
 - when any range fails, the launch is recorded again serially, so the error raised is the
   one a serial record raises (the first failing core's).
 
-Only platforms with ``fork`` run in parallel; elsewhere :func:`available` is false and the
-record pass stays serial.
+Only Linux runs in parallel; elsewhere :func:`available` is false and the record pass (and
+the command's background phases) stay in one process.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import sys
 from array import array
 from collections.abc import Callable
 
@@ -35,8 +36,9 @@ from aicore_sim.memory import MemoryImage
 
 
 def available() -> bool:
-    """Whether processes can be forked here (the parallel record pass needs it)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether this process may fork workers: on Linux only (macOS offers ``fork`` too, but
+    its system libraries are not fork-safe once threads exist)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def usable_cpus() -> int:
