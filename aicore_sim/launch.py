@@ -95,7 +95,8 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
            block_dim: int | None = None, mode: str = "timed", races: bool = True,
            jobs: int = 1, check_streams: bool = False,
            after_record: Callable[[Program], None] | None = None,
-           after_replay: Callable[[Trace], None] | None = None) -> RunResult:
+           after_replay: Callable[[Trace], None] | None = None,
+           prepared: dict | None = None) -> RunResult:
     """Run ``kernel(*args)`` on ``block_dim`` cores.
 
     ``args`` lists the kernel's parameters in order: a ``str`` names a GM tensor of
@@ -112,6 +113,8 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     only vector arithmetic produces (docs/model.md). ``after_record`` is called with the
     program once the record pass is done, ``after_replay`` with the replay's trace as soon as
     it exists, before the checks (the command line starts background work then).
+    ``prepared`` is passed to :func:`aicore_sim.engine.replay` (a caller that will replay the
+    same streams again keeps it with them).
     """
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
@@ -149,7 +152,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     final = prog.functional
     if mode != "functional":
         t1 = time.perf_counter()
-        trace = engine.replay(prog.streams, platform, None, prog.allocations)
+        trace = engine.replay(prog.streams, platform, None, prog.allocations, prepared)
         wall["replay"] = time.perf_counter() - t1
         if after_replay is not None:
             after_replay(trace)

@@ -267,3 +267,24 @@ def test_events_of_one_pipe_never_overlap():
             s, e = ct.start[rows], ct.end[rows]
             assert np.all(s[1:] >= e[:-1])
             assert np.all(e >= s)
+
+
+def test_prepared_costs_are_shared_only_where_they_are_equal():
+    # a sweep replays one record on several platforms: the per-instruction costs depend on the
+    # cost tables and the clock only, so an HBM what-if reuses them and a clock what-if not
+    from aicore_sim import engine
+
+    x = np.arange(512, dtype=np.float32)
+    r = launch(kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
+               {"x": x, "y": np.zeros_like(x)}, {"y": (np.float32, (512,))}, TINY,
+               mode="timing-only")
+    streams, allocs = r.program.streams, r.program.allocations
+    prepared: dict = {}
+    for plat in (TINY.with_overrides(hbm_bytes_per_cycle=TINY.hbm_bytes_per_cycle / 4),
+                 TINY, TINY.with_overrides(clock_mhz=TINY.clock_mhz * 2)):
+        fresh = engine.replay(streams, plat, None, allocs)
+        reused = engine.replay(streams, plat, None, allocs, prepared)
+        for a, b in zip(fresh.cores, reused.cores):
+            for name in ("index", "start", "end", "stall_rows", "releases", "scalar_spans"):
+                assert np.array_equal(getattr(a, name), getattr(b, name))
+    assert len(prepared) == 2  # (costs, 1x clock) shared by the two HBM variants; 2x clock

@@ -42,11 +42,45 @@ def _fire_at(env: simpy.Environment, ev: simpy.Event, delay: int) -> None:
     env.schedule(ev, delay=delay)
 
 
+def prepare(stream: list[Instr], platform) -> tuple:
+    """Per instruction, in one pass, what the hot loops need so they price nothing and hash no
+    enums: occupancy, issue cost and shared-HBM bytes (cost.py); kind 0 = work, 1 = WaitFlag,
+    2 = SetFlag; fkey = (event, id) as an int; eff = has a numeric effect; the pipe number
+    (for the trace); and the SetFlags per flag. Read-only for the replay, so replays of one
+    stream on platforms with the same costs and clock can share it (``replay(prepared=)``)."""
+    n = len(stream)
+    occ, issue, gmb = [0] * n, [0] * n, [0] * n
+    kind, fkey, eff = [0] * n, [0] * n, [False] * n
+    pipe_of = bytearray(n)
+    sets_left: dict[int, int] = {}
+    has_effect = semantics.HAS_EFFECT
+    price = cost.price
+    priced: dict[int, tuple[int, int, int]] = {}  # id(Instr) -> price; streams share Instrs
+    for i, ins in enumerate(stream):
+        op = ins.op
+        c = priced.get(id(ins))
+        if c is None:
+            c = priced[id(ins)] = price(ins, platform)
+        occ[i], issue[i], gmb[i] = c
+        pipe_of[i] = ins.pipe
+        if op is _SET or op is _WAIT:
+            key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
+            if op is _SET:
+                kind[i] = 2
+                sets_left[key] = sets_left.get(key, 0) + 1
+            else:
+                kind[i] = 1
+        elif op in has_effect:
+            eff[i] = True
+    return occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left
+
+
 class CoreSim:
     """Replay state of one core: queues, flags, completion counters and trace buffers."""
 
     def __init__(self, env: simpy.Environment, core: int, stream: list[Instr], platform,
-                 gm: GmBandwidth, image: MemoryImage | None, start: int) -> None:
+                 gm: GmBandwidth, image: MemoryImage | None, start: int,
+                 prepared: tuple | None = None) -> None:
         self.env, self.core, self.stream = env, core, stream
         self.depth = int(platform.queue_depth)
         self.miss_cycles = int(platform.dcache_miss_cycles)
@@ -60,38 +94,13 @@ class CoreSim:
         self.space_waiter: tuple[int, simpy.Event] | None = None
         self.flags: dict[int, deque] = {}
         self.flag_waiters: dict[int, simpy.Event] = {}
-        # Per instruction, computed in one pass so the hot loops price nothing and hash no
-        # enums: occupancy, issue cost and shared-HBM bytes (cost.py); kind 0 = work,
-        # 1 = WaitFlag, 2 = SetFlag; fkey = (event, id) as an int; eff = has a numeric effect;
-        # pipe = the pipe number (for the trace).
-        n = len(stream)
-        occ, issue, gmb = [0] * n, [0] * n, [0] * n
-        kind, fkey, eff = [0] * n, [0] * n, [False] * n
-        pipe_of = bytearray(n)
-        sets_left: dict[int, int] = {}
-        has_effect = semantics.HAS_EFFECT
-        price = cost.price
-        priced: dict[int, tuple[int, int, int]] = {}  # id(Instr) -> price; streams share Instrs
-        for i, ins in enumerate(stream):
-            op = ins.op
-            c = priced.get(id(ins))
-            if c is None:
-                c = priced[id(ins)] = price(ins, platform)
-            occ[i], issue[i], gmb[i] = c
-            pipe_of[i] = ins.pipe
-            if op is _SET or op is _WAIT:
-                key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
-                if op is _SET:
-                    kind[i] = 2
-                    sets_left[key] = sets_left.get(key, 0) + 1
-                else:
-                    kind[i] = 1
-            elif op in has_effect:
-                eff[i] = True
+        if prepared is None:
+            prepared = prepare(stream, platform)
+        occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left = prepared
         self.occ, self.issue, self.gmb = occ, issue, gmb
         self.kind, self.fkey, self.eff, self.pipe_of = kind, fkey, eff, pipe_of
-        self.sets_left = sets_left
-        self.issued_at = [0] * n  # cycle each instruction entered its queue
+        self.sets_left = dict(sets_left)  # counted down by the replay
+        self.issued_at = [0] * len(stream)  # cycle each instruction entered its queue
         self.done = [0, 0, 0, 0]
         self.ends: list[list[int]] = [[], [], [], []]  # end cycle, per pipe
         self.popped: list[deque] = [deque(), deque(), deque(), deque()]  # start cycles

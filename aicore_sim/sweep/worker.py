@@ -96,11 +96,11 @@ def _platform_cols(p: Platform) -> dict[str, Any]:
             "clock_mhz": p.clock_mhz}
 
 
-def _replay(program_parts: tuple[Any, Any, int], platform: Platform) -> tuple[Any, int]:
+def _replay(program_parts: tuple[Any, Any, dict], platform: Platform) -> tuple[Any, int]:
     from aicore_sim import checks, engine
 
-    streams, allocations, _ = program_parts
-    trace = engine.replay(streams, platform, None, allocations)
+    streams, allocations, prepared = program_parts
+    trace = engine.replay(streams, platform, None, allocations, prepared)
     hazards = checks.check_trace(trace, platform.ub_size, races=False)
     return trace, len(hazards)
 
@@ -139,9 +139,10 @@ def run_point(point: Point) -> dict[str, Any]:
                     platform.core_mem_size_ub, platform.aiv_core_num)
             cached = _RECORDS.get(rkey)
             if cached is None:
+                prepared: dict = {}  # per-instruction costs, shared by the what-if replays
                 res = op.launch(case, platform, plan, mode="timing-only", races=False,
-                                seed=point.seed)
-                parts = (res.program.streams, res.program.allocations, 0)
+                                seed=point.seed, prepared=prepared)
+                parts = (res.program.streams, res.program.allocations, prepared)
                 _RECORDS[rkey] = parts
                 while len(_RECORDS) > _RECORD_CACHE_SIZE:
                     _RECORDS.popitem(last=False)

@@ -453,8 +453,9 @@ def _inputs(case: _cases.Case, seed: int | None) -> dict[str, np.ndarray | None]
 
 
 def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-only",
-           races: bool = False, seed: int | None = None) -> Any:
-    """One launch of the kernel with tiling ``p`` (as ``api.execute`` builds it)."""
+           races: bool = False, seed: int | None = None, prepared: dict | None = None) -> Any:
+    """One launch of the kernel with tiling ``p`` (as ``api.execute`` builds it); ``prepared``
+    as in :func:`aicore_sim.launch.launch`."""
     from aicore_sim.launch import launch as _launch
     from op_models.moe_token_unpermute_with_ep_grad.api import GM_NAMES
     from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
@@ -476,7 +477,7 @@ def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-o
     args: list[Any] = [n if n in tensors else None for n in GM_NAMES]
     args += [None, p.tiling, p.tiling_key, tok, prob_dt]
     return _launch(kernel, args, tensors, read_back, platform, block_dim=p.block_dim,
-                   mode=mode, races=races)
+                   mode=mode, races=races, prepared=prepared)
 
 
 def verify(case: _cases.Case, platform: Platform, p: Plan, seed: int | None = None
