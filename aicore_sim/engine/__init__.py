@@ -26,6 +26,19 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
     ``prepared``: a dict the caller keeps with ``streams`` to replay them again (sweeps); the
     per-instruction costs and flags are computed once per (costs, clock) and reused from it
     (they depend on nothing else of the platform)."""
+    # The replay allocates many small long-lived objects and frees little: the cyclic
+    # garbage collector's passes would find nothing to free, so it is paused meanwhile
+    # (preparing the cores and building the trace included).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _replay(streams, platform, image, allocations, prepared)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _replay(streams, platform, image, allocations, prepared) -> Trace:
     env = simpy.Environment()
     gm = GmBandwidth(env, platform.hbm_bytes_per_cycle)
     start = int(platform.op_head_cycles)
@@ -44,18 +57,9 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
         env.process(sim.issuer_process())
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):
             env.process(sim.pipe_process(p))
-    # The replay allocates many small long-lived objects and frees little: the cyclic
-    # garbage collector's passes would find nothing to free, so it is paused meanwhile.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        env.run()
-    finally:
-        if was_enabled:
-            gc.enable()
+    env.run()
     for sim in cores:
         sim.check_finished()
     return Trace.from_cores(cores, streams, platform, allocations)
-
 
 __all__ = ["replay"]
