@@ -1,8 +1,9 @@
 """Work done in a forked child process while the parent goes on (the second CPU's share).
 
-Step of the flow: the command line hands the phases that only read what the parent already
-has (writing the trace file, computing the golden) to :class:`Background` so they overlap
-the phases after them. The child inherits the parent's memory copy-on-write (nothing is
+Step of the flow: the parallel record pass runs its ranges of cores in :class:`Background`
+children (``parallel.py``), and the command line hands it the phases that only read what the
+parent already has (writing the trace file, computing the golden) so they overlap the phases
+after them. The child inherits the parent's memory copy-on-write (nothing is
 pickled on the way in) and sends back only a small picklable result or the exception it
 raised. Where ``fork`` is missing, or with ``enabled=False`` (``--jobs 1``), the function runs
 in this process when :meth:`Background.result` is first called, so the results are the same.
@@ -11,13 +12,27 @@ in this process when :meth:`Background.result` is first called, so the results a
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from aicore_sim import parallel
-
 _UNSET = object()
+
+
+def available() -> bool:
+    """Whether this process may fork workers: on Linux only (macOS offers ``fork`` too, but
+    its system libraries are not fork-safe once threads exist)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _child(send, fn: Callable[[], Any]) -> None:
@@ -40,7 +55,7 @@ class Background:
         self._fn = fn
         self._value: Any = _UNSET
         self._proc = self._recv = None
-        if enabled and parallel.available():
+        if enabled and available():
             ctx = multiprocessing.get_context("fork")
             self._recv, send = ctx.Pipe(duplex=False)
             self._proc = ctx.Process(target=_child, args=(send, fn), daemon=True)
@@ -75,4 +90,4 @@ class Background:
             self._proc = None
 
 
-__all__ = ["Background"]
+__all__ = ["Background", "available", "usable_cpus"]

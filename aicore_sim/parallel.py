@@ -22,31 +22,14 @@ the command's background phases) stay in one process.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import pickle
-import sys
 from array import array
 from collections.abc import Callable
 
 import numpy as np
 
+from aicore_sim.background import Background, available, usable_cpus
 from aicore_sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, RoundMode, Space
 from aicore_sim.memory import MemoryImage
-
-
-def available() -> bool:
-    """Whether this process may fork workers: on Linux only (macOS offers ``fork`` too, but
-    its system libraries are not fork-safe once threads exist)."""
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def ranges(n: int, parts: int) -> list[range]:
@@ -116,17 +99,6 @@ def _unpack(packed: tuple, codes: list[bytes]) -> list[list[Instr]]:
     return [list(map(table.__getitem__, array("I", c))) for c in codes]
 
 
-def _child(send, work: Callable[[], tuple]) -> None:
-    """Body of a forked child: record, then send (status, payload) pickled to the parent."""
-    try:
-        streams, allocations, hazards = work()
-        payload = ("ok", (*_pack(streams), allocations, hazards))
-    except BaseException as e:  # noqa: BLE001 - reported to the parent, which re-records
-        payload = ("error", f"{type(e).__name__}: {e}")
-    send.send_bytes(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-    send.close()
-
-
 def _accesses(streams: list[list[Instr]], writable: frozenset[str]) -> list[tuple]:
     """(tensor, first byte, end byte, is write) of every GM access to a writable tensor."""
     out = []
@@ -170,50 +142,37 @@ def conflicts(parts: list[list[list[Instr]]], writable: frozenset[str]) -> bool:
 
 
 def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: int,
-           image: MemoryImage, platform, effects: frozenset, jobs: int,
+           image: MemoryImage, platform, effects: frozenset, numerics: bool, jobs: int,
            initial: MemoryImage | None) -> tuple | None:
     """``record_cores`` over ``jobs`` ranges of cores at once; None when the caller must
     record serially (a range failed, or two ranges touch the same output bytes)."""
-    from aicore_sim.program import ALL_EFFECTS
-
-    numerics = effects == ALL_EFFECTS
     if numerics and initial is None:
         return None  # nothing to reset the outputs from: stay serial
     if numerics:
         image.share_writable()
-    ctx = multiprocessing.get_context("fork")
     cuts = ranges(block_dim, jobs)
     children = []
-    intern: dict[Instr, Instr] = {}
     try:
         for cores in cuts[1:]:
-            recv, send = ctx.Pipe(duplex=False)
-
             def work(cores=cores):
-                return record_cores(kernel, args, cores, block_dim, image, platform, effects,
-                                    {})
+                streams, allocations, hazards = record_cores(
+                    kernel, args, cores, block_dim, image, platform, effects, {})
+                return (*_pack(streams), allocations, hazards)
 
-            proc = ctx.Process(target=_child, args=(send, work), daemon=True)
-            proc.start()
-            send.close()
-            children.append((proc, recv))
-        first = record_cores(kernel, args, cuts[0], block_dim, image, platform, effects,
-                             intern)
-        results = [first]
+            children.append(Background(work))
+        results = [record_cores(kernel, args, cuts[0], block_dim, image, platform, effects,
+                                {})]
         failed = False
-        for _proc, recv in children:
-            status, payload = pickle.loads(recv.recv_bytes())
-            if status != "ok":
+        for child in children:
+            try:
+                table, codes, allocations, hazards = child.result()
+            except Exception:  # noqa: BLE001 - the serial record raises it again, in order
                 failed = True
                 continue
-            table, codes, allocations, hazards = payload
             results.append((_unpack(table, codes), allocations, hazards))
     finally:
-        for proc, recv in children:
-            recv.close()
-            if proc.is_alive():
-                proc.terminate()
-            proc.join()
+        for child in children:
+            child.close()
     if failed or (numerics and conflicts([r[0] for r in results], image.writable)):
         if numerics:
             for name in image.writable:
@@ -225,6 +184,5 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
         allocations.extend(a)
         hazards.extend(h)
     return streams, allocations, hazards
-
 
 __all__ = ["available", "conflicts", "ranges", "record", "usable_cpus"]

@@ -202,7 +202,7 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
     try:
         if jobs > 1 and parallel.available():
             parts = parallel.record(_record_cores, kernel, args, block_dim, image, platform,
-                                    effects, jobs, initial)
+                                    effects, numerics, jobs, initial)
         if parts is None:
             parts = _record_cores(kernel, args, range(block_dim), block_dim, image, platform,
                                   effects, {})
