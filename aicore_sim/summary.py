@@ -76,11 +76,12 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     dur = rows[:, 2] - rows[:, 1]
     for code, cause in enumerate(STALL_CAUSES):
         cycles[cause] = int(dur[rows[:, 3] == code].sum())
-    flag = rows[:, 3] == STALL_CAUSES.index("flag")
+    flag_code = STALL_CAUSES.index("flag")
+    flag = rows[:, 3] == flag_code
     waits, where = np.unique(rows[flag, 4], return_inverse=True)  # WaitFlag stream indices
     per_wait = np.bincount(where.reshape(-1), weights=dur[flag], minlength=waits.size)
     for w, c in zip(waits.tolist(), per_wait.tolist()):
-        name = stall_what(STALL_CAUSES.index("flag"), w, core.stream)
+        name = stall_what(flag_code, w, core.stream)
         flags[name] = flags.get(name, 0) + int(c)
     executing = busy - cycles["gm_bandwidth"]
     waiting = max(window - executing, 0)
