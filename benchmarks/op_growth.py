@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cli_bench import machine_line, make_job, run_cli  # noqa: E402
+from cli_bench import golden_job, machine_line, make_job, run_cli  # noqa: E402
 
 from op_models.moe_token_unpermute_with_ep_grad import cases  # noqa: E402
 
@@ -46,16 +46,18 @@ def main() -> None:
         for n in args.tokens:
             case = base.with_(name=f"p1_{n}_tokens", tokens_num=n)
             job = make_job(case, Path(tmp))
+            gold = golden_job(job)
             for mode in args.modes:
                 r = run_cli(job, mode, plot=False)
                 s = r["summary"]
                 row = {"tokens": n, "mode": mode, "wall": r["wall"], "peak_mib": r["peak_mib"],
-                       "instructions": s["instructions"],
+                       "instructions": s["instructions"], "golden": gold,
                        "data_mib": (job.input_bytes() + (case.flat_size * case.hidden * 2
                                     if mode != "timing-only" else 0)) / 2**20}
                 rows.append(row)
                 print(f"{n:>5} tokens {mode:<12} {row['instructions']:>10,} instr "
-                      f"{r['wall']:6.2f} s {r['peak_mib']:6.0f} MiB", flush=True)
+                      f"{r['wall']:6.2f} s ({r['wall'] / gold:4.1f}x golden) "
+                      f"{r['peak_mib']:6.0f} MiB", flush=True)
             # the next size's inputs replace these (disk)
             for f in job.inputs.glob("*.npy"):
                 f.unlink()
@@ -75,16 +77,18 @@ def _report(rows: list[dict], modes: list[str]) -> str:
         "Command: `python benchmarks/op_growth.py`. Each row is `aicore-sim run CASE.json "
         "--inputs DIR --mode M --no-plot` as a subprocess (default `--jobs`, `--trace full`); "
         "peak RSS is wait4's (the largest process). Data = inputs, plus the output in timed "
-        "mode.",
+        "mode. The golden is the operator's numpy golden of the same job in the same run "
+        "(read inputs, compute both outputs, write them).",
         "",
-        "| tokens | mode | instructions | wall s | µs / instruction | peak MiB | data MiB "
-        "| KiB RSS / instruction |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| tokens | mode | instructions | wall s | × golden | µs / instruction | peak MiB "
+        "| data MiB | KiB RSS / instruction |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['tokens']} | {r['mode']} | {r['instructions']:,} | {r['wall']:.2f} "
-            f"| {r['wall'] / r['instructions'] * 1e6:.2f} | {r['peak_mib']:.0f} "
+            f"| {r['wall'] / r['golden']:.1f} | {r['wall'] / r['instructions'] * 1e6:.2f} "
+            f"| {r['peak_mib']:.0f} "
             f"| {r['data_mib']:.0f} | {r['peak_mib'] * 1024 / r['instructions']:.2f} |")
     lines.append("")
     for mode in modes:
