@@ -240,6 +240,9 @@ def parse_case(doc: Any, name: str = "case") -> CaseFile:
     case_name = doc.get("name", name)
     if not isinstance(case_name, str) or not case_name:
         raise _fail("name", f"expected a non-empty string, got {json.dumps(case_name)}")
+    if any(c in case_name for c in "/\\\0") or case_name.strip(".") == "":
+        raise _fail("name", f"{json.dumps(case_name)}: a case name names output folders and "
+                            "must not contain '/', '\\' or be made of dots")
     return CaseFile(case_name, op, inputs, attrs, platform, mode, seed,
                     str(doc.get("description", "")), dict(doc))
 
@@ -251,6 +254,9 @@ def load_case(path: str | os.PathLike) -> CaseFile:
         text = path.read_text()
     except OSError as e:
         raise CaseFileError(f"{path}: cannot read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise CaseFileError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                            f"{e.start}); a case file is JSON in UTF-8") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -304,8 +310,12 @@ def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray
                                 f"case)")
         try:
             arr = np.load(f, mmap_mode="r", allow_pickle=False)
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, EOFError) as e:
             raise CaseFileError(f"--inputs: {f.name}: cannot read ({e})") from None
+        if not isinstance(arr, np.ndarray):  # np.load opens an .npz archive whatever its name
+            arr.close()
+            raise CaseFileError(f"--inputs: {f.name}: an .npz archive, not one .npy array "
+                                f"(save it with np.save)")
         if tuple(arr.shape) != spec.shape:
             raise CaseFileError(f"--inputs: {f.name}: shape {list(arr.shape)} but "
                                 f"inputs.{name}.shape is {list(spec.shape)}")

@@ -4,9 +4,14 @@ Step of the flow: the outermost shell. ``run`` goes case file -> operator API (c
 launch) -> summary -> artefacts (outputs, Perfetto trace, summary, timeline); the other
 subcommands stop earlier. Nothing here computes numbers or cycles.
 
-Exit codes: 0 success; 2 a bad case file, parameter or operator argument (one line on stderr,
-with the aclnn code when the operator API rejected it); 1 a simulation failure (e.g. a
-deadlock in the kernel port).
+Exit codes (every command): 0 success, every result trustworthy; 2 a bad input - case file,
+parameter, operator argument, platform, output path, or a case too big for the memory - one
+line on stderr ``aicore-sim: error: <where>: <rule>`` (with the aclnn code when the operator
+API rejected it) and nothing written; 1 a check the user relies on failed (``run``: an output
+differs from the golden, a hazard under ``--strict``, ``--check-streams``; ``verify``: an output
+failed) or the simulation failed (e.g. a deadlock in the kernel port), or an internal error
+(one line asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by
+SIGINT / SIGTERM (the output folder being written is removed).
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -42,11 +46,21 @@ from aicore_sim.errors import SimError
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.parallel import usable_cpus
 from aicore_sim.platform import Platform, list_presets, load_platform
-from aicore_sim.resources import check_fits, nbytes
+from aicore_sim.resources import check_fits, nbytes, parse_size, set_limit
+from aicore_sim.staging import (
+    Terminated,
+    check_target_folder,
+    discard,
+    install_signal_handlers,
+    new_stage,
+    publish,
+    safe_name,
+    unique_stamp,
+)
 from aicore_sim.summary import compare_golden, format_summary, summarize
 
 PROG = "aicore-sim"
-DEBUG_ENV = "AICORE_SIM_DEBUG"  # "1": let unexpected exceptions through with their traceback
+DEBUG_ENV = "AICORE_SIM_DEBUG"  # "1" (as --debug): unexpected exceptions show their traceback
 DEFAULT_CASE = "tiny"
 
 _RUN_EXAMPLES = """\
@@ -238,24 +252,23 @@ def _fits(sizes: dict[str, int]) -> None:
 def _out_dir(arg: str | None, name: str) -> Path:
     if arg:
         out = Path(arg)
-        if out.exists() and (not out.is_dir() or any(out.iterdir())):
-            raise UsageError(f"--out {arg}: exists and is not an empty folder")
+        try:
+            check_target_folder(out)
+        except OSError:
+            raise UsageError(f"--out {arg}: exists and is not an empty folder") from None
         return out
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = Path("traces") / f"{stamp}-{name}"
-    k = 1
-    while out.exists():
-        k += 1
-        out = Path("traces") / f"{stamp}-{name}-{k}"
-    return out
+    return unique_stamp(Path("traces"), safe_name(name))  # the case name as one component
 
 
-def _publish_modes(folder: Path) -> None:
-    """Give the temp-built folder and its files the usual modes (umask applied)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    for p in [folder, *folder.rglob("*")]:
-        p.chmod((0o777 if p.is_dir() else 0o666) & ~mask)
+def nonneg_int(text: str) -> int:
+    """argparse type of seeds and counts: an integer >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
+    return v
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -276,6 +289,11 @@ def _run(args: argparse.Namespace) -> int:
     from op_models.moe_token_unpermute_with_ep_grad import api
 
     phases = Phases()
+    if args.max_memory is not None:
+        try:
+            set_limit(parse_size(args.max_memory))
+        except ValueError as e:
+            raise UsageError(f"--max-memory {args.max_memory}: {e}") from None
     platform = _platform_arg(args.platform) if args.platform else None
     if args.case_file and args.case:
         raise UsageError("give either a CASE.json or --case NAME, not both")
@@ -308,8 +326,10 @@ def _run(args: argparse.Namespace) -> int:
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in ex.out_shapes.items() if v is not None}})
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot create a folder there ({e.strerror})") from None
     background: dict[str, Background] = {}
     try:
         td = ex.tiling.tiling_data
@@ -334,14 +354,11 @@ def _run(args: argparse.Namespace) -> int:
                              after_replay=after_replay)
         files, summary, trace_note = _finish_run(args, cf, mode, jobs, result, background,
                                                  phases, tmp)
-        _publish_modes(tmp)
-        if out.exists():
-            out.rmdir()  # checked empty above
-        tmp.rename(out)
+        publish(tmp, out)
     except BaseException:
         for job in background.values():
             job.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        discard(tmp)
         raise
     print(f"case {cf.name}")
     print(format_summary(summary))
@@ -355,6 +372,29 @@ def _run(args: argparse.Namespace) -> int:
             return 1
         print("check-streams: the records with and without numerics give the same "
               f"instruction streams ({result.program.instruction_count} instructions)")
+    return _run_verdict(summary, result.hazards, args.strict)
+
+
+def _run_verdict(summary: dict[str, Any], hazards: list[Any], strict: bool) -> int:
+    """Exit code of ``run`` after its summary was printed: 1 when an output differs from the
+    golden (the first bad element on stderr) or, under ``--strict``, when a hazard was found;
+    a hazard otherwise is a warning on stdout."""
+    for name, g in summary.get("golden", {}).items():
+        if g.get("error") or not g.get("exact", True):
+            fm = g.get("first_mismatch") or {}
+            where = (f"{g.get('mismatches')} of {g.get('elements')} elements differ, first at "
+                     f"{fm.get('index')}: got {fm.get('got')}, want {fm.get('want')}"
+                     if fm else g.get("error"))
+            _err(f"check failed: {name}: differs from the golden: {where}")
+            return 1
+    if hazards:
+        kinds = sorted({h.kind for h in hazards})
+        if strict:
+            _err(f"check failed: --strict: {len(hazards)} hazards ({', '.join(kinds)}); see "
+                 "summary.json")
+            return 1
+        print(f"warning: {len(hazards)} hazards ({', '.join(kinds)}): the outputs can depend "
+              "on the order of unsynchronised accesses; --strict makes hazards exit 1")
     return 0
 
 
@@ -543,7 +583,7 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog=PROG, formatter_class=fmt,
         description="Cycle-approximate simulator of the Ascend AICore vector core (AIV).",
         epilog="examples:\n  aicore-sim run\n  aicore-sim tiling examples/cases/tiny.json\n"
@@ -551,6 +591,9 @@ def build_parser() -> argparse.ArgumentParser:
                "  aicore-sim sweep examples/sweeps/tiny_smoke.toml\n"
                "  aicore-sim search p1_deepseek_v3 --tokens 512\n\n"
                "'aicore-sim COMMAND --help' shows the options of one command.")
+    p.add_argument("--debug", action="store_true",
+                   help=f"show the traceback of an internal error (also {DEBUG_ENV}=1); "
+                        "accepted anywhere on the command line")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("run", help="simulate one case; write outputs, trace, summary, timeline",
@@ -567,7 +610,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--inputs", metavar="DIR", help="read inputs from DIR/<input name>.npy")
     r.add_argument("--out", metavar="DIR",
                    help="output folder (must not exist or be empty; default traces/<time>-<case>)")
-    r.add_argument("--seed", type=int, help="seed of the random inputs (default: the case's)")
+    r.add_argument("--seed", type=nonneg_int,
+                   help="seed of the random inputs (default: the case's)")
     r.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     r.add_argument("--trace", choices=("full", "lanes", "none"), default="full",
                    help="trace.json detail: full (instructions, stalls, flag arrows, UB "
@@ -583,6 +627,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "none, without otherwise) and fail (exit 1) if the instruction streams "
                         "differ: checks once that a port's control flow never depends on values "
                         "only vector arithmetic produces, which timing-only mode relies on")
+    r.add_argument("--max-memory", metavar="SIZE",
+                   help="refuse (exit 2, before any work) a run whose estimated memory - "
+                        "tensors, UB images, instruction streams - exceeds SIZE (512M, 4G); "
+                        "default: the memory available")
+    r.add_argument("--strict", action="store_true",
+                   help="exit 1 when a hazard is found (a race, a flag left pending, timed "
+                        "outputs that differ from functional ones); without it hazards are "
+                        "printed as warnings. A golden mismatch exits 1 either way")
     r.add_argument("--verbose", "-v", action="store_true",
                    help="print the wall time of each phase (inputs, record, replay, checks, "
                         "golden, compare, outputs, trace, plot); summary.json has them always")
@@ -616,42 +668,78 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2), for every subcommand too."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        _err(f"error: {self.prog}: {message} (see '{self.prog} --help')")
+        raise SystemExit(2)
+
+
+def _user_error(e: BaseException) -> str | None:
+    """The one-line message of an exception caused by the user's input, else None."""
+    if isinstance(e, (UsageError, CaseFileError)):
+        return f"error: {e}"
+    if isinstance(e, SimError):
+        if getattr(e, "code", None) is not None:  # the operator API rejected an argument
+            return f"error: {e}"
+        if type(e).__name__ == "TilingError":
+            return f"error: [561002] {e}"
+        if type(e).__name__ in ("ResourceError", "PlatformError", "SpecError", "VerifyError"):
+            return f"error: {e}"
+        return None
+    if isinstance(e, OSError) and e.filename is not None:  # an output or input path
+        what = e.strerror or type(e).__name__
+        return f"error: {e.filename}: {what}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aicore-sim`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = os.environ.get(DEBUG_ENV) == "1"
+    if "--debug" in argv:  # accepted anywhere on the line
+        argv = [a for a in argv if a != "--debug"]
+        debug = True
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
     if args.command is None:
         parser.print_help()
         return 2
+    install_signal_handlers()
     try:
         return int(args.func(args))
-    except (UsageError, CaseFileError) as e:
-        _err(f"error: {e}")
-        return 2
-    except SimError as e:
-        code = getattr(e, "code", None)
-        if code is not None:  # the operator API rejected an argument (aclnn code in message)
-            _err(f"error: {e}")
-            return 2
-        if type(e).__name__ == "TilingError":
-            _err(f"error: [561002] {e}")
-            return 2
-        _err(f"simulation failed: {type(e).__name__}: {e}")
-        return 1
     except KeyboardInterrupt:
-        _err("interrupted")
+        _err("interrupted (SIGINT); nothing was written")
         return 130
+    except Terminated as e:
+        _err(f"terminated ({e}); nothing was written")
+        return 128 + e.signum
     except BrokenPipeError:
         return 0
     except MemoryError:
-        _err("out of memory: the case does not fit in this machine's memory (try a smaller "
-             "case, --mode timing-only, or --trace lanes)")
+        _err("error: out of memory: the case does not fit in this machine's memory (try a "
+             "smaller case, --mode timing-only, --trace lanes, or see --max-memory)")
+        return 2
+    except SimError as e:
+        msg = _user_error(e)
+        if msg is not None:
+            _err(msg)
+            return 2
+        _err(f"simulation failed: {type(e).__name__}: {e}")
         return 1
     except Exception as e:  # noqa: BLE001 - no traceback reaches a user unless asked for
-        if os.environ.get(DEBUG_ENV) == "1":
+        msg = _user_error(e)
+        if msg is not None:
+            _err(msg)
+            return 2
+        if debug:
             raise
-        _err(f"internal error: {type(e).__name__}: {e} (this is a bug in {PROG}; run again "
-             f"with {DEBUG_ENV}=1 for the traceback)")
+        _err(f"internal error: {type(e).__name__}: {e} - this is a bug in {PROG}, please "
+             "report it with the command line; run again with --debug for the traceback")
         return 1
 
 

@@ -29,3 +29,11 @@ class EventIdError(SimError):
 
 class KernelError(SimError):
     """A kernel port used the Ascend C API in a way the hardware does not allow."""
+
+
+class PlatformError(SimError):
+    """A platform the host tiling accepts but a launch cannot run on (e.g. no usable UB)."""
+
+
+class ResourceError(SimError):
+    """A run would need more memory (or instructions) than allowed; refused before the work."""

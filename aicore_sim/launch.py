@@ -34,9 +34,11 @@ import numpy as np
 
 from aicore_sim import checks, engine, program
 from aicore_sim.ascendc.tensors import GM_ADDR
+from aicore_sim.errors import PlatformError
 from aicore_sim.memory import MemoryImage
-from aicore_sim.platform import Platform
+from aicore_sim.platform import Platform, launch_problem
 from aicore_sim.program import Hazard, Program
+from aicore_sim.resources import check_launch
 from aicore_sim.trace import Trace
 
 MODES = ("functional", "timed", "timing-only")
@@ -96,7 +98,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
            jobs: int = 1, check_streams: bool = False,
            after_record: Callable[[Program], None] | None = None,
            after_replay: Callable[[Trace], None] | None = None,
-           prepared: dict | None = None) -> RunResult:
+           prepared: dict | None = None, instructions: int | None = None) -> RunResult:
     """Run ``kernel(*args)`` on ``block_dim`` cores.
 
     ``args`` lists the kernel's parameters in order: a ``str`` names a GM tensor of
@@ -114,11 +116,20 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     program once the record pass is done, ``after_replay`` with the replay's trace as soon as
     it exists, before the checks (the command line starts background work then).
     ``prepared`` is passed to :func:`aicore_sim.engine.replay` (a caller that will replay the
-    same streams again keeps it with them).
+    same streams again keeps it with them). ``instructions`` is the op's upper estimate of the
+    instructions the record pass will make, from its tiling: with the memory images and output
+    copies it must fit in the memory available (:func:`aicore_sim.resources.check_launch`;
+    ``ResourceError`` otherwise, before any work).
     """
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
     block_dim = platform.aiv_core_num if block_dim is None else int(block_dim)
+    problem = launch_problem(platform)
+    if problem is not None:
+        raise PlatformError(problem)
+    numerics = mode != "timing-only"
+    check_launch(sum(int(t.nbytes) for n, t in tensors.items() if n in outputs) if numerics
+                 else 0, block_dim, platform.ub_size, 1 + numerics + check_streams, instructions)
     wall: dict[str, float] = {}
     t0 = time.perf_counter()
     numerics = mode != "timing-only"

@@ -342,6 +342,7 @@ class Platform:
         fields = _resolve_aliases(fields)
         costs_spec = fields.pop("costs", None)
         hbm = fields.pop("hbm_bytes_per_cycle", None)
+        gbps = fields.pop("hbm_gbps", None)
         checked = _check_fields(Platform, fields, "platform", _PLATFORM_SCALARS)
         new_costs = self.costs
         if costs_spec is not None:
@@ -352,30 +353,23 @@ class Platform:
                 f"platform field 'short_soc' must be one of {list(SHORT_SOCS)}, "
                 f"got {checked['short_soc']!r}"
             )
-        for positive in (
-            "aiv_core_num",
-            "aic_core_num",
-            "clock_mhz",
-            "ub_size",
-            "queue_depth",
-            "dcache_line",
-            "ub_align",
-        ):
-            if positive in checked and checked[positive] == 0:
-                raise ValueError(f"platform field {positive!r} must be > 0, got 0")
         new = dataclasses.replace(self, **checked)
+        if gbps is not None:  # GB/s at the (possibly overridden) clock, as sweeps spell it
+            rate = _check_value("hbm_gbps", gbps, float, "platform")
+            if hbm is not None:
+                raise ValueError("platform fields 'hbm_gbps' and 'hbm_bytes_per_cycle' both "
+                                 "given: give one")
+            hbm = rate * 1e3 / new.clock_mhz if new.clock_mhz > 0 else rate
         if hbm is not None:
             rate = _check_value("hbm_bytes_per_cycle", hbm, float, "platform")
+            if rate <= 0:
+                raise ValueError(f"platform field 'hbm_bytes_per_cycle' must be > 0, got {rate!r}")
             base = new.aic_core_num * new.ddr_rate
             if base <= 0:
                 raise ValueError("platform field 'hbm_bytes_per_cycle': ai cores x ddr_rate is 0")
             new = dataclasses.replace(new, hbm_efficiency=rate / base)
             checked["hbm_bytes_per_cycle"] = rate
-        if "ub_size" in checked and new.core_mem_size_ub <= 0:
-            raise ValueError(
-                f"platform field 'ub_size' = {new.ub_size} leaves no usable UB "
-                f"(core_mem_size_ub = {new.core_mem_size_ub})"
-            )
+        check_limits(new)
         names = tuple(dict.fromkeys(self.overridden + tuple(checked)))
         return dataclasses.replace(new, overridden=names)
 
@@ -444,7 +438,52 @@ _ALIASES: dict[str, str] = {
     "l2_read_rate": "l2_rate",
 }
 
-_DERIVED_OK = ("costs", "hbm_bytes_per_cycle")
+_DERIVED_OK = ("costs", "hbm_bytes_per_cycle", "hbm_gbps")
+
+# Sane bounds of the platform fields (inclusive). Lower bounds: a zero core count, size or rate
+# has no meaning and would divide by zero in the replay; upper bounds are far above any Ascend
+# part (910B/910_93: 48 AIV at most, UB 192 KiB, queue depth 4-8; 950: 64 AIV, UB 256 KiB) yet
+# keep a what-if from allocating the machine away (each AIV core holds a UB image in memory).
+LIMITS: dict[str, tuple[float, float]] = {
+    "aiv_core_num": (1, 1024),
+    "aic_core_num": (1, 1024),
+    "clock_mhz": (1e-3, 1e6),
+    "ub_size": (1, 1 << 24),
+    "ub_align": (1, 4096),
+    "l2_size": (1, 1 << 40),
+    "hbm_size": (1, 1 << 50),
+    "ddr_rate": (1e-9, 1e9),
+    "hbm_efficiency": (1e-9, 1e6),
+    "l2_rate": (1e-9, 1e9),
+    "queue_depth": (1, 1024),
+    "dcache_size": (1, 1 << 30),
+    "dcache_line": (1, 1 << 20),
+    "dcache_hit_cycles": (0, 1e6),
+    "dcache_miss_cycles": (0, 1e6),
+    "ub_read_cycles": (0, 1e6),
+    "op_head_cycles": (0, 1e9),
+    "system_counter_mhz": (1e-3, 1e6),
+}
+
+
+def check_limits(p: Platform) -> None:
+    """ValueError naming the first field of ``p`` outside :data:`LIMITS`."""
+    for name, (lo, hi) in LIMITS.items():
+        v = getattr(p, name)
+        if not lo <= v <= hi:
+            rule = "must be > 0" if v < lo and lo > 0 and lo < 1 else f"must be >= {lo:g}"
+            if v > hi:
+                rule = f"must be <= {hi:g} (a sane bound)"
+            raise ValueError(f"platform field {name!r} {rule}, got {v!r}")
+
+
+def launch_problem(p: Platform) -> str | None:
+    """Why ``p`` can be tiled on but not simulated (no usable UB), or None."""
+    if p.core_mem_size_ub <= 0:
+        return (f"platform {p.name!r}: ub_size {p.ub_size} leaves no usable UB "
+                f"(GetCoreMemSize(UB) = {p.core_mem_size_ub}); the host tiling runs on it, a "
+                "launch cannot")
+    return None
 
 
 def _valid_names() -> list[str]:
@@ -563,7 +602,9 @@ def _from_toml_file(path: Path, name: str) -> Platform:
             f"platform {name!r}: short_soc must be one of {list(SHORT_SOCS)}, "
             f"got {checked['short_soc']!r}"
         )
-    return Platform(**checked, costs=load_costs(doc["costs"]))
+    platform = Platform(**checked, costs=load_costs(doc["costs"]))
+    check_limits(platform)
+    return platform
 
 
 def _preset(name: str) -> Platform:

@@ -49,6 +49,12 @@ def _usage(msg: str) -> Exception:
     return UsageError(msg)
 
 
+def _nonneg(text: str) -> int:
+    from aicore_sim.cli import nonneg_int
+
+    return nonneg_int(text)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "sweep"
 
@@ -182,7 +188,7 @@ def add_parsers(sub: Any) -> None:
     q.add_argument("--tokens", type=int, metavar="N", help="cut the case to N tokens")
     q.add_argument("--out", metavar="DIR",
                    help="results folder (default reports/search-<case>-<platform>)")
-    q.add_argument("--seed", type=int, help="input seed (default: the case's)")
+    q.add_argument("--seed", type=_nonneg, help="input seed (default: the case's)")
     q.add_argument("--op", default="moe_token_unpermute_with_ep_grad", help=argparse.SUPPRESS)
     q.add_argument("--no-verify", action="store_true", help="skip the numerics check")
     _exec_opts(q)

@@ -41,6 +41,8 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
+    from aicore_sim.cli import nonneg_int
+
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(
         "verify", help="compare every output of cases / matrices / ATK records with a golden",
@@ -60,13 +62,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="expected outputs DIR/<case>/<output>.{npy,bin} instead of the golden")
     v.add_argument("--report", metavar="FILE",
                    help="report path: FILE.json and FILE.md are written (default "
-                        "reports/verify-<time>)")
+                        "reports/verify-<time to the ms>-<first case>)")
     v.add_argument("--platform", metavar="P",
                    help="platform preset (overrides the cases' platform; not the matrix's)")
     v.add_argument("--records", metavar="SEL",
                    help="ATK records by index: '0,5,9' or a slice 'start:stop[:step]'")
-    v.add_argument("--limit", type=int, metavar="N", help="at most N cases in total")
-    v.add_argument("--seed", type=int, help="seed of the random inputs (default: the case's)")
+    v.add_argument("--limit", type=nonneg_int, metavar="N", help="at most N cases in total")
+    v.add_argument("--seed", type=nonneg_int,
+                   help="seed of the random inputs (default: the case's)")
     v.add_argument("--dump-golden", metavar="DIR",
                    help="also write each case's golden outputs as DIR/<case>/<output>.npy")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.staging import write_staged
 from aicore_sim.verify.compare import OutputCompare
 
 __all__ = ["CaseResult", "format_case", "summary_of", "write_reports"]
@@ -135,7 +136,7 @@ def write_reports(results: list[CaseResult], stem: str | Path, meta: dict[str, A
     stem.parent.mkdir(parents=True, exist_ok=True)
     summary = summary_of(results, meta)
     jp, mp = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
-    jp.write_text(json.dumps({"summary": summary, "cases": [r.as_dict() for r in results]},
-                             indent=1) + "\n")
-    mp.write_text(_md(results, summary))
+    write_staged(jp, json.dumps({"summary": summary, "cases": [r.as_dict() for r in results]},
+                                indent=1) + "\n")
+    write_staged(mp, _md(results, summary))
     return jp, mp

@@ -28,6 +28,7 @@ import numpy as np
 
 from aicore_sim import dtypes
 from aicore_sim.platform import Platform, load_platform
+from aicore_sim.staging import safe_name, unique_stamp
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.compare import OutputCompare, compare
 from aicore_sim.verify.report import CaseResult, format_case, summary_of, write_reports
@@ -204,6 +205,9 @@ def _expected_file(folder: Path, case: str, output: str, single: bool) -> Path:
         tried += [folder / f"{output}{ext}" for ext in (".npy", ".bin")]
     for f in tried:
         if f.is_file():
+            if f.suffix == ".npy" and f.with_suffix(".bin").is_file():
+                raise VerifyError(f"--expected: both {f} and {f.with_suffix('.bin')} exist: "
+                                  "keep one (rule expected_ambiguous)")
             return f
     raise VerifyError(f"--expected: {tried[0]} (or .bin) missing: output {output} of case "
                       f"{case} (rule expected_missing)")
@@ -381,10 +385,17 @@ def verify_main(args: argparse.Namespace) -> int:
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
         **{k: v for k, v in meta.items() if v is not None},
     }
-    stem = Path(args.report) if args.report else \
-        Path("reports") / f"verify-{time.strftime('%Y%m%d-%H%M%S')}"
+    stem = Path(args.report) if args.report else unique_stamp(  # never overwrites
+        Path("reports"), "verify" + (f"-{safe_name(cases[0].name)}" if cases else ""),
+        (".json", ".md"))
     jp, mp = write_reports(results, stem, info)
     s = summary_of(results, info)
+    for r in results:  # what a failure under hazards means in the timed mode
+        if r.mode == "timed" and r.hazards and not r.passed:
+            print(f"note: {r.name}: {r.hazards} hazards (races or timed != functional image): in "
+                  "timed mode outputs are written in simulated time, so unsynchronised writes "
+                  "land in an order the golden (program order, as functional mode) does not "
+                  "follow; functional mode checks the arithmetic, timed mode the synchronisation")
     print(f"{s['cases_passed']} / {s['cases']} cases passed, {s['outputs_failed']} of "
           f"{s['outputs_compared']} outputs failed, {s['errors']} not run; "
           f"wall {wall:.1f} s; reports: {jp}, {mp}")

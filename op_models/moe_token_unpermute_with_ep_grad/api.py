@@ -338,10 +338,13 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     args = [name if name in tensors else None for name in GM_NAMES]
     args += [None, td, ex.tiling.tiling_key, ex.inputs["unpermuted_tokens_grad"].dtype,
              None if prb is None else prb.dtype]
+    from op_models.moe_token_unpermute_with_ep_grad.tiling_space import instruction_bound
+
     result = launch(_kernel, args, tensors, read_back, ex.platform,
                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
                     check_streams=check_streams, after_record=after_record,
-                    after_replay=after_replay)
+                    after_replay=after_replay,
+                    instructions=instruction_bound(td, ex.tiling.block_dim))
     for name in ("permuted_tokens_grad", "probs_grad"):
         user = ex.user_outputs[name]
         if user is None:

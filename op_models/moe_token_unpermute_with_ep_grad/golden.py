@@ -215,7 +215,9 @@ def _winners(q_acc: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return q_acc[::-1][first_in_rev], uniq
 
 
-def _chunks(H: int, hidden_chunk: int) -> list[tuple[int, int]]:
+def _chunks(H: int, hidden_chunk: int, T: int = 1) -> list[tuple[int, int]]:
+    if H == 0 or T == 0:  # nothing to reduce: the chunking is immaterial (tiling gives 0)
+        return [(0, H)] if H else []
     if hidden_chunk <= 0:
         raise ValueError(f"hidden_chunk must be positive, got {hidden_chunk}")
     return [(lo, min(lo + hidden_chunk, H)) for lo in range(0, H, hidden_chunk)]
@@ -325,7 +327,7 @@ def golden(
 
     # probs_grad: per-chunk ReduceSumFunc of the fp32 products, accumulated from +0.0.
     acc_all = np.zeros(T, dtype=FP32)
-    chunks = _chunks(H, hidden_chunk)
+    chunks = _chunks(H, hidden_chunk, T)
     for b0 in range(0, q_acc.size, rows_per_block):
         qb = q_acc[b0 : b0 + rows_per_block]
         toks = qb // K
@@ -447,7 +449,7 @@ def probs_grad_bound(
     N, H = grad.shape
     T = s.size
     K = T // N
-    chunks = _chunks(H, hidden_chunk)
+    chunks = _chunks(H, hidden_chunk, T)
     depth = max(reduce_tree_depth(hi - lo) for lo, hi in chunks)
     D = 1 + depth + (len(chunks) - 1)
     u32 = unit_roundoff(FP32)

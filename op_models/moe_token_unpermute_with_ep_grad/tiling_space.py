@@ -217,6 +217,16 @@ def ub_bytes(case: _cases.Case, td: TilingData) -> int:
             + 3 * u(hA * 4) + RESERVE_256 + 3 * u(EA * 4))
 
 
+def instruction_bound(td: TilingData, block_dim: int) -> int:
+    """An upper estimate of the instructions one launch records: 64 per core (set-up, queue
+    flags) + 30 per row of the EP window and hidden chunk. Measured on ascend910b1 (48 cores),
+    timing-only: tiny (30 rows, 1 chunk) 1,738 <= 3,972; 800 rows x 1 chunk 14,976 <= 27,072;
+    800 rows x 2 chunks 37,424 <= 51,072; 128 rows x 3 chunks 11,344 <= 14,592; without probs
+    (path A) 2,128 for 800 rows."""
+    rows = max(0, int(td.end) - int(td.start))
+    return 64 * int(block_dim) + 30 * rows * max(1, int(td.hiddenSizeLoopTimes))
+
+
 def _fit_r(case: _cases.Case, td: TilingData, ub: int) -> int:
     """Largest divisor of K whose path-B budget fits ``ub`` (at least 1)."""
     best = 1
@@ -477,7 +487,8 @@ def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-o
     args: list[Any] = [n if n in tensors else None for n in GM_NAMES]
     args += [None, p.tiling, p.tiling_key, tok, prob_dt]
     return _launch(kernel, args, tensors, read_back, platform, block_dim=p.block_dim,
-                   mode=mode, races=races, prepared=prepared)
+                   mode=mode, races=races, prepared=prepared,
+                   instructions=instruction_bound(p.tiling, p.block_dim))
 
 
 def verify(case: _cases.Case, platform: Platform, p: Plan, seed: int | None = None

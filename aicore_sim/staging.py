@@ -1,0 +1,155 @@
+"""Output staging: a command's results appear whole or not at all.
+
+Step of the flow: the last one - every command that writes a folder (``run``) or a report
+(``verify``) builds it under a hidden temporary name next to its target and renames it into
+place only when everything is written, so a failure, Ctrl-C or ``kill`` leaves nothing behind
+(neither a half-written folder nor the hidden temporary one).
+
+:func:`install_signal_handlers` turns SIGTERM (and SIGHUP) into :class:`Terminated`, an
+exception like ``KeyboardInterrupt`` for SIGINT, so the ``finally`` blocks that remove the
+temporary folder run on every way a command can be stopped short of SIGKILL. Forked children
+(background phases, record ranges) do not clean up: they die at once as the default action
+would have made them, and the parent removes the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class Terminated(BaseException):
+    """The process received SIGTERM or SIGHUP (raised in the main process only)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+_MAIN_PID: int | None = None
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    if os.getpid() != _MAIN_PID:  # a forked child: die as the default action would
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    raise Terminated(signum)
+
+
+def install_signal_handlers() -> None:
+    """Make SIGTERM / SIGHUP raise :class:`Terminated` in this (the main) process."""
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread
+                signal.signal(sig, _on_signal)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _publish_modes(folder: Path) -> None:
+    """Give a temp-built folder and its files the usual modes (mkdtemp makes them 0700)."""
+    mask = _umask()
+    for p in [folder, *folder.rglob("*")]:
+        p.chmod((0o777 if p.is_dir() else 0o666) & ~mask)
+
+
+def check_target_folder(out: Path, option: str = "--out") -> None:
+    """A target folder must not exist, or be an empty folder (OSError subclasses otherwise)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(17, f"{option} exists and is not an empty folder", str(out))
+
+
+def unique_stamp(folder: Path, stem: str, suffixes: tuple[str, ...] = ("",)) -> Path:
+    """``folder/<time to the millisecond>-<stem>`` (``-2``, ``-3`` … appended while any of
+    ``<path><suffix>`` exists)."""
+    t = time.time()
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"
+    base = f"{stamp}-{stem}" if stem else stamp
+    out, k = folder / base, 1
+    while any(Path(f"{out}{s}").exists() for s in suffixes):
+        k += 1
+        out = folder / f"{base}-{k}"
+    return out
+
+
+def new_stage(out: Path) -> Path:
+    """A new hidden empty folder next to ``out`` (``.<name>.<random>.tmp``)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+
+
+def publish(tmp: Path, out: Path) -> None:
+    """Rename the finished stage ``tmp`` to ``out`` (missing, or an empty folder)."""
+    _publish_modes(tmp)
+    if out.exists():
+        out.rmdir()  # empty (checked by the caller before the work)
+    tmp.rename(out)
+
+
+def discard(tmp: Path) -> None:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_folder(out: Path) -> Iterator[Path]:
+    """Yield a hidden empty folder next to ``out``; on success it becomes ``out`` (which must
+    be missing or an empty folder), on any exception it is removed."""
+    tmp = new_stage(out)
+    try:
+        yield tmp
+        publish(tmp, out)
+    except BaseException:
+        discard(tmp)
+        raise
+
+
+def write_staged(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a hidden temporary file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(name, 0o666 & ~_umask())
+        os.replace(name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+
+
+
+
+def safe_name(text: str) -> str:
+    """``text`` as one path component: characters other than letters, digits, ``_ . -``
+    become ``-``, leading dots are dropped (no separators, no ``..``, no hidden name)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).lstrip(".").strip("-")
+    return name or "case"
+
+
+def inside(folder: Path, path: Path) -> Path:
+    """``path`` resolved, checked to lie under ``folder`` (ValueError otherwise)."""
+    root = folder.resolve()
+    p = (folder / path).resolve()
+    if p != root and root not in p.parents:
+        raise ValueError(f"{path}: resolves outside {folder}")
+    return p
+
+
+__all__ = ["Terminated", "check_target_folder", "discard", "inside", "install_signal_handlers",
+           "new_stage", "publish", "safe_name", "staged_folder", "unique_stamp", "write_staged"]
