@@ -322,6 +322,7 @@ def _run(args: argparse.Namespace) -> int:
             inputs = make_data(cf, args.seed)
     out = _out_dir(args.out, cf.name)
     size, ex = _prepare_op(cf, inputs)
+    args.notes = tuple(getattr(ex, "warnings", ()))  # legal but suspicious inputs, one line each
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in ex.out_shapes.items() if v is not None}})
@@ -362,6 +363,8 @@ def _run(args: argparse.Namespace) -> int:
         raise
     print(f"case {cf.name}")
     print(format_summary(summary))
+    for note in summary.get("notes", ()):
+        print(f"note: {note}")
     if trace_note:
         print(trace_note)
     if args.verbose:
@@ -410,6 +413,7 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         summary = summarize(result)
     summary["case"] = cf.name
     summary["jobs"] = jobs
+    summary["notes"] = list(getattr(args, "notes", ()))
     outs = {k: result.outputs.get(k) for k in ("permuted_tokens_grad", "probs_grad")}
     if "golden" in background:
         with phases.time("golden_wait"):

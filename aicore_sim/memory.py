@@ -52,9 +52,13 @@ class UnifiedBuffer:
         size = up(int(nbytes), UB_ALIGN)
         left = self.capacity - self.top
         if size > left:
+            wrapped = ""
+            if int(nbytes) >= 1 << 48:  # no UB is that big: an unsigned size that wrapped
+                wrapped = (" - a size computed in unsigned arithmetic that wrapped below 0 "
+                           "(the UB is too small for what the tiling assumed)")
             raise UBOverflowError(
                 f"InitBuffer '{name}': asks {size} bytes (request {nbytes} rounded to 32), "
-                f"only {left} bytes left of {self.capacity} (used {self.top})"
+                f"only {left} bytes left of {self.capacity} (used {self.top}){wrapped}"
             )
         a = Allocation(name, self.top, size)
         self.allocations.append(a)

@@ -274,10 +274,35 @@ def get_workspace_size(
     inputs = {"unpermuted_tokens_grad": grad, "sorted_indices": idx, "permuted_tokens": perm,
               "probs": prb}
     ws = int(tr.workspace[0]) if tr.workspace else 0
+    notes = _notes(idx, prb, restore_shape, int(topk_num), tr.tiling_data)
     ex = Executor(plat, tr, inputs, shapes,
                   {"permuted_tokens_grad": ptg_out, "probs_grad": pg_out}, ws, empty,
-                  tuple(tr.warnings))
+                  tuple(tr.warnings) + notes)
     return ws, ex
+
+
+def _notes(idx: np.ndarray, prb: np.ndarray | None, restore_shape: Sequence[int] | None,
+           topk_num: int, td: Any) -> tuple[str, ...]:
+    """One line per legal but suspicious argument; the behaviour is upstream's, kept."""
+    out = []
+    if prb is not None and prb.ndim == 2 and prb.shape[1] != topk_num:
+        out.append(f"topk_num {topk_num} is ignored: probs gives topK = {prb.shape[1]} (as "
+                   "upstream's tiling takes it)")
+    if restore_shape is not None and list(restore_shape) != list(DEFAULT_RESTORE_SHAPE):
+        out.append(f"restore_shape {list(restore_shape)} is ignored (upstream's tiling and "
+                   "kernel never read it)")
+    T = int(idx.size)
+    if T and td is not None:
+        flat = np.asarray(idx).reshape(-1)
+        outside = int(np.count_nonzero((flat < 0) | (flat >= T)))
+        if outside:
+            out.append(f"{outside} of {T} sorted_indices are outside [0, N*K) = [0, {T}): "
+                       "those positions are skipped, as upstream's kernel skips them")
+        start, end = int(td.start), int(td.end)
+        if not np.any((flat >= start) & (flat < end)):
+            out.append(f"the EP window [{start}, {end}) of range holds no sorted index: "
+                       "permuted_tokens_grad stays all zeros")
+    return tuple(out)
 
 
 def _empty_result(ex: Executor, mode: str, outputs: dict[str, np.ndarray | None]) -> RunResult:
