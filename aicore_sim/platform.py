@@ -13,6 +13,7 @@ unit suffix in its key and a ``# source:`` comment). Instruction-cost parameters
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import tomllib
 from collections.abc import Mapping
@@ -667,12 +668,21 @@ def load_platform(spec: str | Path | Platform | Mapping[str, Any], **overrides: 
     - a path to a TOML file in the preset format,
     - a :class:`Platform` (returned as is, or with ``overrides`` applied),
     - ``{"preset": "ascend910b1", "ub_size": 131072}``: a preset with fields replaced,
+    - the same dicts as JSON text (``'{"preset": "ascend910b1", "hbm_gbps": 800}'``), as the
+      command line and sweep axes give them,
     - ``{"core_num": 64, "ub_size": 262144, "soc": "Ascend910B"}``: the fields given, the rest
       from the nearest family's preset (Ascend910B -> ascend910b1, Ascend910_93 ->
       ascend910_9391, Ascend950 -> ascend950pr_9589; no soc -> Ascend910B).
 
     ``overrides`` are applied last, as by :meth:`Platform.with_overrides`.
     """
+    if isinstance(spec, str) and spec.lstrip().startswith("{"):  # a JSON object, as on a CLI
+        try:
+            spec = json.loads(spec)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"platform {spec!r}: not a valid JSON object ({exc.msg})") from None
+        if not isinstance(spec, Mapping):
+            raise ValueError("platform: a JSON platform must be an object of fields")
     if isinstance(spec, Platform):
         platform = spec
     elif isinstance(spec, Mapping):

@@ -68,6 +68,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except SpecError as e:
         raise _usage(f"{args.spec}: {e}") from None
     out = Path(args.out) if args.out else Path("reports") / _slug(spec.name)
+    from aicore_sim.sweep.run import check_out
+
+    try:
+        check_out(spec, out, args.resume)  # before a line is printed or a file written
+    except SpecError as e:
+        raise _usage(str(e)) from None
     n = spec.size
     print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/",
           file=sys.stderr)
@@ -103,16 +109,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     from aicore_sim.sweep.ops import get_op
 
     op = get_op(args.op)
-    try:
-        op.resolve_case(args.case, case_axes)
-    except (KeyError, ValueError, OSError) as e:
-        raise _usage(f"CASE {args.case}: {e.args[0] if e.args else e}") from None
+    from aicore_sim.sweep.points import case_file_platform
+
+    if args.platform is None:  # the case file's own platform, else the default preset
+        args.platform = case_file_platform(args.case) or "ascend910b1"
     try:
         from aicore_sim.sweep.worker import build_platform
 
-        build_platform({"platform": args.platform})
+        platform = build_platform({"platform": args.platform})
     except (KeyError, ValueError, OSError) as e:
         raise _usage(f"--platform {args.platform}: {e.args[0] if e.args else e}") from None
+    try:
+        case = op.resolve_case(args.case, case_axes)
+    except (KeyError, ValueError, OSError) as e:
+        raise _usage(f"CASE {args.case}: {e.args[0] if e.args else e}") from None
+    if hasattr(op, "check_resources"):  # refuse up front what cannot fit in memory
+        op.check_resources(case, platform)
     label = f"search-{_slug(Path(args.case).stem)}-{_slug(Path(args.platform).stem)}"
     if args.tokens:
         label += f"-n{args.tokens}"
@@ -139,6 +151,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     folder = src.parent if src.is_file() else src
     if not (folder / "results.jsonl").exists():
         raise _usage(f"RESULTS {args.results}: no results.jsonl there")
+    from aicore_sim.sweep.run import read_rows
+
+    text = (folder / "results.jsonl").read_text(encoding="utf-8", errors="replace")
+    if text.strip() and not read_rows(folder):
+        raise _usage(f"RESULTS {folder / 'results.jsonl'}: no line is a result row (the file "
+                     "is corrupt or not a sweep's)")
     heat = None
     if args.heatmap:
         heat = [h.strip() for h in args.heatmap.split(",")]
@@ -181,8 +199,9 @@ def add_parsers(sub: Any) -> None:
                        formatter_class=fmt, epilog=_SEARCH_EXAMPLES,
                        description="Search the tiling space of one case; verify the best.")
     q.add_argument("case", metavar="CASE", help="bundled case name or case file")
-    q.add_argument("--platform", default="ascend910b1", metavar="P",
-                   help="preset name or preset TOML path (default ascend910b1)")
+    q.add_argument("--platform", default=None, metavar="P",
+                   help="preset name, preset TOML path or a JSON object of fields, as for "
+                        "'run' (default: the case file's platform, else ascend910b1)")
     q.add_argument("--budget", type=int, default=40, metavar="N",
                    help="max points to simulate (default 40)")
     q.add_argument("--tokens", type=int, metavar="N", help="cut the case to N tokens")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aicore_sim.sweep.spec import AUTO, TIMING_ONLY_AXES, SweepSpec
@@ -45,17 +46,52 @@ def point_key(op: str, mode: str, seed: int | None, axes: dict[str, Any]) -> str
     return _digest({"op": op, "mode": mode, "seed": seed, "axes": clean})
 
 
+def spec_hash(spec: SweepSpec) -> str:
+    """Hash of what a sweep's rows depend on: the spec less its name and report options, and
+    the bytes of every case file it names (``--resume`` continues only the same sweep)."""
+    d = {k: v for k, v in asdict(spec).items() if k not in ("name", "heatmap")}
+    files = {}
+    for c in spec.axes.get("case", []):
+        try:
+            files[str(c)] = hashlib.sha256(Path(str(c)).read_bytes()).hexdigest()
+        except OSError:
+            pass  # a bundled case name
+    return _digest({"spec": d, "case_files": files})
+
+
 def make_point(op: str, mode: str, seed: int | None, axes: dict[str, Any]) -> Point:
     return Point(point_key(op, mode, seed, axes), op, mode, seed, dict(axes))
 
 
+def case_file_platform(case: Any) -> str | None:
+    """The ``platform`` a case file names (a preset name, or its dict as JSON text), or None
+    for a bundled case name or a file without one."""
+    text = str(case)
+    if not (text.endswith(".json") or "/" in text):
+        return None
+    try:
+        doc = json.loads(Path(text).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the case axis reports the file's problem itself
+    p = doc.get("platform") if isinstance(doc, dict) else None
+    if p is None or isinstance(p, str):
+        return p
+    return json.dumps(p, sort_keys=True)
+
+
 def expand(spec: SweepSpec) -> list[Point]:
-    """All points of ``spec`` (cartesian product), duplicates removed, in spec order."""
+    """All points of ``spec`` (cartesian product), duplicates removed, in spec order. Without
+    a ``platform`` axis a point of a case file runs on the platform that file names."""
     names = list(spec.axes)
     seen: set[str] = set()
     out: list[Point] = []
     for values in itertools.product(*(spec.axes[n] for n in names)):
-        p = make_point(spec.op, spec.mode, spec.seed, dict(zip(names, values)))
+        axes = dict(zip(names, values))
+        if "platform" not in axes and "case" in axes:
+            plat = case_file_platform(axes["case"])
+            if plat is not None:
+                axes["platform"] = plat
+        p = make_point(spec.op, spec.mode, spec.seed, axes)
         if p.key not in seen:
             seen.add(p.key)
             out.append(p)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.sweep.points import Point, batches, expand
+from aicore_sim.sweep.points import Point, batches, expand, spec_hash
 from aicore_sim.sweep.spec import SpecError, SweepSpec
 from aicore_sim.sweep.worker import COLUMNS, ping, run_batch, verify_point
 
@@ -33,6 +33,9 @@ RESULTS_JSONL = "results.jsonl"
 RESULTS_CSV = "results.csv"
 VERIFY_JSONL = "verify.jsonl"
 SPEC_JSON = "spec.json"
+OWN_FILES = frozenset({RESULTS_JSONL, RESULTS_CSV, VERIFY_JSONL, SPEC_JSON, "report.md",
+                       "heatmap.png", "pareto.png", "bound_by.png"})
+"""What a sweep writes into its folder; anything else there is the user's and is kept."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,6 +320,35 @@ class SweepOutcome:
     wall_s: float = 0.0
 
 
+def check_out(spec: SweepSpec, out: Path, resume: bool) -> list[dict[str, Any]]:
+    """The rows already in ``out`` after the checks that the folder is this sweep's to write
+    (SpecError otherwise, before anything is written): no file a sweep does not write, no
+    results without ``--resume``, and with it the same spec (hash in ``spec.json``)."""
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out {out}: exists and is not a folder")
+    names = {p.name for p in out.iterdir() if not p.name.startswith(".")} if out.is_dir() else set()
+    foreign = sorted(names - OWN_FILES)
+    if foreign or (names and SPEC_JSON not in names):
+        what = ", ".join(foreign or sorted(names))
+        raise SpecError(f"--out {out}: holds files a sweep did not write ({what}); a sweep "
+                        "writes only into an empty folder or its own: choose another --out")
+    existing = read_rows(out)
+    if existing and not resume:
+        raise SpecError(f"--out {out}: already holds {len(existing)} results; pass --resume to "
+                        "continue that sweep or choose another folder")
+    if resume and (out / SPEC_JSON).exists():
+        try:
+            old = json.loads((out / SPEC_JSON).read_text()).get("spec_hash")
+        except (ValueError, AttributeError):
+            old = None
+        new = spec_hash(spec)
+        if old != new:
+            raise SpecError(f"--resume: {out} holds the results of another sweep spec (spec "
+                            f"hash {old or 'missing'}, this spec {new}); resuming would mix "
+                            "them: choose another --out")
+    return existing
+
+
 def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: bool = False,
               verify: bool = False, progress: bool = True, report: bool = True,
               max_batch: int = 32) -> SweepOutcome:
@@ -324,14 +356,12 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: b
     t0 = time.perf_counter()
     out = Path(out)
     points = expand(spec)
-    existing = read_rows(out)
-    if existing and not resume:
-        raise SpecError(f"--out {out}: already holds {len(existing)} results; pass --resume to "
-                        "continue that sweep or choose another folder")
+    existing = check_out(spec, out, resume)
     done = {r["key"] for r in existing}
     todo = [p for p in points if p.key not in done]
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / SPEC_JSON, json.dumps(asdict(spec), indent=1) + "\n")
+    _atomic_write(out / SPEC_JSON, json.dumps({**asdict(spec), "spec_hash": spec_hash(spec)},
+                                              indent=1) + "\n")
     with ResultWriter(out) as w:
         rows = run_points(todo, executor, w, progress, max_batch)
     outcome = SweepOutcome(len(points), len(points) - len(todo), rows)

@@ -189,6 +189,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                 try:
                     op.resolve_case(v, {})
                 except (KeyError, ValueError, OSError, SimError) as e:
+                    if getattr(e, "code", None) is not None:
+                        continue  # the op API refuses the case: its points are 'invalid' rows
                     msg = e.args[0] if e.args else e
                     raise SpecError(f"axes.case[{i}]: {msg}") from None
         elif key in case_axes:
@@ -227,6 +229,9 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
             for j, x in enumerate(axes.get(key, [])):
                 try:
                     op.resolve_case(v, {key: x})
+                except SimError as e:
+                    if getattr(e, "code", None) is None:
+                        raise SpecError(f"axes.case: {e}") from None
                 except (KeyError, ValueError) as e:
                     raise SpecError(f"axes.{key}[{j}]: {e.args[0] if e.args else e}") from None
 

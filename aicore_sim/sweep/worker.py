@@ -171,8 +171,9 @@ def run_point(point: Point) -> dict[str, Any]:
             achieved_gbps=round(s["achieved_gbps"], 2),
             ub_high_water_bytes=s["ub_high_water_bytes"], hazards=nhaz)
     except Exception as e:  # noqa: BLE001 - a point never crashes the sweep
-        row.update(status="error", error=f"{type(e).__name__}: {e}",
-                   rule=None)
+        code = getattr(e, "code", None)  # the op API refused the case: invalid, with its code
+        row.update(status="invalid" if code is not None else "error",
+                   error=f"{type(e).__name__}: {e}", rule=None if code is None else f"aclnn:{code}")
         row["traceback"] = traceback.format_exc(limit=4)
     finally:
         row["wall_s"] = round(time.perf_counter() - t0, 4)

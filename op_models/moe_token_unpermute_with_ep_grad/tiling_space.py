@@ -100,6 +100,7 @@ def _case_from_file(path: str) -> _cases.Case:
     from aicore_sim.casefile import load_case
 
     cf = load_case(path)
+    _check_args(cf)
     grad = cf.inputs.get("unpermuted_tokens_grad")
     if grad is None or len(grad.shape) != 2:
         raise ValueError(f"case file {path}: unpermuted_tokens_grad must be a 2-D input")
@@ -115,6 +116,28 @@ def _case_from_file(path: str) -> _cases.Case:
         Path(path).stem, int(grad.shape[0]), top_k, int(grad.shape[1]),
         _dtype_name(grad.dtype), None if probs is None else _dtype_name(probs.dtype),
         None if rng is None else (int(rng[0]), int(rng[1])), cf.description, seed=cf.seed)
+
+
+def _check_args(cf: Any) -> None:
+    """The operator API's checks of the case file as written, on its own platform (dtypes,
+    ranks, shape relations, ranges, the tiling's rules): what the :class:`Case` a sweep runs
+    cannot carry (e.g. int64 indices) is refused here with the aclnn code, as ``run`` would.
+    The arrays are zero-strided views: no memory whatever the shapes."""
+    from op_models.moe_token_unpermute_with_ep_grad import api
+
+    if cf.positional_attrs:
+        raise ValueError(f"case file {cf.name}: positional attrs are for 'aicore-sim tiling' only")
+    arrays = {k: None if v is None else np.broadcast_to(np.zeros((), v.dtype), v.shape)
+              for k, v in cf.inputs.items()}
+    a = dict(cf.attrs)
+    probs = arrays.get("probs")
+    topk = a.get("topk_num")
+    if topk is None:
+        topk = int(probs.shape[1]) if probs is not None and probs.ndim == 2 else 1
+    api.get_workspace_size(arrays["unpermuted_tokens_grad"], arrays["sorted_indices"],
+                           arrays.get("permuted_tokens"), probs, a.get("padded_mode", False),
+                           a.get("restore_shape"), a.get("range"), topk, None, None,
+                           platform=cf.platform)
 
 
 def _dtype_name(dt: Any) -> str:
@@ -225,6 +248,27 @@ def instruction_bound(td: TilingData, block_dim: int) -> int:
     (path A) 2,128 for 800 rows."""
     rows = max(0, int(td.end) - int(td.start))
     return 64 * int(block_dim) + 30 * rows * max(1, int(td.hiddenSizeLoopTimes))
+
+
+def check_resources(case: _cases.Case, platform: Platform) -> None:
+    """``ResourceError`` (before any work) when one launch of ``case`` - inputs, outputs and a
+    golden copy, one UB image per core, the instruction streams - cannot fit in memory."""
+    from aicore_sim.errors import ResourceError
+    from aicore_sim.resources import BYTES_PER_INSTRUCTION, check_fits
+
+    t, p, r = _sizes(case)
+    N, K, H, T = case.tokens_num, case.top_k, case.hidden, case.flat_size
+    items = {"inputs": N * H * t + T * r + T * H * t + (N * K * p if case.probs_dtype else 0),
+             "outputs and their golden": 2 * (T * H * t + N * K * p),
+             "UB images": 2 * platform.aiv_core_num * platform.ub_size}
+    rows = max(0, case.window()[1] - case.window()[0])
+    chunks = -(-H // max(1, _up(min(H, 8192), 16))) if H else 1
+    items["instruction streams"] = (64 * platform.aiv_core_num + 30 * rows * chunks) \
+        * BYTES_PER_INSTRUCTION
+    try:
+        check_fits(items)
+    except MemoryError as e:
+        raise ResourceError(f"case {case.name} (tokens {N}, topK {K}, hidden {H}): {e}") from None
 
 
 def _fit_r(case: _cases.Case, td: TilingData, ub: int) -> int:
