@@ -84,8 +84,13 @@ mode), trace.json (or trace.json.gz when large; open it in ui.perfetto.dev), sum
 
 _TILING_EXAMPLES = """\
 examples:
+  aicore-sim tiling tiny                           a bundled case ('aicore-sim cases')
   aicore-sim tiling examples/cases/tiny.json
   aicore-sim tiling examples/cases/*.json --json   one JSON object per line and case
+  aicore-sim tiling my_ut.json --platform '{"preset": "ut-fake-910b", "ub_size": 256}'
+
+Any platform the fields' limits allow is tiled, also one 'run' refuses to simulate (e.g. no
+usable UB); exit 0 when every case tiled, 2 otherwise.
 """
 
 
@@ -510,11 +515,18 @@ def cmd_tiling(args: argparse.Namespace) -> int:
     ok = True
     for path in args.case_files:
         try:
-            cf = load_case(path)
+            if not Path(path).exists() and not path.endswith(".json") and "/" not in path:
+                try:
+                    cf, _ = _bundled(path, platform or DEFAULT_PLATFORM)  # a bundled case name
+                except UsageError:
+                    raise UsageError(f"{path}: not a file and not a bundled case name "
+                                     f"('{PROG} cases' lists them)") from None
+            else:
+                cf = load_case(path)
             if platform is not None:
                 cf = _with_platform(cf, platform)
             row = tiling_of(cf)
-        except CaseFileError as e:
+        except (CaseFileError, UsageError) as e:
             row = {"case": Path(path).stem, "status": "invalid", "tiling_key": None,
                    "tiling_data": None, "workspace": [], "block_dim": None, "error": str(e)}
         ok &= row["status"] == "success"
@@ -647,7 +659,8 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tiling", help="host tiling of case files", formatter_class=fmt,
                        epilog=_TILING_EXAMPLES,
                        description="Run the host tiling of each case file and print its result.")
-    t.add_argument("case_files", nargs="+", metavar="CASE.json")
+    t.add_argument("case_files", nargs="+", metavar="CASE",
+                   help="case file or bundled case name")
     t.add_argument("--platform", metavar="P", help="overrides the cases' platform")
     t.add_argument("--json", action="store_true", help="one JSON object per line and case")
     t.set_defaults(func=cmd_tiling)
