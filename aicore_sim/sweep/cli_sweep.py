@@ -151,12 +151,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     folder = src.parent if src.is_file() else src
     if not (folder / "results.jsonl").exists():
         raise _usage(f"RESULTS {args.results}: no results.jsonl there")
+    from aicore_sim.sweep.report import summarise_groups
     from aicore_sim.sweep.run import read_rows
 
-    text = (folder / "results.jsonl").read_text(encoding="utf-8", errors="replace")
-    if text.strip() and not read_rows(folder):
+    rows = read_rows(folder)
+    if not rows:
         raise _usage(f"RESULTS {folder / 'results.jsonl'}: no line is a result row (the file "
-                     "is corrupt or not a sweep's)")
+                     "is empty, corrupt or not a sweep's)")
+    try:  # the rows must carry what the report reads, checked before a file is written
+        summarise_groups(list({r["key"]: r for r in rows}.values()), {})
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise _usage(f"RESULTS {folder / 'results.jsonl'}: not a sweep's result rows "
+                     f"({type(e).__name__}: {e})") from None
     heat = None
     if args.heatmap:
         heat = [h.strip() for h in args.heatmap.split(",")]
