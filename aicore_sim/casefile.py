@@ -207,7 +207,7 @@ def parse_case(doc: Any, name: str = "case") -> CaseFile:
         if k not in _TOP_KEYS:
             raise _fail(k, f"unknown field; expected some of {list(_TOP_KEYS)}")
     op_name = doc.get("op")
-    if op_name not in OPS:
+    if not isinstance(op_name, str) or op_name not in OPS:
         raise _fail("op", f"unknown operator {json.dumps(op_name)}; expected one of {list(OPS)}")
     op = OPS[op_name]
     raw_inputs = doc.get("inputs")

@@ -72,12 +72,13 @@ def check_target_folder(out: Path, option: str = "--out") -> None:
         raise FileExistsError(17, f"{option} exists and is not an empty folder", str(out))
 
 
-def unique_stamp(folder: Path, stem: str, suffixes: tuple[str, ...] = ("",)) -> Path:
-    """``folder/<time to the millisecond>-<stem>`` (``-2``, ``-3`` … appended while any of
-    ``<path><suffix>`` exists)."""
+def unique_stamp(folder: Path, stem: str, suffixes: tuple[str, ...] = ("",),
+                 prefix: str = "") -> Path:
+    """``folder/<prefix><time to the millisecond>-<stem>`` (``-2``, ``-3`` … appended while any
+    of ``<path><suffix>`` exists)."""
     t = time.time()
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"
-    base = f"{stamp}-{stem}" if stem else stamp
+    base = prefix + (f"{stamp}-{stem}" if stem else stamp)
     out, k = folder / base, 1
     while any(Path(f"{out}{s}").exists() for s in suffixes):
         k += 1

@@ -269,9 +269,10 @@ def sweep_spec(draw: Any) -> dict[str, Any]:
 # -- one command in a limited child -----------------------------------------------------------
 
 
-def run_limited(argv: list[str], cwd: Path) -> tuple[int, str, float]:
+def run_limited(argv: list[str], cwd: Path, stdout: list[str] | None = None
+                ) -> tuple[int, str, float]:
     """``aicore-sim ARGV`` in a forked child (cwd, RLIMIT_AS, outputs to files): (exit code or
-    -signal, stderr, seconds)."""
+    -signal, stderr, seconds); the child's stdout is appended to ``stdout`` when given."""
     out_f, err_f = cwd / "..stdout", cwd / "..stderr"
     t0 = time.perf_counter()
     pid = os.fork()
@@ -311,6 +312,8 @@ def run_limited(argv: list[str], cwd: Path) -> tuple[int, str, float]:
             time.sleep(0.005)
     code = os.waitstatus_to_exitcode(status)
     err = err_f.read_text(errors="replace") if err_f.exists() else ""
+    if stdout is not None and out_f.exists():
+        stdout.append(out_f.read_text(errors="replace"))
     for f in (out_f, err_f):
         with contextlib.suppress(OSError):
             f.unlink()

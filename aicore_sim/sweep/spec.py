@@ -117,6 +117,13 @@ def _as_list(table: str, key: str, v: Any) -> list[Any]:
     return vals
 
 
+def _table(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = doc.get(name, {})
+    if not isinstance(value, Mapping):
+        raise SpecError(f"{name}: must be a table/object, got {type(value).__name__}")
+    return dict(value)
+
+
 def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = None
                ) -> SweepSpec:
     """Validate a sweep document (the parsed TOML/JSON) and return a :class:`SweepSpec`.
@@ -130,18 +137,20 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     if unknown:
         raise SpecError(f"sweep file: unknown table(s) {unknown}; valid: sweep, axes, tiling, "
                         "report")
-    head = dict(doc.get("sweep", {}))
+    head = _table(doc, "sweep")
     bad = sorted(set(head) - {"name", "op", "mode", "seed", "verify_top"})
     if bad:
         raise SpecError(f"sweep.{bad[0]}: unknown field; valid: name, op, mode, seed, "
                         "verify_top")
     op_name = head.get("op", DEFAULT_OP)
+    if not isinstance(op_name, str):
+        raise SpecError(f"sweep.op: must be an op name, got {op_name!r}")
     try:
         op = get_op(op_name)
     except ValueError as e:
         raise SpecError(f"sweep.op: {e}") from None
     mode = head.get("mode", "timing-only")
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise SpecError(f"sweep.mode: must be one of {list(MODES)}, got {mode!r}")
     seed = head.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
@@ -153,8 +162,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     case_axes = dict(op.CASE_AXES)
     knobs = tuple(op.KNOBS)
     axes: dict[str, list[Any]] = {}
-    raw_axes = dict(doc.get("axes", {}))
-    raw_tiling = dict(doc.get("tiling", {}))
+    raw_axes = _table(doc, "axes")
+    raw_tiling = _table(doc, "tiling")
     valid = ["case", *case_axes, *PLATFORM_AXES, "strategy", *knobs]
     for key in raw_axes:
         if key not in valid:
@@ -235,7 +244,7 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                 except (KeyError, ValueError) as e:
                     raise SpecError(f"axes.{key}[{j}]: {e.args[0] if e.args else e}") from None
 
-    rep = dict(doc.get("report", {}))
+    rep = _table(doc, "report")
     bad = sorted(set(rep) - {"heatmap"})
     if bad:
         raise SpecError(f"report.{bad[0]}: unknown field; valid: heatmap")
@@ -250,9 +259,11 @@ def load_spec(path: str | Path) -> SweepSpec:
     """Read and validate a ``.toml`` or ``.json`` sweep file."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise SpecError(f"{path}: cannot read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: not UTF-8 text (offset {e.start})") from None
     try:
         doc = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:

@@ -386,13 +386,13 @@ def verify_main(args: argparse.Namespace) -> int:
         **{k: v for k, v in meta.items() if v is not None},
     }
     stem = Path(args.report) if args.report else unique_stamp(  # never overwrites
-        Path("reports"), "verify" + (f"-{safe_name(cases[0].name)}" if cases else ""),
-        (".json", ".md"))
+        Path("reports"), safe_name(cases[0].name) if cases else "", (".json", ".md"),
+        prefix="verify-")
     jp, mp = write_reports(results, stem, info)
     s = summary_of(results, info)
     for r in results:  # what a failure under hazards means in the timed mode
         if r.mode == "timed" and r.hazards and not r.passed:
-            print(f"note: {r.name}: {r.hazards} hazards (races or timed != functional image): in "
+            print(f"note: {r.case}: {r.hazards} hazards (races or timed != functional image): in "
                   "timed mode outputs are written in simulated time, so unsynchronised writes "
                   "land in an order the golden (program order, as functional mode) does not "
                   "follow; functional mode checks the arithmetic, timed mode the synchronisation")
