@@ -284,7 +284,7 @@ def test_a_stopped_run_leaves_nothing(tmp_path: Path, sig: signal.Signals) -> No
     while not any(tmp_path.glob(".out.*.tmp")) and time.time() < deadline:
         time.sleep(0.05)
     assert any(tmp_path.glob(".out.*.tmp")), "the run did not start its folder"
-    time.sleep(0.5)
+    time.sleep(0.2)
     p.send_signal(sig)
     _, err = p.communicate(timeout=120)
     assert p.returncode == 128 + sig, err
