@@ -432,8 +432,24 @@ SETTINGS = dict(deadline=None, database=None, derandomize=True,
                                        HealthCheck.filter_too_much])
 
 
+def _warm() -> None:
+    """Import what the commands import, once in this process, so each forked child starts
+    with it (an example then costs the command's work, not its imports)."""
+    import importlib
+
+    for mod in ("aicore_sim.cli", "aicore_sim.launch", "aicore_sim.summary",
+                "aicore_sim.export.perfetto", "aicore_sim.verify.runner", "aicore_sim.sweep.run",
+                "aicore_sim.sweep.search", "aicore_sim.sweep.report", "tqdm",
+                "op_models.moe_token_unpermute_with_ep_grad.api",
+                "op_models.moe_token_unpermute_with_ep_grad.kernel_entry",
+                "op_models.moe_token_unpermute_with_ep_grad.golden",
+                "op_models.moe_token_unpermute_with_ep_grad.tiling_space"):
+        importlib.import_module(mod)
+
+
 def _fuzz(examples: int) -> Counter:
     tally: Counter = Counter()
+    _warm()
 
     @settings(max_examples=examples, **SETTINGS)
     @given(command())
