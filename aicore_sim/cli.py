@@ -618,6 +618,11 @@ def build_parser() -> argparse.ArgumentParser:
     from aicore_sim.sweep.cli_sweep import add_parsers as _add_sweep  # sweep, search, report
 
     _add_sweep(sub)
+
+    from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate  # correlate,
+    # calibrate
+
+    _add_correlate(sub)
     return p
 
 
