@@ -131,9 +131,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Run ``calibrate``; returns the exit code."""
-    from aicore_sim.correlate.calibrate import CalibrateError, calibrate_main
-
     from aicore_sim.casefile import CaseFileError
+    from aicore_sim.correlate.calibrate import CalibrateError, calibrate_main
     from aicore_sim.correlate.opprof import OpprofError
 
     try:
