@@ -49,6 +49,7 @@ def test_two_perturbed_launches_are_recovered(tmp_path, capsys) -> None:
     assert k["mte3_scale"] == pytest.approx(1.0, rel=0.03)
     # no launch is HBM-bound on 4 cores: the HBM rate does not move any busy time
     assert d["not_identifiable"] == ["hbm_efficiency"] and k["hbm_efficiency"] == 1.0
+    assert d["flags"] == []  # the board's Current Freq is the platform's 1850 MHz
     # before: 25 % and 10 % off (to the run CSV's 6 decimals: 1e-6 us of ~0.1-1 us figures)
     assert d["errors_before"]["MTE2"]["error"] == pytest.approx(0.25, rel=1e-4)
     assert d["errors_before"]["VECTOR"]["error"] == pytest.approx(0.10, rel=1e-4)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim.correlate.compare import FREQ_TOLERANCE
 from aicore_sim.correlate.opprof import PIPES, ProfiledLaunch, choose
 from aicore_sim.platform import Platform, apply_overlay, load_platform
 
@@ -288,7 +289,13 @@ def calibrate(launches: list[Launch], base: Platform) -> dict[str, Any]:
             xi, _, _ = fit(rest, base)
             e = errors([launch], [simulate(launch, _knob_platform(base, xi))])
             held_out.append({"launch": launch.spec, "knobs": _values(base, xi), "errors": e})
+    flags = [f"{launch.measured.info_file}: the board ran at {launch.measured.freq_mhz:g} MHz, "
+             f"the platform is {base.clock_mhz:g} MHz (cycle-priced costs absorb the "
+             f"difference: give the board's clock_mhz in --platform)"
+             for launch in launches if launch.measured.freq_mhz
+             and abs(launch.measured.freq_mhz - base.clock_mhz) > FREQ_TOLERANCE * base.clock_mhz]
     return {"platform": base.name, "base": knob_values(base), "knobs": _values(base, x),
+            "flags": flags,
             "fitted": fitted, "not_identifiable": dropped, "iterations": iterations,
             "launches": [{"spec": launch.spec, "pipe_file": str(launch.measured.pipe_file),
                           "case": launch.case_name, "blocks": launch.measured.n_blocks}
@@ -313,6 +320,7 @@ def format_text(result: dict[str, Any], out: Path) -> str:
     for h in result["held_out"]:
         e = ", ".join(f"{p} {_pct(h['errors'][p]['error'])}" for p in PIPES)
         lines.append(f"held out {h['launch']}: predicted from the others, error {e}")
+    lines += [f"flag: {f}" for f in result["flags"]]
     lines.append(f"wrote {out}; load it with --platform '{result['load_with']}'")
     return "\n".join(lines)
 

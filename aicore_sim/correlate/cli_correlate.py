@@ -110,6 +110,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
         if not run_dir.is_dir():
             raise OpprofError(f"{run_dir}: not a folder (give the folder 'aicore-sim run' "
                               f"wrote)")
+        if not any(run_dir.glob("PipeUtilization*.csv")):
+            raise OpprofError(f"{run_dir / 'PipeUtilization.csv'}: missing ('aicore-sim run' "
+                              f"writes it in timed and timing-only mode)")
         simulated = read_launch(run_dir, label="run")
         measured = choose(Path(args.opprof_dir), args.op, args.launch)
         result = correlate(measured, simulated)
