@@ -55,6 +55,21 @@ def _sim_csv(run_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def test_run_folder_csv_agrees_with_its_summary(run_dir) -> None:
+    s = json.loads((run_dir / "summary.json").read_text())
+    rows = _sim_csv(run_dir)
+    assert [int(r["block_id"]) for r in rows] == [c["core"] for c in s["cores"]]
+    for r, c in zip(rows, s["cores"]):
+        # busy cycles / 1850 MHz, to the CSV's 6 decimals
+        assert float(r["aiv_vec_time(us)"]) == pytest.approx(
+            c["busy_cycles"]["VECTOR"] / 1850, abs=5e-7)
+        assert int(r["aiv_total_cycles"]) == c["cycles"] - 300  # ascend910b1 op head
+    with (run_dir / "OpBasicInfo.csv").open(newline="") as fh:
+        info = next(csv.DictReader(fh))
+    assert info["Op Name"] == "few_tokens" and info["Block Dim"] == "4"
+    assert float(info["Task Duration(us)"]) == pytest.approx(s["makespan_us"], abs=5e-7)
+
+
 def test_correlate_reports_exactly_the_perturbations(run_dir, opprof, tmp_path) -> None:
     report = tmp_path / "rep" / "corr.md"
     r = cli("correlate", run_dir, opprof, "--op", OP, "--launch", "1", "--json", "--report",

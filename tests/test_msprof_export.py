@@ -8,6 +8,7 @@ import io
 import numpy as np
 import pytest
 
+from aicore_sim.correlate.opprof import read_launch
 from aicore_sim.export.msprof import (
     OP_BASIC_INFO,
     PIPE_UTILIZATION,
@@ -131,6 +132,10 @@ def test_operator_run_on_950_and_a2_matches_summary(tmp_path) -> None:
                     busy / int(r["aiv_total_cycles"]), abs=1e-6)
             gbps = c["bytes_gm_to_ub"] / (c["busy_cycles"]["MTE2"] / clock) / 1e3
             assert float(r["aiv_mte2_active_bw(GB/s)"]) == pytest.approx(gbps, abs=1e-6)
+        # the reader of board folders reads both families' files by column name
+        back = read_launch(out)
+        assert back.n_blocks == s["block_dim"] and back.freq_mhz == platform.clock_mhz
+        assert back.times["MTE2"][0] == float(rows[0]["aiv_mte2_time(us)"])
         _, info = _rows(out / OP_BASIC_INFO)
         assert float(info[0]["Task Duration(us)"]) == pytest.approx(s["makespan_us"], abs=1e-6)
         assert info[0]["Block Dim"] == str(s["block_dim"])
