@@ -248,7 +248,7 @@ def choose(root: Path, op: str | None = None, launch: str | None = None) -> Prof
         keep[rel] = folder
     if len(keep) == 1:
         rel, folder = next(iter(keep.items()))
-        return read_launch(folder, label=rel)
+        return read_launch(folder, label=folder.name if rel == "." else rel)
     listed = ", ".join(found)
     if not keep:
         raise OpprofError(f"{root}: no launch matches --op {op} --launch {launch} "

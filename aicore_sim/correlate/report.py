@@ -119,8 +119,15 @@ def scatter(result: dict[str, Any], path: Path) -> None:
     if hi > 0:
         ax.plot([lo / 1.5, hi * 1.5], [lo / 1.5, hi * 1.5], color="0.5", lw=1, ls="--",
                 label="measured = simulated")
+        from matplotlib.ticker import FuncFormatter
+
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            # minor ticks labelled at 2 and 5 of each decade only (readable, not crowded)
+            axis.set_minor_formatter(FuncFormatter(
+                lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
         ax.legend(fontsize=8)
     ax.set_xlabel("simulated busy time per core (us)")
     ax.set_ylabel("measured busy time per core (us)")
