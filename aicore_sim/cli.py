@@ -619,8 +619,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_sweep(sub)
 
-    from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate  # correlate,
-    # calibrate
+    # correlate, calibrate
+    from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate
 
     _add_correlate(sub)
     return p

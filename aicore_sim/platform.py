@@ -149,6 +149,9 @@ class Costs:
         new = dataclasses.replace(self, **checked)
         new.curve(new.mte2_profile)  # validate profile names now, not at first use
         new.curve(new.mte3_profile)
+        for scale in _CALIBRATION_KEYS:
+            if getattr(new, scale) <= 0:
+                raise ValueError(f"costs field {scale!r} must be > 0, got {getattr(new, scale)}")
         if new.vector_model not in ("linear", "vf"):
             raise ValueError(
                 f"costs field 'vector_model' must be 'linear' or 'vf', got {new.vector_model!r}"

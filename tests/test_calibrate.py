@@ -162,6 +162,9 @@ def test_overlay_errors_name_the_file(tmp_path) -> None:
     ov.write_text("hbm_efficiency_ratio = -1\n")
     with pytest.raises(ValueError, match=r"ov.toml: platform field 'hbm_efficiency' must be >= 0"):
         load_platform({"preset": "tiny", "overlay": str(ov)})
+    ov.write_text("[costs]\nvector_scale = 0\n")
+    with pytest.raises(ValueError, match=r"ov.toml: costs field 'vector_scale' must be > 0"):
+        load_platform({"preset": "tiny", "overlay": str(ov)})
     ov.write_text("[weird]\nx = 1\n")
     with pytest.raises(ValueError, match=r"unknown table \[weird\]"):
         load_platform({"preset": "tiny", "overlay": str(ov)})

@@ -1036,9 +1036,9 @@ def validate_chrome_trace(obj: Mapping[str, Any] | Iterable[Mapping[str, Any]]) 
 
 __all__ = [
     "DETAILS",
+    "HEADER",
     "LANES",
     "TraceFile",
-    "HEADER",
     "chrome_trace",
     "core_label",
     "instr_args",
