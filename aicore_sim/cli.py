@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -737,6 +738,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     install_signal_handlers()
+    if not debug:  # numpy's overflow / invalid-value warnings are not messages for a user
+        warnings.simplefilter("ignore", RuntimeWarning)
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ limit of the process (``RLIMIT_AS``, e.g. ``ulimit -v``) and ``--max-memory``.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -84,7 +85,8 @@ def _physical_available() -> int | None:
 
 
 def nbytes(shape, dtype) -> int:
-    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    """Bytes of an array of ``shape`` (exact Python integers: no int64 overflow)."""
+    return math.prod(int(d) for d in shape) * np.dtype(dtype).itemsize
 
 
 def gib(n: float) -> str:
