@@ -42,6 +42,7 @@ Format (a JSON object)::
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -159,6 +160,10 @@ def _input(value: Any, where: str) -> InputSpec:
         dtype = dtypes.as_dtype(dt)
     except ValueError as e:
         raise _fail(f"{where}.dtype", str(e)) from None
+    extent = math.prod(max(d, 1) for d in dims) * dtype.itemsize
+    if extent >= 1 << 62:  # numpy cannot describe such an array, even with a zero dimension
+        raise _fail(f"{where}.shape", f"{list(dims)}: the product of the non-zero dimensions x "
+                                      f"{dtype.itemsize} bytes must stay below 2^62")
     return InputSpec(dims, dtype)
 
 
