@@ -223,7 +223,8 @@ def input_files(draw: Any, doc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
                                    max_size=3)):
                 if size:
                     arr[draw(st.integers(0, size - 1))] = v
-            arr = arr.astype(dt).reshape(shape)
+            with np.errstate(over="ignore", invalid="ignore"):  # 1e38 and inf on purpose
+                arr = arr.astype(dt).reshape(shape)
         out[name] = ("npz" if kind == 3 else "npy", arr)
     return out
 
