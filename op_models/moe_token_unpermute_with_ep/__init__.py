@@ -1,0 +1,1 @@
+"""CANN ops-transformer ``MoeTokenUnpermuteWithEp`` (the forward): host tiling, kernel port, golden."""
