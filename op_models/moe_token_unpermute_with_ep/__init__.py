@@ -1,1 +1,1 @@
-"""CANN ops-transformer ``MoeTokenUnpermuteWithEp`` (the forward): host tiling, kernel port, golden."""
+"""CANN ops-transformer ``MoeTokenUnpermuteWithEp`` (forward): tiling, kernel port, golden."""
