@@ -4,7 +4,7 @@ A sweep file has three tables (JSON: three objects with the same names)::
 
     [sweep]                       # all optional
     name = "p1-tiling"            # label of the report (default: the file name)
-    op = "moe_token_unpermute_with_ep_grad"   # registered op or a tiling-space module path
+    op = "<op name>"              # a registered op (default: the op of the first case)
     mode = "timing-only"          # or "timed" (numerics in every point; slower)
     seed = 0                      # input seed (default: each case's own)
     verify_top = 1                # with --verify: best N points per group are re-run and checked
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from aicore_sim.errors import SimError
-from aicore_sim.sweep.ops import DEFAULT_OP, get_op
+from aicore_sim.sweep.ops import default_op_name, get_op, op_for_case
 
 MODES = ("timing-only", "timed")
 
@@ -135,7 +135,11 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     if bad:
         raise SpecError(f"sweep.{bad[0]}: unknown field; valid: name, op, mode, seed, "
                         "verify_top")
-    op_name = head.get("op", DEFAULT_OP)
+    op_name = head.get("op")
+    if op_name is None:  # the op of the first case
+        first = dict(doc.get("axes", {})).get("case")
+        first = first[0] if isinstance(first, list) and first else first
+        op_name = op_for_case(first) if first is not None else default_op_name()
     try:
         op = get_op(op_name)
     except ValueError as e:
