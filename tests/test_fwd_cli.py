@@ -1,0 +1,86 @@
+"""The forward through the command line: ``cases``, ``run`` (bundled case and case file),
+``verify --matrix`` and ``verify`` of upstream ATK records (real subprocesses, tiny shapes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ATK = REPO / ".." / "shared" / "reference" / "upstream_st" / "atk_aclnnMoeTokenUnpermuteWithEp.json"
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_cases_lists_the_forward(tmp_path):
+    r = cli("cases", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "op moe_token_unpermute_with_ep:" in r.stdout
+    for name in ("tiny_bf16_probs_bf16", "deepseek_v3_layer", "qwen3_235b_layer",
+                 "mixtral_8x7b_layer"):
+        assert name in r.stdout
+
+
+def test_run_bundled_case_is_exact(tmp_path):
+    r = cli("run", "--case", "tiny_bf16_probs_bf16", "--no-plot", "--out", tmp_path / "o",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "golden unpermuted_tokens: exact (576 elements)" in r.stdout  # 12 tokens x H 48
+    assert "hazards: none" in r.stdout
+    out = np.load(tmp_path / "o" / "outputs" / "unpermuted_tokens.npy", allow_pickle=False)
+    assert out.shape == (12, 48)
+
+
+def test_run_case_file_and_a_bad_attribute(tmp_path):
+    case = REPO / "examples" / "cases" / "forward_tiny.json"
+    r = cli("run", case, "--no-plot", "--out", tmp_path / "o", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "golden unpermuted_tokens: exact" in r.stdout
+    doc = json.loads(case.read_text())
+    doc["attrs"]["range"] = [0, 100]  # more rows than permuted_tokens has
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    r = cli("run", bad, "--no-plot", "--out", tmp_path / "b", cwd=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "range_rows" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_verify_small_forward_matrix(tmp_path):
+    m = tmp_path / "m.toml"
+    m.write_text('op = "moe_token_unpermute_with_ep"\nstandard = "bit-exact"\n'
+                 'dtypes = ["bfloat16", "float32"]\nprobs = ["none", "bfloat16"]\n'
+                 'shapes = [{tokens = 6, topk = 2, hidden = 40}]\n'
+                 'ranges = ["none", "middle_half"]\nmode = "timed"\n')
+    r = cli("verify", "--matrix", m, "--report", tmp_path / "rep", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    assert "8 / 8 cases passed" in r.stdout  # 2 dtypes x 2 probs x 2 ranges
+    rep = json.loads((tmp_path / "rep.json").read_text())
+    assert len(rep["cases"]) == 8 and all(c["passed"] for c in rep["cases"])
+
+
+@pytest.mark.slow
+def test_verify_bundled_forward_matrix(tmp_path):
+    r = cli("verify", "--matrix", "moe_token_unpermute_with_ep", "--mode", "timed",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert "144 / 144 cases passed" in r.stdout
+
+
+@pytest.mark.skipif(not ATK.is_file(), reason="upstream ATK file not present")
+def test_verify_atk_records(tmp_path):
+    r = cli("verify", ATK, "--records", "0,30", "--mode", "functional", "--report",
+            tmp_path / "atk", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    assert "2 / 2 cases passed" in r.stdout
+    assert "atk000-n256h41k8" in r.stdout and "threshold" in r.stdout
