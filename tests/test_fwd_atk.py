@@ -8,6 +8,10 @@ verify_atk_forward.md`` has the figure and the wall time).
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +22,11 @@ from op_models.moe_token_unpermute_with_ep.atk import (
     RecordError,
     executor_expected,
     record_call,
-    run_records,
 )
 
-ATK = (Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "upstream_st"
-       / "atk_aclnnMoeTokenUnpermuteWithEp.json")
+REPO = Path(__file__).resolve().parents[1]
+
+ATK = REPO / ".." / "shared" / "reference" / "upstream_st" / "atk_aclnnMoeTokenUnpermuteWithEp.json"
 needs_atk = pytest.mark.skipif(not ATK.is_file(), reason="upstream ATK file not present")
 
 # record -> (N, H, topk): 256 x 41 (topk 8), 2048 x 41 (topk 1 and 8), 256 x 2048
@@ -39,23 +43,35 @@ def test_atk_file_has_200_forward_records():
     assert (16384, 7680) in shapes and (256, 41) in shapes
 
 
+def verify(tmp_path: Path, *records: str) -> dict:
+    """``aicore-sim verify ATK [--records ...] --mode functional``; the JSON report."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    sel = ["--records", records[0]] if records else []
+    r = subprocess.run([sys.executable, "-m", "aicore_sim", "verify", str(ATK), *sel, "--mode",
+                        "functional", "--report", str(tmp_path / "atk")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=3600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    return json.loads((tmp_path / "atk.json").read_text())
+
+
 @needs_atk
-def test_atk_sample_passes():
-    results = run_records(ATK, SAMPLE)
-    assert [r.case for r in results] == ["atk000-n256h41k8", "atk004-n256h41k8",
-                                         "atk012-n256h81k8", "atk030-n2048h41k1",
-                                         "atk100-n256h7619k8"]
-    for r in results:
-        assert r.passed, (r.case, r.error, [o.as_dict() for o in r.outputs])
-        assert r.hazards == 0
+def test_atk_sample_passes(tmp_path):
+    rep = verify(tmp_path, SAMPLE)
+    assert [c["case"] for c in rep["cases"]] == ["atk000-n256h41k8", "atk004-n256h41k8",
+                                                 "atk012-n256h81k8", "atk030-n2048h41k1",
+                                                 "atk100-n256h7619k8"]
+    for c in rep["cases"]:
+        assert c["passed"] and c["hazards"] == 0, c
+        assert c["outputs"][0]["standard"].startswith("threshold")
 
 
 @needs_atk
 @pytest.mark.slow
-def test_atk_all_200_pass():
-    results = run_records(ATK)
-    failed = [(r.case, r.error) for r in results if not r.passed]
-    assert len(results) == 200 and not failed, failed
+def test_atk_all_200_pass(tmp_path):
+    rep = verify(tmp_path)
+    assert len(rep["cases"]) == 200
+    assert all(c["passed"] for c in rep["cases"]), [c["case"] for c in rep["cases"]
+                                                    if not c["passed"]]
 
 
 def test_executor_expected_adds_in_bf16_in_window_order():

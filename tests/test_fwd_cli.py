@@ -84,3 +84,16 @@ def test_verify_atk_records(tmp_path):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
     assert "2 / 2 cases passed" in r.stdout
     assert "atk000-n256h41k8" in r.stdout and "threshold" in r.stdout
+
+
+def test_forward_backward_example_on_a_small_batch(tmp_path):
+    """The examples/ script on 32 tokens: both summaries, both outputs bit-exact, exit 0."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, str(REPO / "examples" / "forward_backward_deepseek_v3.py"),
+                        "--tokens", "32"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    assert "forward MoeTokenUnpermuteWithEp" in r.stdout
+    assert "golden unpermuted_tokens: exact" in r.stdout
+    assert "golden probs_grad: exact" in r.stdout
+    assert "outputs equal the goldens bit for bit" in r.stdout

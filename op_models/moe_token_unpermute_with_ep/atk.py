@@ -31,12 +31,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-__all__ = ["ACLNN_NAME", "STANDARD", "RecordError", "executor_expected", "record_call",
-           "run_records"]
+__all__ = ["ACLNN_NAME", "STANDARD", "RecordError", "executor_expected", "record_call"]
 
 ACLNN_NAME = "MoeTokenUnpermuteWithEp"
 # vector_fused-style tolerance (see README): the CANN single-benchmark float threshold of
-# aicore_sim/verify/standards.py (bf16: mean relative error < 2^-7, max < 10 x 2^-7)
+# aicore_sim/verify/standards.py (bf16: mean relative error < 2^-7, max < 10 x 2^-7); it is
+# what ``aicore-sim verify`` applies to a record whose standard is not md5
 STANDARD = "threshold"
 _DTYPES = {"bf16": ml_dtypes.bfloat16, "bfloat16": ml_dtypes.bfloat16, "dt_bf16":
            ml_dtypes.bfloat16, "fp16": np.float16, "float16": np.float16,
@@ -127,51 +127,3 @@ def executor_expected(permuted: np.ndarray, order: np.ndarray, n: int, topk: int
                           + permuted[sel].astype(np.float32)).astype(out.dtype)
     return out
 
-
-def run_records(path, selection: str | None = None, platform: str = "ascend910b1",
-                mode: str = "functional", progress: bool = False) -> list:
-    """Run ATK records of ``path`` through the forward API and compare each output with the
-    executor's golden under :data:`STANDARD`, with the verify machinery
-    (:mod:`aicore_sim.verify`); returns one :class:`~aicore_sim.verify.report.CaseResult` per
-    record (a record that cannot be built or run carries its error)."""
-    import time
-
-    from aicore_sim.errors import SimError
-    from aicore_sim.verify.atk import load_atk, select_records
-    from aicore_sim.verify.compare import compare
-    from aicore_sim.verify.report import CaseResult
-    from aicore_sim.verify.standards import parse_standard
-    from op_models.moe_token_unpermute_with_ep.api import moe_token_unpermute_with_ep
-
-    standard = parse_standard(STANDARD)
-    records = load_atk(path)
-    out = []
-    for i in select_records(len(records), selection):
-        rec = records[i]
-        t0 = time.perf_counter()
-        name = f"atk{i:03d}"
-        try:
-            if rec.aclnn_name != ACLNN_NAME:
-                raise RecordError(f"aclnn_name {rec.aclnn_name!r} is not {ACLNN_NAME} "
-                                  "(rule atk_op)")
-            call = record_call(rec.tensors, rec.attrs, seed=i)
-            name = f"atk{i:03d}-n{call['n']}h{call['hidden']}k{call['topk']}"
-            inputs = call["make_inputs"]()
-            got, res = moe_token_unpermute_with_ep(
-                inputs["permuted_tokens"], inputs["sorted_indices"], None,
-                num_topk=call["num_topk"], range=list(call["range"]),
-                restore_shape=call["restore_shape"], platform=platform, mode=mode)
-            t1 = time.perf_counter()
-            want = call["expected"](inputs)
-            cmp = compare("unpermuted_tokens", got, want, standard.rule(want.dtype))
-            r = CaseResult(name, f"{rec.source}#{i}", platform, mode, [cmp],
-                           hazards=len(res.hazards), expected_from="atk executor",
-                           wall_s={"run": t1 - t0, "total": time.perf_counter() - t0})
-        except (RecordError, SimError) as e:
-            r = CaseResult(name, f"{rec.source}#{i}", platform, mode, error=str(e),
-                           wall_s={"total": time.perf_counter() - t0})
-        if progress:
-            print(f"{'PASS' if r.passed else 'FAIL'} {r.case} {r.wall_s['total']:.2f} s",
-                  flush=True)
-        out.append(r)
-    return out
