@@ -1,7 +1,8 @@
-"""An operator from another package: ``tests/plugin_op`` (``tiny_axpy``: z = alpha * x + y, a
-real kernel on the Ascend C API with its own golden) installed with pip into a temporary folder
+"""Operators from other packages: ``tests/plugin_op`` (``tiny_axpy``: z = alpha * x + y, a
+real kernel on the Ascend C API with its own golden) and the template users copy,
+``examples/op_template`` (``my_op``: y = x * scale), installed with pip into a temporary folder
 and run through ``aicore-sim run``, ``verify``, ``tiling`` and ``cases`` as subprocesses, with
-no change to this package. The install (an isolated pip build, ~10 s) makes the test slow.
+no change to this package. The install (isolated pip builds, ~10-20 s) makes these slow.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from aicore_sim.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "plugin_op"
+TEMPLATE = REPO / "examples" / "op_template"
 
 
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("plugin") / "site"
     r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
-                        str(target), str(FIXTURE)], capture_output=True, text=True, timeout=600)
+                        str(target), str(FIXTURE), str(TEMPLATE)], capture_output=True,
+                       text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert (target / "tiny_axpy" / "kernel.py").is_file()
+    assert (target / "my_op" / "equivalence_matrix.toml").is_file()
     return target
 
 
@@ -79,6 +83,28 @@ def test_plugin_op_runs_and_verifies(plugin_path: Path, tmp_path: Path) -> None:
     assert r.stderr.startswith("aicore-sim: error: op plug-in 'tiny_broken'")
     assert "ModuleNotFoundError" in r.stderr and r.stderr.count("\n") == 1
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.slow
+def test_template_op_runs_verifies_and_passes_its_own_tests(plugin_path: Path, tmp_path: Path
+                                                           ) -> None:
+    r = cli(plugin_path, "run", "--case", "my_op_small", "--platform", "tiny", "--out",
+            tmp_path / "run", "--no-plot", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "golden y: exact (5000 elements)" in r.stdout
+
+    # 2 dtypes x 2 shapes x 2 platforms, timed, bit-exact
+    r = cli(plugin_path, "verify", "--matrix", "my_op", "--report", tmp_path / "m",
+            "--no-progress", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "8 / 8 cases passed" in r.stdout
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin_path), str(REPO)]))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-o", "addopts=", "-p",
+                        "no:cacheprovider", str(TEMPLATE / "tests")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert "7 passed" in r.stdout
 
 
 def test_unknown_op_names_the_field_and_the_known_ops(tmp_path: Path, capsys) -> None:
