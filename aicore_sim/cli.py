@@ -43,7 +43,14 @@ from aicore_sim.export.perfetto import write_trace
 from aicore_sim.opmodel import PreparedCall
 from aicore_sim.parallel import usable_cpus
 from aicore_sim.platform import Platform, list_presets, load_platform
-from aicore_sim.registry import DEFAULT_CASE, OpLoadError, UnknownOpError, find_case, ops
+from aicore_sim.registry import (
+    DEFAULT_CASE,
+    OpLoadError,
+    UnknownOpError,
+    find_case,
+    get_op,
+    op_names,
+)
 from aicore_sim.resources import check_fits, nbytes
 from aicore_sim.summary import compare_golden, format_summary, summarize
 
@@ -486,12 +493,26 @@ def _case_table(model: Any) -> list[str]:
 
 
 def cmd_cases(args: argparse.Namespace) -> int:
-    models = list(ops())
+    models, broken = [], []
+    for name in op_names():
+        try:
+            models.append(get_op(name))
+        except OpLoadError as e:  # the other ops are still listed
+            broken.append(e)
+    try:
+        _print_cases(args, models)
+    finally:
+        for e in broken:
+            _err(f"error: {e}")
+    return 1 if broken else 0
+
+
+def _print_cases(args: argparse.Namespace, models: list[Any]) -> None:
     if args.json:
         for m in models:
             for c in m.cases().values():
                 print(json.dumps(case_document(c, DEFAULT_PLATFORM, m)))
-        return 0
+        return
     for i, m in enumerate(models):
         if i:
             print()
@@ -499,7 +520,6 @@ def cmd_cases(args: argparse.Namespace) -> int:
         for line in _case_table(m):
             print(line)
     print(f"\nrun one with: {PROG} run --case NAME   (default: {DEFAULT_CASE})")
-    return 0
 
 
 # --------------------------------------------------------------------------------------------

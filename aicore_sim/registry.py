@@ -9,10 +9,13 @@ name = the op's case-file name, value = ``module:object`` of its model::
     [project.entry-points."aicore_sim.ops"]
     my_op = "my_package.model:MODEL"
 
-The bundled operators register the same way in this project's ``pyproject.toml``. Names are
-read from the installed metadata without importing anything; a model is imported when first
-asked for. The *default* operator (used where a command needs one and none is named: a sweep
-spec without ``op``, ``verify --matrix`` without a name) is the one whose bundled cases hold
+The bundled operators register the same way in this project's ``pyproject.toml`` (read
+directly when the package runs from its source tree, so a newly added op is seen before
+``pip install -e`` refreshes the metadata). Names are read without importing anything; a model
+is imported when first asked for.
+
+The *default* operator (used where a command needs one and none is named: a sweep spec
+without ``op``, ``verify --matrix`` without a name) is the one whose bundled cases hold
 :data:`DEFAULT_CASE` (what ``aicore-sim run`` runs without arguments), else the first name.
 
 Errors: an unknown name is an :class:`UnknownOpError` (a bad input: exit 2, naming the field
@@ -61,19 +64,40 @@ class OpLoadError(SimError):
 
 def _dist_name(ep: md.EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
-    return dist.name if dist is not None else "?"
+    return dist.name if dist is not None else f"{_DIST} (source tree)"
+
+
+def _source_tree_eps() -> list[md.EntryPoint] | None:
+    """This project's own entry points from its ``pyproject.toml`` when the package runs from a
+    source tree (a checkout, an editable install): the file is the truth there, even before
+    ``pip install -e`` has refreshed the metadata; ``None`` for an installed wheel."""
+    import tomllib
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    project = doc.get("project", {})
+    if project.get("name") != _DIST:
+        return None
+    table = project.get("entry-points", {}).get(GROUP, {})
+    return [md.EntryPoint(name, value, GROUP) for name, value in table.items()]
 
 
 def _entry_points() -> dict[str, md.EntryPoint]:
-    """Entry points by op name: this distribution's first, then the others (by name)."""
+    """Entry points by op name: this project's first, then other distributions' (by name)."""
     global _EPS
     if _EPS is None:
         eps = list(md.entry_points(group=GROUP))
-        own = sorted((e for e in eps if _dist_name(e).replace("_", "-").lower() == _DIST),
-                     key=lambda e: e.name)
-        rest = sorted((e for e in eps if e not in own), key=lambda e: e.name)
+        installed_own = [e for e in eps if _dist_name(e).replace("_", "-").lower() == _DIST]
+        own = _source_tree_eps()
+        if own is None:
+            own = installed_own
+        rest = [e for e in eps if e not in installed_own]
         out: dict[str, md.EntryPoint] = {}
-        for e in own + rest:
+        for e in sorted(own, key=lambda e: e.name) + sorted(rest, key=lambda e: e.name):
             out.setdefault(e.name, e)  # the same distribution seen twice on the path
         _EPS = out
     return _EPS
@@ -136,19 +160,28 @@ def default_op() -> OpModel:
     names = op_names()
     if not names:
         raise UnknownOpError("op: no operator is installed (entry-point group aicore_sim.ops)")
-    for model in ops():
-        if DEFAULT_CASE in model.cases():
-            return model
-    return get_op(names[0])
+    try:
+        return find_case(DEFAULT_CASE)[0]
+    except UnknownOpError:
+        return get_op(names[0])
 
 
 def find_case(name: str, field: str = "--case") -> tuple[OpModel, Any]:
-    """The operator owning bundled case ``name``, and the case."""
+    """The operator owning bundled case ``name``, and the case. A broken plug-in does not hide
+    the other ops' cases; it is named only when no loadable op has the case."""
     known: list[str] = []
-    for model in ops():
+    broken: OpLoadError | None = None
+    for op in op_names():
+        try:
+            model = get_op(op)
+        except OpLoadError as e:
+            broken = broken or e
+            continue
         cases = model.cases()
         if name in cases:
             return model, cases[name]
         known += list(cases)
+    if broken is not None:
+        raise broken
     raise UnknownOpError(f"{field} {name}: unknown case {name!r}; valid names: "
                          f"{', '.join(known)}")

@@ -3,7 +3,8 @@
 The sweep machinery knows no operator. Each :class:`~aicore_sim.opmodel.OpModel` names its
 *tiling-space module* (``OpModel.tiling_space``, an import path) holding:
 
-``NAME``, ``CASE_AXES`` (dict), ``KNOBS`` (tuple of tiling fields a sweep may override),
+``NAME``, ``CASE_AXES`` (dict), optionally ``CASE_AXIS_TYPES`` (axis -> ``int`` / ``str``,
+default ``str``), ``KNOBS`` (tuple of tiling fields a sweep may override),
 ``STRATEGIES`` (dict name -> description), ``resolve_case(value, axes)``, ``case_columns(case)``,
 ``plan(case, platform, strategy, knobs)`` -> an object with ``feasible``, ``violations``,
 ``tiling_dict()``, ``tiling_key``, ``block_dim``, ``ub_bytes``, ``record_key()``,

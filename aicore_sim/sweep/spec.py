@@ -11,8 +11,8 @@ A sweep file has three tables (JSON: three objects with the same names)::
 
     [axes]                        # every value is a list (a scalar means a list of one)
     case = ["p1_deepseek_v3", "examples/cases/tiny.json"]   # bundled name or case file
-    tokens_num = [512]            # case axes of the op (here: tokens_num, top_k, hidden,
-    dtype = ["bfloat16"]          #   dtype, probs = a dtype or "none")
+    tokens_num = [512]            # case axes of the op (its tiling space's CASE_AXES; e.g.
+    dtype = ["bfloat16"]          #   tokens_num, top_k, hidden, dtype, probs)
     platform = ["ascend910b1"]    # preset name or preset TOML path
     ub_size = [196608]            # what-if platform fields: ub_size, core_num,
     hbm_gbps = [800, 1600]        #   hbm_gbps | hbm_bytes_per_cycle | hbm_efficiency, clock_mhz
@@ -196,7 +196,7 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                     msg = e.args[0] if e.args else e
                     raise SpecError(f"axes.case[{i}]: {msg}") from None
         elif key in case_axes:
-            kind = int if key in ("tokens_num", "top_k", "hidden") else str
+            kind = getattr(op, "CASE_AXIS_TYPES", {}).get(key, str)
             out = [_check_value(table, key, i, v, kind, False) for i, v in enumerate(vals)]
         elif key in PLATFORM_AXES:
             out = [_check_value(table, key, i, v, PLATFORM_AXES[key], False)

@@ -57,6 +57,9 @@ CASE_AXES: dict[str, str] = {
     "probs": "probs dtype (bfloat16, float16, float32) or 'none' for the path without probs",
 }
 
+# Value type of each case axis in a sweep file (the others are strings).
+CASE_AXIS_TYPES: dict[str, type] = {"tokens_num": int, "top_k": int, "hidden": int}
+
 KNOBS: tuple[str, ...] = (
     "cores",
     "indicesReserveNum",
