@@ -21,7 +21,13 @@ from op_models.moe_token_unpermute_with_ep.api import (
     moe_token_unpermute_with_ep,
     run_case,
 )
-from op_models.moe_token_unpermute_with_ep.cases import CASES, Case, get_case, make_inputs
+from op_models.moe_token_unpermute_with_ep.cases import (
+    CASES,
+    Case,
+    get_case,
+    make_inputs,
+    window,
+)
 from op_models.moe_token_unpermute_with_ep.golden import golden, golden_fp64
 from op_models.moe_token_unpermute_with_ep.infershape import (
     InferDataTypeForMoeTokenUnpermuteWithEp,
@@ -174,6 +180,9 @@ def test_golden_close_to_fp64_and_cases_build():
     assert np.all(np.abs(g - r) <= 2.0**-8 * np.abs(r) + 1e-30)
     assert {"deepseek_v3_layer", "qwen3_235b_layer", "qwen3_30b_layer",
             "mixtral_8x7b_layer"} <= set(CASES)
+    for name in ("tiny_bf16_probs_bf16", "tiny_bf16_zero_probs"):
+        case = get_case(name)
+        assert window(case) == make_inputs(case)["range"]  # the same routing draw
     with pytest.raises(KeyError, match="bundled"):
         get_case("nope")
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-__all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing"]
+__all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing",
+           "window"]
 
 DTYPES: dict[str, np.dtype] = {
     "bfloat16": np.dtype(ml_dtypes.bfloat16),
@@ -93,6 +94,22 @@ def routing(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarra
     return ids, logits
 
 
+def _window(case: Case, ids: np.ndarray) -> tuple[int, int]:
+    if case.range is not None:
+        return int(case.range[0]), int(case.range[1])
+    per = case.experts // case.ep
+    flat = np.sort(ids.reshape(-1))
+    return (int(np.searchsorted(flat, case.rank * per)),
+            int(np.searchsorted(flat, (case.rank + 1) * per)))
+
+
+def window(case: Case, seed: int | None = None) -> tuple[int, int]:
+    """The ``range`` of :func:`make_inputs` for ``seed``, without drawing the tensors."""
+    rng = np.random.default_rng(case.seed if seed is None else seed)
+    ids, _ = routing(case, rng)
+    return _window(case, ids)
+
+
 def make_inputs(case: Case, seed: int | None = None) -> dict:
     """``permuted_tokens``, ``sorted_indices``, ``probs`` (or None), the ``range`` used and the
     original ``tokens`` (for references), reproducible from ``seed`` (default the case's)."""
@@ -102,13 +119,7 @@ def make_inputs(case: Case, seed: int | None = None) -> dict:
     ids, logits = routing(case, rng)
     order = np.argsort(ids.reshape(-1), kind="stable")
     sorted_indices = np.argsort(order, kind="stable").astype(np.int32)
-    if case.range is None:
-        per = case.experts // case.ep
-        flat = np.sort(ids.reshape(-1))
-        start = int(np.searchsorted(flat, case.rank * per))
-        end = int(np.searchsorted(flat, (case.rank + 1) * per))
-    else:
-        start, end = (int(v) for v in case.range)
+    start, end = _window(case, ids)
     tokens = (rng.random((N, H), dtype=np.float32) * np.float32(4) - np.float32(2)).astype(dt)
     rows = order[max(start, 0):max(end, start, 0)] // K
     permuted = tokens[rows] if rows.size else np.zeros((1, H), dt)

@@ -66,18 +66,18 @@ class MoeTokenUnpermuteWithEpModel:
         return CASES
 
     def case_specs(self, case: Any) -> tuple[dict[str, Spec | None], dict[str, Any]]:
-        from op_models.moe_token_unpermute_with_ep.cases import make_inputs, np_dtype
+        from op_models.moe_token_unpermute_with_ep.cases import np_dtype, window
 
         # the window (and so the rows of permuted_tokens) follows from the routing draw
-        inp = make_inputs(case)
-        rows = inp["permuted_tokens"].shape[0]
+        start, end = window(case)
+        rows = max(end - start, 1)  # an empty window keeps one (unread) row
         specs: dict[str, Spec | None] = {
             "permuted_tokens": ((rows, case.hidden), np_dtype(case.dtype)),
             "sorted_indices": ((case.flat_size,), dtypes.int32),
             "probs": None if case.probs_dtype is None
             else ((case.tokens_num, case.top_k), np_dtype(case.probs_dtype)),
         }
-        attrs = {"num_topk": case.top_k, "range": list(inp["range"]), "padded_mode": False,
+        attrs = {"num_topk": case.top_k, "range": [start, end], "padded_mode": False,
                  "restore_shape": None}
         return specs, attrs
 
