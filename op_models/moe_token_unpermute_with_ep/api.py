@@ -236,7 +236,8 @@ def launch_args(ex: Executor) -> list:
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            after_record=None, after_replay=None, auto_sync: bool = True) -> RunResult:
+            after_record=None, after_replay=None, auto_sync: bool = True,
+            prepared: dict | None = None) -> RunResult:
     """``aclnnMoeTokenUnpermuteWithEp``: launch and deliver the output.
 
     ``workspace`` is not touched; ``workspace_size`` must be at least what
@@ -258,7 +259,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
                     {"unpermuted_tokens": (ex.out_dtype, ex.out_shape)}, ex.platform,
                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
                     check_streams=check_streams, after_record=after_record,
-                    after_replay=after_replay, auto_sync=auto_sync)
+                    after_replay=after_replay, auto_sync=auto_sync, prepared=prepared)
     if ex.user_out is not None and "unpermuted_tokens" in result.outputs:
         np.copyto(ex.user_out, result.outputs["unpermuted_tokens"])
         result.outputs["unpermuted_tokens"] = ex.user_out

@@ -3,7 +3,7 @@
 What the generic commands (``run``, ``verify``, ``tiling``, ``cases``) know of the forward, and
 all of it: the IR (inputs, attributes, outputs), the aclnn two-phase API (:mod:`.api`), the
 golden (:mod:`.golden`), the bundled cases (:mod:`.cases`), the equivalence matrix and the ATK
-reader (:mod:`.atk`). No tiling space yet (``sweep`` / ``search`` do not offer this op).
+reader (:mod:`.atk`) and the tiling space of ``sweep`` / ``search`` (:mod:`.tiling_space`).
 ``pyproject.toml`` registers :data:`MODEL` in the ``aicore_sim.ops`` entry-point group.
 """
 
@@ -51,7 +51,7 @@ class MoeTokenUnpermuteWithEpModel:
     )
     outputs = (TensorSpec("unpermuted_tokens", _FLOATS, 2, doc="(N, H) in the tokens dtype"),)
     aclnn_name = "MoeTokenUnpermuteWithEp"
-    tiling_space = None
+    tiling_space = "op_models.moe_token_unpermute_with_ep.tiling_space"
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
     sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
     tiling_short = (("tokens_splited_length", "tok"),
@@ -194,7 +194,6 @@ class MoeTokenUnpermuteWithEpModel:
                                                          tr.block_dim):
             ex = dataclasses.replace(ex, tiling=dataclasses.replace(
                 tr, tiling_data=pc.tiling, tiling_key=pc.tiling_key, block_dim=pc.block_dim))
-        launch_kw.pop("prepared", None)
         return api.execute(None, pc.workspace_size, ex, mode=mode, **launch_kw)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
