@@ -96,3 +96,19 @@ def test_tiling_command_reproduces_an_upstream_ut_string(tmp_path):
     # upstream's test_tiling_prob_none_bf16_2 expects key 0 and this tiling string
     assert "tiling_key 0, block_dim 64, workspace [16777216]" in r.stdout
     assert "tiling_data: 20480 1 8 1 6144 6143 17920 1 2560 12 0 12 1 0 2\n" in r.stdout
+
+
+def test_sweep_and_search_the_forward(tmp_path):
+    """The smoke sweep (24 points: 16 cores > 12 tokens -> 8 infeasible, rule cores_range)
+    in this process, its report, and a search whose best point is verified exact."""
+    r = cli("sweep", REPO / "examples" / "sweeps" / "forward_smoke.toml", "--out",
+            tmp_path / "sw", "--workers", "0", "--no-progress", "--verify", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    assert "24 points run (16 ok, 8 infeasible)" in r.stdout
+    assert "verified (unpermuted_tokens: exact)" in r.stdout
+    report = (tmp_path / "sw" / "report.md").read_text()
+    assert "| cores_range | 8 |" in report
+    r = cli("search", "tiny_bf16_zero_probs", "--budget", "6", "--workers", "0", "--out",
+            tmp_path / "se", "--no-progress", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    assert "verified" in r.stdout
