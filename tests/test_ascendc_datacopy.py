@@ -127,3 +127,20 @@ def test_get_tpipe_ptr_without_tpipe_and_bad_operands():
             DataCopy(g, g, 8)
     finally:
         program._ACTIVE.pop()
+
+
+def test_without_auto_sync_an_unfenced_scalar_read_is_a_race():
+    """``launch(auto_sync=False)``: the scalar read of the copied ids no longer waits for the
+    MTE2 copy (issued at 1, read at 2 instead of 133), and the checker names the race."""
+    x = np.arange(8, dtype=np.int32) + 10
+    r = launch(kernels.scalar_read, ["x", "y", {}], {"x": x, "y": np.zeros_like(x)},
+               {"y": (np.int32, (8,))}, TINY, block_dim=1, auto_sync=False)
+    rows = _rows(r)
+    assert rows[1] == ("SCALAR GetValue.UB ids@12-> 4B", 1, 2)  # 1-cycle read, no wait
+    race = [h for h in r.hazards if h.kind == "race"]
+    assert race and "MTE2 DataCopyPad.GM2UB x@0->ids@0" in race[0].message
+    assert "SCALAR GetValue.UB ids@12" in race[0].message
+    # the default is unchanged: the same launch with auto-sync is clean
+    r2 = launch(kernels.scalar_read, ["x", "y", {}], {"x": x, "y": np.zeros_like(x)},
+                {"y": (np.int32, (8,))}, TINY, block_dim=1)
+    assert r2.hazards == []
