@@ -499,6 +499,7 @@ def cmd_cases(args: argparse.Namespace) -> int:
             models.append(get_op(name))
         except OpLoadError as e:  # the other ops are still listed
             broken.append(e)
+    models.sort(key=lambda m: DEFAULT_CASE not in m.cases())  # the default op first
     try:
         _print_cases(args, models)
     finally:
