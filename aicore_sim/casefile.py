@@ -22,7 +22,7 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
 
 - ``op``: a registered operator (:mod:`aicore_sim.registry`); its
   :class:`~aicore_sim.opmodel.OpModel` names the inputs (required or optional) and the
-  attributes (and their kinds) this file may give; ``examples/cases/`` has one file per op.
+  attributes (and their kinds) this file may give; ``examples/cases/`` has examples.
 - ``inputs``: the operator's inputs by name; an optional input is absent when it is ``null``
   or missing. ``dtype`` takes numpy / ml_dtypes names (``bfloat16``, ``float16``, ``float32``,
   ``int32``, ``int64``), short forms (``bf16``, ``fp16``, ``fp32``, ``half``) and CANN

@@ -73,7 +73,8 @@ tells); functional computes the numbers only (no timing, no trace).
 
 writes into --out (default traces/<time>-<case>/): outputs/<name>.npy (not in timing-only
 mode), trace.json (or trace.json.gz when large; open it in ui.perfetto.dev), summary.json
-(with the wall time of each phase), timeline.png
+(with the wall time of each phase), timeline.png, and msprof op's PipeUtilization.csv and
+OpBasicInfo.csv (the columns a board's 'msprof op' writes; see docs/correlate.md)
 """
 
 _TILING_EXAMPLES = """\
@@ -387,6 +388,10 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         summary["trace_events"] = written.events
         trace_note = (f"trace {written.path.name}: {_fmt_size(written.bytes)}, "
                       f"{written.events:,} events ({args.trace})")
+    if "cores" in summary:  # msprof op's PipeUtilization.csv / OpBasicInfo.csv of the run
+        from aicore_sim.export.msprof import write_msprof
+
+        files += write_msprof(tmp, summary, result.platform)
     summary["case_document"] = cf.raw
     summary["phases_seconds"] = phases.as_dict()
     summary["phases_in_background"] = ["golden", "trace"] if jobs > 1 else []
@@ -499,6 +504,7 @@ def cmd_cases(args: argparse.Namespace) -> int:
             models.append(get_op(name))
         except OpLoadError as e:  # the other ops are still listed
             broken.append(e)
+    models.sort(key=lambda m: DEFAULT_CASE not in m.cases())  # the default op first
     try:
         _print_cases(args, models)
     finally:
@@ -599,6 +605,11 @@ def build_parser() -> argparse.ArgumentParser:
     from aicore_sim.sweep.cli_sweep import add_parsers as _add_sweep  # sweep, search, report
 
     _add_sweep(sub)
+
+    # correlate, calibrate
+    from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate
+
+    _add_correlate(sub)
     return p
 
 

@@ -19,6 +19,9 @@ Formula shapes (parameters in ``data/costs/<family>.toml``, each with its source
   DataCopy UB->UB (PIPE_V) is priced as a vector Copy of its elements (ASSUMPTION).
 - Vector API calls, 950 (``vf``): ``head + sum(throughput) * ceil(n * wider_bytes / 256)
   + max(latency)`` over the API's micro-ops (GE ATT V2).
+- Calibration scales (``Costs.mte2_scale``, ``mte3_scale``, ``vector_scale``; 1.0 unless a
+  platform overlay from ``aicore-sim calibrate`` sets them) multiply the MTE2 / MTE3 curve
+  (floor included; not the stride term) and the vector formula, before rounding.
 - SetFlag / WaitFlag / PipeBarrier: fixed cycles; GetValue(GM): DCache hit cycles (the engine
   adds the miss penalty); GetValue / SetValue on UB: ``ub_read_cycles``.
 
@@ -83,8 +86,8 @@ class _Curve:
 
     __slots__ = ("sizes", "cycles", "floor", "last_cycles_per_byte", "first")
 
-    def __init__(self, curve: CopyCurve, clock_mhz: float) -> None:
-        per_ns = clock_mhz / 1000.0
+    def __init__(self, curve: CopyCurve, clock_mhz: float, scale: float = 1.0) -> None:
+        per_ns = clock_mhz / 1000.0 * scale
         self.sizes = [float(s) for s in curve.size_bytes]
         self.cycles = [t * per_ns for t in curve.time_ns]
         self.floor = curve.floor_ns * per_ns
@@ -131,8 +134,8 @@ class _Tables:
     def __init__(self, platform: Platform) -> None:
         c: Costs = platform.costs
         self.costs = c
-        self.mte2 = _Curve(c.mte2_curve, platform.clock_mhz)
-        self.mte3 = _Curve(c.mte3_curve, platform.clock_mhz)
+        self.mte2 = _Curve(c.mte2_curve, platform.clock_mhz, c.mte2_scale)
+        self.mte3 = _Curve(c.mte3_curve, platform.clock_mhz, c.mte3_scale)
         self.linear = {
             (e.api, e.src_dtype, e.dst_dtype): (e.b_cycles, e.k_cycles_per_element)
             for e in c.vector_linear
@@ -334,7 +337,7 @@ def _vector_cycles(instr: Instr, t: _Tables) -> int:
                 thr += tp
                 lat_max = max(lat_max, lat)
             cycles += thr * nv + lat_max
-    result = _round(cycles)
+    result = _round(cycles * c.vector_scale)
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = result

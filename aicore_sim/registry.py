@@ -87,17 +87,18 @@ def _source_tree_eps() -> list[md.EntryPoint] | None:
 
 
 def _entry_points() -> dict[str, md.EntryPoint]:
-    """Entry points by op name: this project's first, then other distributions' (by name)."""
+    """Entry points by op name: this project's first (in pyproject order from a source tree,
+    else by name), then other distributions' (by name)."""
     global _EPS
     if _EPS is None:
         eps = list(md.entry_points(group=GROUP))
         installed_own = [e for e in eps if _dist_name(e).replace("_", "-").lower() == _DIST]
-        own = _source_tree_eps()
+        own = _source_tree_eps()  # pyproject order
         if own is None:
-            own = installed_own
-        rest = [e for e in eps if e not in installed_own]
+            own = sorted(installed_own, key=lambda e: e.name)
+        rest = sorted((e for e in eps if e not in installed_own), key=lambda e: e.name)
         out: dict[str, md.EntryPoint] = {}
-        for e in sorted(own, key=lambda e: e.name) + sorted(rest, key=lambda e: e.name):
+        for e in own + rest:
             out.setdefault(e.name, e)  # the same distribution seen twice on the path
         _EPS = out
     return _EPS
