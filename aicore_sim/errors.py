@@ -31,6 +31,10 @@ class KernelError(SimError):
     """A kernel port used the Ascend C API in a way the hardware does not allow."""
 
 
+class UsageError(SimError):
+    """A bad command-line parameter (exit 2; the message names the option and the rule)."""
+
+
 class PlatformError(SimError):
     """A platform the host tiling accepts but a launch cannot run on (e.g. no usable UB)."""
 

@@ -184,7 +184,7 @@ def fit(launches: list[Launch], base: Platform) -> tuple[np.ndarray, list[str], 
 
 
 def _load(spec: str, platform: Platform, op_name: str | None) -> Launch:
-    from aicore_sim.sweep.ops import DEFAULT_OP, get_op
+    from aicore_sim.sweep.ops import get_op, op_for_case
 
     folder, sep, case = spec.rpartition(":")
     if not sep or not folder or not case:
@@ -192,7 +192,7 @@ def _load(spec: str, platform: Platform, op_name: str | None) -> Launch:
                              f"a colon, the case file or bundled case name it ran)")
     measured = choose(Path(folder))
     try:
-        op = get_op(op_name or DEFAULT_OP)
+        op = get_op(op_name or op_for_case(case))
         c = op.resolve_case(case, {})
         plan = op.plan(c, platform, "upstream", {})
     except (KeyError, ValueError, OSError) as e:

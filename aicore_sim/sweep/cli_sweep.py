@@ -44,13 +44,13 @@ examples:
 
 
 def _usage(msg: str) -> Exception:
-    from aicore_sim.cli import UsageError
+    from aicore_sim.errors import UsageError
 
     return UsageError(msg)
 
 
 def _nonneg(text: str) -> int:
-    from aicore_sim.cli import nonneg_int
+    from aicore_sim.cli_types import nonneg_int
 
     return nonneg_int(text)
 
@@ -106,9 +106,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     case_axes: dict[str, Any] = {}
     if args.tokens:
         case_axes["tokens_num"] = args.tokens
-    from aicore_sim.sweep.ops import get_op
+    from aicore_sim.sweep.ops import get_op, op_for_case
 
-    op = get_op(args.op)
+    args.op = args.op or op_for_case(args.case)
+    try:
+        op = get_op(args.op)
+    except ValueError as e:
+        raise _usage(f"--op {args.op}: {e}") from None
     from aicore_sim.sweep.points import case_file_platform
 
     if args.platform is None:  # the case file's own platform, else the default preset
@@ -214,7 +218,8 @@ def add_parsers(sub: Any) -> None:
     q.add_argument("--out", metavar="DIR",
                    help="results folder (default reports/search-<case>-<platform>)")
     q.add_argument("--seed", type=_nonneg, help="input seed (default: the case's)")
-    q.add_argument("--op", default="moe_token_unpermute_with_ep_grad", help=argparse.SUPPRESS)
+    q.add_argument("--op", metavar="NAME",
+                   help="the operator whose tiling space is searched (default: the op of CASE)")
     q.add_argument("--no-verify", action="store_true", help="skip the numerics check")
     _exec_opts(q)
     q.set_defaults(func=cmd_search)
