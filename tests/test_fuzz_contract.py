@@ -58,6 +58,7 @@ PRESETS = ("ascend910b1", "ascend910b4", "ascend910_9391", "ascend950pr_9589", "
            "ut-fake-910b", "nope")
 DTYPES = ("bfloat16", "float16", "float32", "int32", "int64", "DT_BF16", "bf16", "fp32",
           "int8", "bool", "bf17", "")
+OPS = ("moe_token_unpermute_with_ep", "moe_token_unpermute_with_ep_grad", "no_such_op")
 INPUTS = ("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "probs")
 
 # -- values -----------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ def small_valid_case(draw: Any) -> dict[str, Any]:
 def mutated_case(draw: Any) -> dict[str, Any]:
     doc = draw(small_valid_case())
     for _ in range(draw(st.integers(0, 3))):
-        what = draw(st.integers(0, 9))
+        what = draw(st.integers(0, 10))
         if not isinstance(doc.get("inputs"), dict):  # an earlier mutation replaced it
             doc["inputs"] = {}
         if not isinstance(doc.get("attrs"), dict):
@@ -151,6 +152,8 @@ def mutated_case(draw: Any) -> dict[str, Any]:
             doc["platform"] = draw(platform_value())
         elif what == 7:
             doc["name"] = draw(texts)
+        elif what == 10:  # another registered op, with this op's inputs
+            doc["op"] = draw(st.sampled_from(OPS))
         elif what == 8:
             doc["data"] = draw(st.one_of(json_values, st.fixed_dictionaries(
                 {"seed": st.one_of(edge_ints, st.integers(0, 9))})))
