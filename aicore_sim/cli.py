@@ -123,6 +123,12 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
+def _timeline():
+    from aicore_sim import cli_timeline  # timeline analysis options and the diff subcommand
+
+    return cli_timeline
+
+
 def _err(msg: str) -> None:
     print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
 
@@ -276,6 +282,7 @@ def _run(args: argparse.Namespace) -> int:
     from op_models.moe_token_unpermute_with_ep_grad import api
 
     phases = Phases()
+    _timeline().check_run_options(args)
     platform = _platform_arg(args.platform) if args.platform else None
     if args.case_file and args.case:
         raise UsageError("give either a CASE.json or --case NAME, not both")
@@ -347,6 +354,8 @@ def _run(args: argparse.Namespace) -> int:
     print(format_summary(summary))
     if trace_note:
         print(trace_note)
+    for line in _timeline().report_lines(args, summary):
+        print(line)
     if args.verbose:
         print(phases.line())
     print(f"wrote {out}/: {', '.join(files)}")
@@ -395,7 +404,8 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         with phases.time("plot"):
             plot_timeline(result.trace, tmp / "timeline.png",
                           title=f"{cf.name} on {cf.platform.name} ({mode}): "
-                                f"{result.trace.makespan} cycles")
+                                f"{result.trace.makespan} cycles",
+                          **_timeline().plot_options(args, result.trace))
         files.append("timeline.png")
     trace_note = ""
     if "trace" in background:
@@ -408,6 +418,8 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         summary["trace_events"] = written.events
         trace_note = (f"trace {written.path.name}: {_fmt_size(written.bytes)}, "
                       f"{written.events:,} events ({args.trace})")
+    with phases.time("timeline"):
+        files += _timeline().finish_run(args, result, summary, tmp, jobs)
     summary["case_document"] = cf.raw
     summary["phases_seconds"] = phases.as_dict()
     summary["phases_in_background"] = ["golden", "trace"] if jobs > 1 else []
@@ -586,6 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--verbose", "-v", action="store_true",
                    help="print the wall time of each phase (inputs, record, replay, checks, "
                         "golden, compare, outputs, trace, plot); summary.json has them always")
+    _timeline().add_run_options(r)  # --hotspots, --slack, --cores, --window, --ub-plot
     r.set_defaults(func=cmd_run)
 
     t = sub.add_parser("tiling", help="host tiling of case files", formatter_class=fmt,
@@ -613,6 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
     from aicore_sim.sweep.cli_sweep import add_parsers as _add_sweep  # sweep, search, report
 
     _add_sweep(sub)
+    _timeline().add_parsers(sub)  # diff
     return p
 
 

@@ -10,13 +10,14 @@ The result, a :class:`Program`, is what the SimPy replay consumes.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import copysign
 
 import numpy as np
 
-from aicore_sim import parallel, semantics
+from aicore_sim import parallel, semantics, sources
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Instr, Opcode, Pipe, Space
 from aicore_sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
@@ -24,6 +25,8 @@ from aicore_sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
 _NO_WRITER = -1
 _GM, _SCALAR = Space.GM, Pipe.SCALAR
 _EFFECTS = semantics.EFFECTS
+_getframe = sys._getframe
+_CODE_SITES, _code_sites, _new_site = sources.CODE_SITES, sources.code_sites, sources.new_site
 
 ALL_EFFECTS = semantics.HAS_EFFECT
 """Opcodes whose effect the record pass applies when the launch computes numbers."""
@@ -79,6 +82,11 @@ class CoreRecorder:
         nblocks = image.ub_bytes // UB_ALIGN + 1
         self._writer_pos = np.full(nblocks, _NO_WRITER, dtype=np.int64)
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
+        self.sites: list[int] = []  # stream position -> site id (sources.py) of its API call
+        # the kernel frame of the last call and its sites by bytecode offset: consecutive
+        # calls mostly come from one frame, found by identity (no hashing of its code)
+        self._site_frame: object = None
+        self._frame_sites: dict[int, int] = {}
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
         self._intern = (intern if intern is not None else {}).setdefault
@@ -86,7 +94,17 @@ class CoreRecorder:
     # -- recording ---------------------------------------------------------------------------
 
     def emit(self, ins: Instr) -> None:
-        """Append ``ins`` to the stream and apply its effect to the functional image."""
+        """Append ``ins`` to the stream, note the kernel line that issued it (the first
+        frame above the API function calling this), and apply its effect to the functional
+        image."""
+        f = _getframe(2)  # the API function's caller: the kernel line, unless it is the API
+        if f is self._site_frame:  # the usual case: the same kernel frame as the last call
+            sid = self._frame_sites.get(f.f_lasti)
+            if sid is None:
+                sid = _new_site(f, self._frame_sites)
+        else:
+            sid = self._site_of(f)
+        self.sites.append(sid)
         s = ins.scalar
         if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
             ins = self._intern(ins, ins)
@@ -108,6 +126,28 @@ class CoreRecorder:
                     = pos
         if ins.op in self.effects:
             _EFFECTS[ins.op](ins, self.ub_bytes, self.image.gm, None)
+
+    def _site_of(self, f) -> int:
+        """Site id of frame ``f`` or, when it is the simulator's own code, of the first kernel
+        frame above it; remembers ``f`` when it is the kernel's (see ``emit``)."""
+        first = True
+        while True:
+            sites = _CODE_SITES.get(id(f.f_code), 0)
+            if sites == 0:
+                sites = _code_sites(f.f_code)
+            if sites is not None:
+                break
+            f = f.f_back
+            first = False
+        if first:
+            self._site_frame, self._frame_sites = f, sites
+        sid = sites.get(f.f_lasti)
+        return _new_site(f, sites) if sid is None else sid
+
+    def end_sites(self) -> None:
+        """Forget the kernel frame remembered by ``emit`` (it holds the kernel's locals)."""
+        self._site_frame = None
+        self._frame_sites = {}
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.
@@ -140,6 +180,7 @@ class Program:
     hazards: list[Hazard] = field(default_factory=list)
     numerics: bool = True
     jobs: int = 1  # processes the record pass ran on (1 also when it fell back to serial)
+    sources: sources.Sources | None = None  # the kernel line of every instruction
 
     @property
     def instruction_count(self) -> int:
@@ -159,11 +200,13 @@ def current() -> CoreRecorder:
 
 def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_dim: int,
                   image: MemoryImage, platform, effects: frozenset,
-                  intern: dict[Instr, Instr]) -> tuple[list, list, list]:
-    """Streams, allocation tables and hazards of ``cores``, recorded one after the other."""
+                  intern: dict[Instr, Instr]) -> tuple[list, list, list, list]:
+    """Streams, allocation tables, hazards and site ids (int32 arrays) of ``cores``, recorded
+    one after the other."""
     streams: list[list[Instr]] = []
     allocations: list[list[Allocation]] = []
     hazards: list[Hazard] = []
+    sites: list[np.ndarray] = []
     for core in cores:
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
         rec = CoreRecorder(core, block_dim, image, ub, platform, effects, intern)
@@ -174,10 +217,15 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
                 pipe.Destroy()
         finally:
             _ACTIVE.pop()
+            rec.end_sites()
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)
-    return streams, allocations, hazards
+        sites.append(np.array(rec.sites, np.int32))
+    return streams, allocations, hazards, sites
+
+
+sources.stop_at(_record_cores)  # the TPipe teardown it runs is attributed to its line
 
 
 def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,
@@ -210,9 +258,9 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
     finally:
         if was_enabled:
             gc.enable()
-    streams, allocations, hazards = parts
+    streams, allocations, hazards, sites = parts
     return Program(streams, allocations, image, image if initial is None else initial, hazards,
-                   numerics, jobs)
+                   numerics, jobs, sources.Sources(list(sources.SITES), sites))
 
 
 def stream_difference(a: list[list[Instr]], b: list[list[Instr]]

@@ -17,6 +17,7 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
 - ``bound_by``: the pipe with the highest occupied share on the critical (last-finishing)
   core, and a sentence saying why;
 - ``waits``: the chip-wide breakdown of each pipe's non-executing time;
+- ``hotspots``: cycles per kernel source line and pipe, the top lines (``hotspots.py``);
 - ``hazards`` and, when a golden is given, ``golden`` (mismatches, max abs / rel error: see
   :func:`compare_golden`).
 
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim.hotspots import hotspots
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
@@ -281,7 +283,10 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
     n = len(cores)
     d["utilisation"] = {k: (v / (makespan * n) if makespan and n else 0.0)
                         for k, v in busy_total.items()}
+    d["gm_stretch_cycles"] = {p.name: sum(c["gm_stretch_cycles"][p.name] for c in cores)
+                              for p in PIPE_ORDER}
     d["waits"] = _chip_waits(cores)
+    d["hotspots"] = hotspots(trace)
     if cores and makespan:
         critical = max(range(n), key=lambda i: cores[i]["cycles"])
         d["bound_by"] = bound_by(cores, critical)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aicore_sim.isa import Instr, Pipe
+from aicore_sim.sources import Sources
 
 STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier")
 _GM_BW = STALL_CAUSES.index("gm_bandwidth")
@@ -141,6 +142,7 @@ class Trace:
 
     cores: list[CoreTrace]
     clock_mhz: float
+    sources: Sources | None = None  # the kernel line of every instruction (sources.py)
 
     @classmethod
     def from_cores(cls, sims, streams, platform, allocations=None) -> Trace:

@@ -33,7 +33,9 @@ Args of an instruction slice. Its name is the opcode (``SetFlag<V_MTE2>(3)``,
   the other buffers or GM tensors read / written, by name, when not ``buffer`` itself;
 - ``dtype`` of the destination, only when the trace uses more than one (otherwise it is said
   once, as ``otherData.dtype``);
-- ``event`` and ``event_id`` for SetFlag / WaitFlag; ``implicit`` and ``label`` when set.
+- ``event`` and ``event_id`` for SetFlag / WaitFlag; ``implicit`` and ``label`` when set;
+- ``source``: the kernel port's line that issued it, ``"<path>:<line> <function>"`` with the
+  path relative to the checkout (``aicore_sim/sources.py``), when the trace has sources.
 
 Dropped from earlier versions as derivable: ``opcode`` (the name), ``start_cycle`` /
 ``end_cycle`` (``ts * otherData.clock_mhz``, to within a cycle; ``cycles`` is exact), byte
@@ -708,12 +710,24 @@ class _Writer:
             text, pipe = self._shape_text(sid)
             frags.append(f'{text},"pid":{c.pid},"tid":{tid_of(c.core, pipe)}}}'.encode())
         table, local, index = _text_table(frags), c.local, c.ct.index
+        src = self._sources(c)
         for r in self._ranges(c.sid.size):
             s = c.s_ns[r]
+            source = [] if src is None else [b',"source":"', _Text(src[0][src[1][r]]), b'"']
             yield self._emit(s.size, [
                 b',{"ph":"X","ts":', _Us(s), b',"dur":', _Us(c.e_ns[r] - s),
                 b',"args":{"index":', _Int(index[r]), b',"cycles":', _Int(c.cycles[r]),
-                _Text(table[local[r]])])
+                *source, _Text(table[local[r]])])
+
+    def _sources(self, c: _Core) -> tuple[np.ndarray, np.ndarray] | None:
+        """(text table of the sites this core uses, row -> table row), or None without sources."""
+        srcs = self.trace.sources
+        if srcs is None or c.core >= len(srcs.per_core):
+            return None
+        site = srcs.per_core[c.core][c.ct.index].astype(np.int64)
+        used, row = np.unique(site, return_inverse=True)
+        labels = [str(srcs.table[k]) if k >= 0 else "unknown" for k in used.tolist()]
+        return _str_table(labels), row.reshape(-1)
 
     def _issue(self, c: _Core) -> Iterator[np.ndarray]:
         pieces = c.issue
