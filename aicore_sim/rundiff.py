@@ -229,7 +229,7 @@ def diff_runs(a: Run, b: Run, top_lines: int = 10) -> dict[str, Any]:
     d["bound_by"] = _triple((sa.get("bound_by") or {}).get("pipe"),
                             (sb.get("bound_by") or {}).get("pipe"))
     if "waits" in sa and "waits" in sb:
-        d["stall_cycles"] = {p: {k: _triple(sa["waits"][p]["cycles"][k],
+        d["wait_cycles"] = {p: {k: _triple(sa["waits"][p]["cycles"][k],
                                             sb["waits"][p]["cycles"][k])
                                  for k in sa["waits"][p]["cycles"]} for p in PIPES}
     for key in ("bytes_gm_to_ub", "bytes_ub_to_gm", "achieved_gbps", "hbm_roofline_pct",
@@ -284,10 +284,10 @@ def _rows(d: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for group in ("busy_cycles", "gm_stretch_cycles", "utilisation"):
         for p, t in d.get(group, {}).items():
             out.append((f"{group}.{p}", t))
-    for p, causes in d.get("stall_cycles", {}).items():
+    for p, causes in d.get("wait_cycles", {}).items():
         for k, t in causes.items():
             if t["a"] or t["b"]:
-                out.append((f"stall_cycles.{p}.{k}", t))
+                out.append((f"wait_cycles.{p}.{k}", t))
     for k, t in d.get("core_imbalance", {}).items():
         out.append((f"core_imbalance.{k}", t))
     return out
@@ -302,6 +302,12 @@ def _delta_text(t: dict[str, Any]) -> str:
     pct = f" ({100.0 * dl / t['a']:+.1f} %)" if isinstance(t["a"], (int, float)) and t["a"] \
         else ""
     return f"{'+' if dl > 0 else ''}{_fmt(dl)}{pct}"
+
+
+def _side(v: dict[str, Any], side: str) -> str:
+    if v[f"source_{side}"]:
+        return v[f"source_{side}"]
+    return "no such core" if not v[f"length_{side}"] else "end of stream"
 
 
 def format_diff(d: dict[str, Any], only_changes: bool = True) -> str:
@@ -322,8 +328,7 @@ def format_diff(d: dict[str, Any], only_changes: bool = True) -> str:
                          f"({_delta_text(r)})")
     for v in d["first_divergence"][:8]:
         lines.append(f"core {v['core']}: streams diverge at instruction #{v['index']} "
-                     f"(A {v['source_a'] or 'end of stream'}; B "
-                     f"{v['source_b'] or 'end of stream'})")
+                     f"(A {_side(v, 'a')}; B {_side(v, 'b')})")
     if len(d["first_divergence"]) > 8:
         lines.append(f"... and {len(d['first_divergence']) - 8} more cores diverge")
     return "\n".join(lines)
@@ -347,8 +352,7 @@ def markdown(d: dict[str, Any], png: str | None) -> str:
         out += ["", "## Where the instruction streams first diverge", "",
                 "| core | index | A | B |", "|---:|---:|---|---|"]
         for v in d["first_divergence"]:
-            out.append(f"| {v['core']} | {v['index']} | {v['source_a'] or 'end'} | "
-                       f"{v['source_b'] or 'end'} |")
+            out.append(f"| {v['core']} | {v['index']} | {_side(v, 'a')} | {_side(v, 'b')} |")
     if png:
         out += ["", f"![paired bars]({png})"]
     return "\n".join(out) + "\n"
