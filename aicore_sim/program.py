@@ -83,10 +83,13 @@ class CoreRecorder:
         self._writer_pos = np.full(nblocks, _NO_WRITER, dtype=np.int64)
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
         self.sites: list[int] = []  # stream position -> site id (sources.py) of its API call
-        # the kernel frame of the last call and its sites by bytecode offset: consecutive
-        # calls mostly come from one frame, found by identity (no hashing of its code)
-        self._site_frame: object = None
-        self._frame_sites: dict[int, int] = {}
+        # the kernel frames of the last two calls and their sites by bytecode offset:
+        # consecutive calls mostly come from one frame (or alternate between a kernel helper
+        # and its caller), found by identity, without hashing their code
+        self._frame1: object = None
+        self._frame2: object = None
+        self._sites1: dict[int, int] = {}
+        self._sites2: dict[int, int] = {}
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
         self._intern = (intern if intern is not None else {}).setdefault
@@ -98,10 +101,16 @@ class CoreRecorder:
         frame above the API function calling this), and apply its effect to the functional
         image."""
         f = _getframe(2)  # the API function's caller: the kernel line, unless it is the API
-        if f is self._site_frame:  # the usual case: the same kernel frame as the last call
-            sid = self._frame_sites.get(f.f_lasti)
+        if f is self._frame1:  # the usual case: the kernel frame of the last call
+            sid = self._sites1.get(f.f_lasti)
             if sid is None:
-                sid = _new_site(f, self._frame_sites)
+                sid = _new_site(f, self._sites1)
+        elif f is self._frame2:  # back from a kernel helper to its caller (or the reverse)
+            self._frame1, self._frame2 = f, self._frame1
+            self._sites1, self._sites2 = self._sites2, self._sites1
+            sid = self._sites1.get(f.f_lasti)
+            if sid is None:
+                sid = _new_site(f, self._sites1)
         else:
             sid = self._site_of(f)
         self.sites.append(sid)
@@ -129,8 +138,7 @@ class CoreRecorder:
 
     def _site_of(self, f) -> int:
         """Site id of frame ``f`` or, when it is the simulator's own code, of the first kernel
-        frame above it; remembers ``f`` when it is the kernel's (see ``emit``)."""
-        first = True
+        frame above it; that kernel frame is remembered (see ``emit``)."""
         while True:
             sites = _CODE_SITES.get(id(f.f_code), 0)
             if sites == 0:
@@ -138,16 +146,16 @@ class CoreRecorder:
             if sites is not None:
                 break
             f = f.f_back
-            first = False
-        if first:
-            self._site_frame, self._frame_sites = f, sites
+        if f is not self._frame1:  # the kernel's frame becomes the most recent of the two kept
+            self._frame2, self._sites2 = self._frame1, self._sites1
+            self._frame1, self._sites1 = f, sites
         sid = sites.get(f.f_lasti)
         return _new_site(f, sites) if sid is None else sid
 
     def end_sites(self) -> None:
-        """Forget the kernel frame remembered by ``emit`` (it holds the kernel's locals)."""
-        self._site_frame = None
-        self._frame_sites = {}
+        """Forget the kernel frames remembered by ``emit`` (they hold the kernel's locals)."""
+        self._frame1 = self._frame2 = None
+        self._sites1, self._sites2 = {}, {}
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.
