@@ -26,7 +26,8 @@ _NO_WRITER = -1
 _GM, _SCALAR = Space.GM, Pipe.SCALAR
 _EFFECTS = semantics.EFFECTS
 _getframe = sys._getframe
-_CODE_SITES, _code_sites, _new_site = sources.CODE_SITES, sources.code_sites, sources.new_site
+_CODE_SITES, _kernel_frame, _new_site = (sources.CODE_SITES, sources.kernel_frame,
+                                         sources.new_site)
 
 ALL_EFFECTS = semantics.HAS_EFFECT
 """Opcodes whose effect the record pass applies when the launch computes numbers."""
@@ -83,36 +84,36 @@ class CoreRecorder:
         self._writer_pos = np.full(nblocks, _NO_WRITER, dtype=np.int64)
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
         self.sites: list[int] = []  # stream position -> site id (sources.py) of its API call
-        # the kernel frames of the last two calls and their sites by bytecode offset:
-        # consecutive calls mostly come from one frame (or alternate between a kernel helper
-        # and its caller), found by identity, without hashing their code
-        self._frame1: object = None
-        self._frame2: object = None
-        self._sites1: dict[int, int] = {}
-        self._sites2: dict[int, int] = {}
+        # the kernel function (code object) of the last call and its sites by bytecode
+        # offset: consecutive calls mostly come from one function, found by identity
+        self._code: object = None
+        self._sites: dict[int, int] = {}
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
         self._intern = (intern if intern is not None else {}).setdefault
 
     # -- recording ---------------------------------------------------------------------------
 
-    def emit(self, ins: Instr) -> None:
-        """Append ``ins`` to the stream, note the kernel line that issued it (the first
-        frame above the API function calling this), and apply its effect to the functional
-        image."""
-        f = _getframe(2)  # the API function's caller: the kernel line, unless it is the API
-        if f is self._frame1:  # the usual case: the kernel frame of the last call
-            sid = self._sites1.get(f.f_lasti)
-            if sid is None:
-                sid = _new_site(f, self._sites1)
-        elif f is self._frame2:  # back from a kernel helper to its caller (or the reverse)
-            self._frame1, self._frame2 = f, self._frame1
-            self._sites1, self._sites2 = self._sites2, self._sites1
-            sid = self._sites1.get(f.f_lasti)
-            if sid is None:
-                sid = _new_site(f, self._sites1)
+    def emit(self, ins: Instr, depth: int = 2) -> None:
+        """Append ``ins`` to the stream, note the kernel line that issued it, and apply its
+        effect to the functional image.
+
+        The kernel line is the frame ``depth`` above this one (2: the caller of the API
+        function calling ``emit``; an API function that reaches ``emit`` through a helper of
+        its own passes 3), or the first kernel frame above it when that is still the API.
+        """
+        f = _getframe(depth)
+        code = f.f_code
+        if code is self._code:  # the usual case: the kernel function of the last call
+            sites = self._sites
         else:
-            sid = self._site_of(f)
+            sites = _CODE_SITES.get(id(code))
+            if sites is None:  # the simulator's own code (or a code not seen yet)
+                f, sites = _kernel_frame(f)
+            self._code, self._sites = f.f_code, sites
+        sid = sites.get(f.f_lasti)
+        if sid is None:
+            sid = _new_site(f, sites)
         self.sites.append(sid)
         s = ins.scalar
         if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
@@ -135,27 +136,6 @@ class CoreRecorder:
                     = pos
         if ins.op in self.effects:
             _EFFECTS[ins.op](ins, self.ub_bytes, self.image.gm, None)
-
-    def _site_of(self, f) -> int:
-        """Site id of frame ``f`` or, when it is the simulator's own code, of the first kernel
-        frame above it; that kernel frame is remembered (see ``emit``)."""
-        while True:
-            sites = _CODE_SITES.get(id(f.f_code), 0)
-            if sites == 0:
-                sites = _code_sites(f.f_code)
-            if sites is not None:
-                break
-            f = f.f_back
-        if f is not self._frame1:  # the kernel's frame becomes the most recent of the two kept
-            self._frame2, self._sites2 = self._frame1, self._sites1
-            self._frame1, self._sites1 = f, sites
-        sid = sites.get(f.f_lasti)
-        return _new_site(f, sites) if sid is None else sid
-
-    def end_sites(self) -> None:
-        """Forget the kernel frames remembered by ``emit`` (they hold the kernel's locals)."""
-        self._frame1 = self._frame2 = None
-        self._sites1, self._sites2 = {}, {}
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.
@@ -225,7 +205,6 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
                 pipe.Destroy()
         finally:
             _ACTIVE.pop()
-            rec.end_sites()
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)

@@ -1,8 +1,8 @@
 """Source attribution: which line of the kernel port issued each recorded instruction.
 
-Step of the flow: the record pass (``program.py``) asks :func:`caller_site` once per Ascend C
-call for the first frame outside the simulator's own package (the kernel port's line calling
-the API), and stores a small int per instruction; a :class:`Sources` (the site table plus one
+Step of the flow: the record pass (``program.CoreRecorder.emit``) finds, once per Ascend C
+call, the first frame outside the simulator's own package (the kernel port's line calling
+the API) and stores a small int per instruction; a :class:`Sources` (the site table plus one
 int32 array per core, by stream index) goes with the program into the Trace, where the
 summary's hot spots and the trace's ``source`` args read it.
 
@@ -13,15 +13,17 @@ its absolute path. Instructions the simulator issues on the kernel's behalf at i
 ``TPipe`` teardown: pending free-event waits and the final ``PipeBarrier<PIPE_ALL>``) are
 attributed to the record pass's line that runs the teardown.
 
-Cost: per call one frame object (the kernel's: the frame two above ``emit``) and one dict
-look-up by (code, bytecode offset); a frame of the simulator's own code in between (a flag a
-``TQue`` call issues) costs one more. Measured on P1 in ``reports/source_attribution.md``.
+Cost, per call: the kernel's frame (two above ``emit``, or three for an API function that
+goes through a helper of its own or a ``TQue`` method's flag), its code compared by identity
+with the last call's, and a dict look-up of its bytecode offset; another kernel function
+costs a look-up by code id (:data:`CODE_SITES`), a frame of the simulator's own code a walk
+up. Measured on P1 in ``reports/source_attribution.md``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -47,7 +49,6 @@ class Site(NamedTuple):
         return f"{self.path}:{self.line} {self.func}"
 
 
-_getframe = sys._getframe
 API = None
 """:data:`CODE_SITES` value of a code object of the simulator's own: the kernel line is above."""
 CODE_SITES: dict[int, dict[int, int] | None] = {}
@@ -68,6 +69,7 @@ def stop_at(func) -> None:
     CODE_SITES.pop(id(func.__code__), None)
 
 
+@functools.cache
 def _relative(filename: str) -> str:
     try:
         return Path(filename).resolve().relative_to(ROOT).as_posix()
@@ -97,27 +99,24 @@ def code_sites(code) -> dict[int, int] | None:
     return got
 
 
+def kernel_frame(f) -> tuple[object, dict[int, int]]:
+    """The first frame from ``f`` up that is not the simulator's own code, and its code's
+    :data:`CODE_SITES` entry."""
+    while True:
+        sites = CODE_SITES.get(id(f.f_code), 0)
+        if sites == 0:
+            sites = code_sites(f.f_code)
+        if sites is not API:
+            return f, sites
+        f = f.f_back
+
+
 def new_site(f, sites: dict[int, int]) -> int:
     """Site id of the line frame ``f`` is at, entered in ``sites`` (its code's entry)."""
     code = f.f_code
     sid = sites[f.f_lasti] = _site_id(Site(_relative(code.co_filename), f.f_lineno,
                                            code.co_name))
     return sid
-
-
-def caller_site(depth: int = 1) -> int:
-    """Site id of the first frame from ``depth`` up (0: the caller of this function) that is
-    not the simulator's own code; :data:`NO_SITE` if there is none."""
-    f = _getframe(depth + 1)
-    while f is not None:
-        sites = CODE_SITES.get(id(f.f_code), 0)
-        if sites == 0:
-            sites = code_sites(f.f_code)
-        if sites is not API:
-            sid = sites.get(f.f_lasti)
-            return new_site(f, sites) if sid is None else sid
-        f = f.f_back
-    return NO_SITE
 
 
 def remap(sites: np.ndarray, table: list[Site]) -> np.ndarray:
@@ -143,5 +142,5 @@ class Sources:
         return [str(s) for s in self.table]
 
 
-__all__ = ["API", "CODE_SITES", "NO_SITE", "ROOT", "SITES", "Site", "Sources", "caller_site",
-           "code_sites", "new_site", "remap", "stop_at"]
+__all__ = ["API", "CODE_SITES", "NO_SITE", "ROOT", "SITES", "Site", "Sources", "code_sites",
+           "kernel_frame", "new_site", "remap", "stop_at"]
