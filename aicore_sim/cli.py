@@ -331,6 +331,7 @@ def _run(args: argparse.Namespace) -> int:
         meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
 
         def after_replay(trace) -> None:  # the trace file is written while the checks run
+            background["streams"] = _timeline().start_streams(trace, tmp, jobs)  # streams.npz
             if args.trace != "none":
                 background["trace"] = Background(_timed(
                     lambda: write_trace(trace, tmp / "trace.json", metadata=meta,
@@ -419,7 +420,7 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         trace_note = (f"trace {written.path.name}: {_fmt_size(written.bytes)}, "
                       f"{written.events:,} events ({args.trace})")
     with phases.time("timeline"):
-        files += _timeline().finish_run(args, result, summary, tmp, jobs)
+        files += _timeline().finish_run(args, result, summary, tmp, jobs, background)
     summary["case_document"] = cf.raw
     summary["phases_seconds"] = phases.as_dict()
     summary["phases_in_background"] = ["golden", "trace"] if jobs > 1 else []

@@ -129,13 +129,26 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     return out
 
 
+def start_streams(trace: Any, folder: Path, jobs: int) -> Any:
+    """Start writing ``streams.npz`` (``rundiff.save_streams``) beside the run's checks: a
+    :class:`~aicore_sim.background.Background` job (in this process with ``--jobs 1``)."""
+    from aicore_sim import rundiff
+    from aicore_sim.background import Background
+
+    return Background(lambda: rundiff.save_streams(folder / rundiff.STREAMS_FILE, trace),
+                      enabled=jobs > 1)
+
+
 def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], folder: Path,
-               jobs: int) -> list[str]:
+               jobs: int, background: dict[str, Any]) -> list[str]:
     """Everything this module adds to a run's folder and summary; returns the files written."""
     from aicore_sim import rundiff
 
     files: list[str] = []
     trace = result.trace
+    if "streams" in background:
+        background.pop("streams").result()
+        files.append(rundiff.STREAMS_FILE)
     if trace is None:
         return files
     n = getattr(args, "hotspots", None)
@@ -143,8 +156,6 @@ def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], f
         from aicore_sim.hotspots import hotspots
 
         summary["hotspots"] = hotspots(trace, n)
-    rundiff.save_streams(folder / rundiff.STREAMS_FILE, result.program.streams, trace)
-    files.append(rundiff.STREAMS_FILE)
     if getattr(args, "slack", False):
         from aicore_sim import slack
 
@@ -237,4 +248,5 @@ def cmd_diff(args: argparse.Namespace) -> int:
 UsageError = _Usage
 
 __all__ = ["UsageError", "add_parsers", "add_run_options", "check_run_options", "cmd_diff",
-           "finish_run", "parse_cores", "parse_window", "plot_options", "report_lines"]
+           "finish_run", "parse_cores", "parse_window", "plot_options", "report_lines",
+           "start_streams"]

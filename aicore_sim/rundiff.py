@@ -4,19 +4,20 @@ instruction streams of each core first diverge.
 Step of the flow: reads run folders written by ``aicore-sim run`` (``summary.json`` and
 ``streams.npz``) or two rows of a sweep's ``results.jsonl``; nothing is re-simulated.
 
-``streams.npz`` (written by :func:`save_streams` with every timed run) holds, per core, one
-64-bit digest per instruction (BLAKE2b of the instruction's fields, scalar operand values left
+``streams.npz`` (written by :func:`save_streams` with every run that has timing) holds, per
+core, one 64-bit digest per instruction (of all its fields but scalar operand values, left
 out as in :func:`aicore_sim.program.stream_difference`, so a timed and a timing-only record
 compare equal) and its source-site id; the site table; and the full hot-line table (cycles per
-source line and pipe). P1: 0.78 M instructions, about 9 MB.
+source line and pipe). P1: 0.78 M instructions, about 9 MB, written by a background process
+while the run's checks go on (about 0.5 s of CPU).
 
 Every figure is a ``{"a": .., "b": .., "delta": b - a}`` triple (:func:`diff_runs`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import zlib
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.hotspots import line_table
-from aicore_sim.isa import Instr, Pipe
+from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe
 
 STREAMS_FILE = "streams.npz"
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
@@ -39,13 +40,37 @@ class RunFolderError(ValueError):
 # --------------------------------------------------------------------------------------------
 
 
+_OPCODES = {o: k for k, o in enumerate(Opcode)}
+_EVENTS: dict[Any, int] = {e: k for k, e in enumerate(HardEvent)}
+_EVENTS[None] = -1
+_TEXT: dict[str, int] = {}
+
+
+def _text(s: str) -> int:
+    v = _TEXT.get(s)
+    if v is None:
+        v = _TEXT[s] = zlib.crc32(s.encode())
+    return v
+
+
+def _operand(o: Any) -> tuple:
+    return (o.space, _text(o.buf), o.addr, o.nbytes, o.dtype.num)
+
+
 def _digest(ins: Instr) -> int:
-    text = repr(ins._replace(scalar=0.0)).encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+    """A 64-bit digest of every field but the scalar operand value: the hash of a tuple of
+    ints (strings by CRC-32, enums by number, None as -1), which Python computes the same in
+    every process (it randomises the hashes of strings, and those of None and other
+    identity-hashed objects follow their addresses)."""
+    d, b, dep = ins.dst, ins.barrier, ins.dep
+    return hash((_OPCODES[ins.op], ins.pipe, ins.count, ins.nbytes, ins.mask, ins.repeat,
+                 ins.params, _EVENTS[ins.event], ins.event_id, -1 if b is None else b,
+                 -1 if dep is None else dep, ins.implicit, _text(ins.label),
+                 -1 if d is None else _operand(d), tuple(map(_operand, ins.src))))
 
 
 def digests(streams: list[list[Instr]]) -> list[np.ndarray]:
-    """One uint64 digest per instruction of each stream (computed once per distinct object:
+    """One int64 digest per instruction of each stream (computed once per distinct object:
     the record pass interns equal instructions)."""
     seen: dict[int, int] = {}
     out = []
@@ -55,12 +80,14 @@ def digests(streams: list[list[Instr]]) -> list[np.ndarray]:
         got = np.fromiter(map(seen.get, objs.tolist(), repeat(None)), object, objs.size)
         for k in np.flatnonzero(got == None).tolist():  # noqa: E711 - element-wise
             got[k] = seen[int(objs[k])] = _digest(stream[int(first[k])])
-        out.append(got.astype(np.uint64)[inv.reshape(-1)])
+        out.append(got.astype(np.int64)[inv.reshape(-1)])
     return out
 
 
-def save_streams(path: Path, streams: list[list[Instr]], trace: Any) -> None:
-    """Write ``streams.npz``: digests and site ids per core, site table, hot-line table."""
+def save_streams(path: Path, trace: Any) -> None:
+    """Write ``streams.npz`` of a replay's trace: digests and site ids per core, site table,
+    hot-line table."""
+    streams = [ct.stream for ct in trace.cores]
     arrays: dict[str, Any] = {"cores": np.array([len(streams)])}
     for c, d in enumerate(digests(streams)):
         arrays[f"digest_{c}"] = d
@@ -191,8 +218,8 @@ def first_divergence(a: Any, b: Any) -> list[dict[str, Any]]:
 
     out = []
     for core in range(n):
-        da = a[f"digest_{core}"] if f"digest_{core}" in a else np.zeros(0, np.uint64)
-        db = b[f"digest_{core}"] if f"digest_{core}" in b else np.zeros(0, np.uint64)
+        da = a[f"digest_{core}"] if f"digest_{core}" in a else np.zeros(0, np.int64)
+        db = b[f"digest_{core}"] if f"digest_{core}" in b else np.zeros(0, np.int64)
         m = min(da.size, db.size)
         neq = np.flatnonzero(da[:m] != db[:m])
         if neq.size:
