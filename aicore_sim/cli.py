@@ -322,6 +322,8 @@ def _run(args: argparse.Namespace) -> int:
         td = ex.tiling.tiling_data
 
         def after_record(program) -> None:  # the golden is computed while the replay runs
+            if mode != "functional":  # streams.npz, for diff
+                background["streams"] = _timeline().start_streams(program, tmp, jobs)
             if program.numerics and td is not None:
                 parent = os.getpid()
                 background["golden"] = Background(_timed(
@@ -331,7 +333,6 @@ def _run(args: argparse.Namespace) -> int:
         meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
 
         def after_replay(trace) -> None:  # the trace file is written while the checks run
-            background["streams"] = _timeline().start_streams(trace, tmp, jobs)  # streams.npz
             if args.trace != "none":
                 background["trace"] = Background(_timed(
                     lambda: write_trace(trace, tmp / "trace.json", metadata=meta,

@@ -129,13 +129,14 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     return out
 
 
-def start_streams(trace: Any, folder: Path, jobs: int) -> Any:
-    """Start writing ``streams.npz`` (``rundiff.save_streams``) beside the run's checks: a
+def start_streams(program: Any, folder: Path, jobs: int) -> Any:
+    """Start writing ``streams.npz`` (``rundiff.save_streams``) beside the replay: a
     :class:`~aicore_sim.background.Background` job (in this process with ``--jobs 1``)."""
     from aicore_sim import rundiff
     from aicore_sim.background import Background
 
-    return Background(lambda: rundiff.save_streams(folder / rundiff.STREAMS_FILE, trace),
+    return Background(lambda: rundiff.save_streams(folder / rundiff.STREAMS_FILE,
+                                                   program.streams, program.sources),
                       enabled=jobs > 1)
 
 
@@ -151,6 +152,7 @@ def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], f
         files.append(rundiff.STREAMS_FILE)
     if trace is None:
         return files
+    summary["source_lines"] = rundiff.source_lines(trace)
     n = getattr(args, "hotspots", None)
     if n is not None and n > len(summary.get("hotspots", [])):
         from aicore_sim.hotspots import hotspots

@@ -4,12 +4,12 @@ instruction streams of each core first diverge.
 Step of the flow: reads run folders written by ``aicore-sim run`` (``summary.json`` and
 ``streams.npz``) or two rows of a sweep's ``results.jsonl``; nothing is re-simulated.
 
-``streams.npz`` (written by :func:`save_streams` with every run that has timing) holds, per
-core, one 64-bit digest per instruction (of all its fields but scalar operand values, left
+``streams.npz`` (written by :func:`save_streams` with every run) holds, per core, one 64-bit
+digest per instruction (of all its fields but scalar operand values, left
 out as in :func:`aicore_sim.program.stream_difference`, so a timed and a timing-only record
-compare equal) and its source-site id; the site table; and the full hot-line table (cycles per
-source line and pipe). P1: 0.78 M instructions, about 9 MB, written by a background process
-while the run's checks go on (about 0.5 s of CPU).
+compare equal) and its source-site id, and the site table: P1's 0.78 M instructions take
+about 9 MB, written by a background process during the replay (about 0.5 s of CPU). Hot-line
+deltas come from ``summary.json`` (``source_lines``: every line's cycles).
 
 Every figure is a ``{"a": .., "b": .., "delta": b - a}`` triple (:func:`diff_runs`).
 """
@@ -84,25 +84,28 @@ def digests(streams: list[list[Instr]]) -> list[np.ndarray]:
     return out
 
 
-def save_streams(path: Path, trace: Any) -> None:
-    """Write ``streams.npz`` of a replay's trace: digests and site ids per core, site table,
-    hot-line table."""
-    streams = [ct.stream for ct in trace.cores]
+def save_streams(path: Path, streams: list[list[Instr]], sources: Any) -> None:
+    """Write ``streams.npz``: digests and site ids per core, and the site table."""
     arrays: dict[str, Any] = {"cores": np.array([len(streams)])}
     for c, d in enumerate(digests(streams)):
         arrays[f"digest_{c}"] = d
-    src = getattr(trace, "sources", None)
-    if src is not None:
-        for c, s in enumerate(src.per_core):
+    if sources is not None:
+        for c, s in enumerate(sources.per_core):
             arrays[f"site_{c}"] = s
-        arrays["sites"] = np.array(json.dumps(src.labels()))
-    table = line_table(trace) if trace is not None else None
-    if table is not None:
-        labels, t = table
-        arrays["line_labels"] = np.array(json.dumps(labels))
-        arrays["line_table"] = t
+        arrays["sites"] = np.array(json.dumps(sources.labels()))
     with open(path, "wb") as f:
         np.savez(f, **arrays)
+
+
+def source_lines(trace: Any) -> list[list[Any]]:
+    """Every (source, pipe) with cycles, as ``[source, pipe, cycles, HBM hold, instructions]``
+    rows (``summary.json`` ``source_lines``: what a diff compares hot lines by)."""
+    table = line_table(trace) if trace is not None else None
+    if table is None:
+        return []
+    labels, t = table
+    return [[labels[i], Pipe(p).name, int(t[i, p, 0]), int(t[i, p, 1]), int(t[i, p, 2])]
+            for i, p in zip(*np.nonzero(t[:, :, 0] + t[:, :, 1] + t[:, :, 2]))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,13 +140,11 @@ class Run:
         return cls(str(path), summary, streams)
 
     def lines(self) -> dict[tuple[str, str], int]:
-        """(source, pipe) -> cycles, from the full table when saved, else the top lines."""
-        s = self.streams
-        if s is not None and "line_table" in s:
-            labels = json.loads(str(s["line_labels"]))
-            t = s["line_table"]
-            return {(labels[i], Pipe(p).name): int(t[i, p, 0] + t[i, p, 1])
-                    for i, p in zip(*np.nonzero(t[:, :, 0] + t[:, :, 1]))}
+        """(source, pipe) -> cycles incl. HBM hold, from ``source_lines`` (every line) when
+        the summary has it, else from the top lines."""
+        rows = self.summary.get("source_lines")
+        if rows is not None:
+            return {(r[0], r[1]): r[2] + r[3] for r in rows}
         return {(r["source"], r["pipe"]): r["cycles"] + r.get("gm_stretch_cycles", 0)
                 for r in self.summary.get("hotspots", [])}
 
@@ -424,4 +425,5 @@ def plot_diff(d: dict[str, Any], path: Path) -> None:
 
 
 __all__ = ["Run", "RunFolderError", "STREAMS_FILE", "diff_runs", "digests", "first_divergence",
-           "format_diff", "markdown", "plot_diff", "save_streams", "sweep_points"]
+           "format_diff", "markdown", "plot_diff", "save_streams", "source_lines",
+           "sweep_points"]
