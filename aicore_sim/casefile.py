@@ -4,39 +4,43 @@ Step of the flow: the *case* at the head of the pipeline, in a file. ``aicore-si
 ``aicore-sim tiling`` read it; :func:`load_case` validates it and every message names the
 offending field (``inputs.probs.dtype: unknown dtype 'bf17'; expected one of …``).
 
-Format (a JSON object)::
+Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in it)::
 
     {
-      "op": "moe_token_unpermute_with_ep_grad",
+      "op": "<operator name>",                             (aicore-sim cases lists them)
       "name": "tiny",                                      (optional; default: file stem)
       "inputs": {
-        "unpermuted_tokens_grad": {"shape": [10, 64], "dtype": "bfloat16"},
-        "sorted_indices":         {"shape": [30],     "dtype": "int32"},
-        "permuted_tokens":        {"shape": [30, 64], "dtype": "bfloat16"},
-        "probs":                  {"shape": [10, 3],  "dtype": "float32"}
+        "<input name>": {"shape": [10, 64], "dtype": "bfloat16"},
+        "<optional input name>": null,
+        ...
       },
-      "attrs": {"padded_mode": false, "restore_shape": null, "range": null, "topk_num": 3},
+      "attrs": {"<attribute name>": value, ...},
       "platform": "ascend910b1",
       "mode": "timed",                                     (optional)
       "data": {"seed": 0}                                  (optional)
     }
 
+- ``op``: a registered operator (:mod:`aicore_sim.registry`); its
+  :class:`~aicore_sim.opmodel.OpModel` names the inputs (required or optional) and the
+  attributes (and their kinds) this file may give; ``examples/cases/`` has examples.
 - ``inputs``: the operator's inputs by name; an optional input is absent when it is ``null``
   or missing. ``dtype`` takes numpy / ml_dtypes names (``bfloat16``, ``float16``, ``float32``,
   ``int32``, ``int64``), short forms (``bf16``, ``fp16``, ``fp32``, ``half``) and CANN
   ``DT_*`` spellings (``DT_BF16``, ``DT_FLOAT16``, ``DT_FLOAT``, ``DT_INT32``). ``shape`` is a
   list of non-negative integers. Operator rules (ranks, shape relations, dtype combinations,
   ranges) are checked by the operator API, which answers with aclnn error codes.
-- ``attrs``: attributes by name; ``null`` or missing = not given. For ``aicore-sim tiling``
-  only, ``attrs`` may also be a list: values placed on IR attribute indices 0, 1, 2 … in
-  order, exactly as upstream's tiling unit tests build their contexts.
+- ``attrs``: attributes by name; ``null`` or missing = not given (the IR default). A ``bool``
+  attribute takes true/false, an ``int`` an integer, an ``int_list`` a list of integers. For
+  ``aicore-sim tiling`` only, ``attrs`` may also be a list: values placed on IR attribute
+  indices 0, 1, 2 … in order, exactly as upstream's tiling unit tests build their contexts.
 - ``platform``: a preset name (``aicore-sim platforms`` lists them), ``{"preset": name,
   field: value, …}`` (a preset with fields replaced) or a dict of fields (the rest from the
   family preset); see :func:`aicore_sim.platform.load_platform`. Default ``ascend910b1``.
 - ``data``: how input values are made when no ``--inputs DIR`` is given: ``seed`` (default 0)
-  for seeded random values — float tensors uniform in [-2, 2) (``probs`` in [0.01, 0.99]),
-  integer index tensors a random permutation of ``[0, T)``. With ``--inputs DIR`` every
-  present input is read from ``DIR/<input name>.npy`` and must match the case's shape and dtype.
+  for seeded random values — float tensors uniform in the input's ``value_range`` (default
+  [-2, 2); e.g. routing weights in [0.01, 0.99]), integer index tensors a random permutation
+  of ``[0, size)``. With ``--inputs DIR`` every present input is read from
+  ``DIR/<input name>.npy`` and must match the case's shape and dtype.
 """
 
 from __future__ import annotations
@@ -64,24 +68,42 @@ class CaseFileError(SimError):
 
 @dataclass(frozen=True)
 class OpSpec:
-    """What the case format knows of an operator: input names (required first) and attrs."""
+    """What the case format knows of an operator (from its :class:`~aicore_sim.opmodel.OpModel`):
+    input names (IR order) and the required ones, attributes by name with their kinds, outputs."""
 
     name: str
     inputs: tuple[str, ...]
     required: tuple[str, ...]
     attrs: tuple[str, ...]
     outputs: tuple[str, ...]
+    attr_kinds: tuple[str, ...] = ()
+    value_ranges: tuple[tuple[float, float], ...] = ()
+
+    @classmethod
+    def of(cls, model: Any) -> OpSpec:
+        return cls(model.name, tuple(t.name for t in model.inputs),
+                   tuple(t.name for t in model.inputs if not t.optional),
+                   tuple(a.name for a in model.attrs), tuple(t.name for t in model.outputs),
+                   tuple(a.kind for a in model.attrs),
+                   tuple(tuple(t.value_range) for t in model.inputs))
+
+    @property
+    def model(self) -> Any:
+        """The operator's :class:`~aicore_sim.opmodel.OpModel`."""
+        from aicore_sim.registry import get_op
+
+        return get_op(self.name)
 
 
-OPS: dict[str, OpSpec] = {
-    "moe_token_unpermute_with_ep_grad": OpSpec(
-        name="moe_token_unpermute_with_ep_grad",
-        inputs=("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "probs"),
-        required=("unpermuted_tokens_grad", "sorted_indices"),
-        attrs=("padded_mode", "restore_shape", "range", "topk_num"),
-        outputs=("permuted_tokens_grad", "probs_grad"),
-    ),
-}
+def op_spec(name: Any, field: str = "op") -> OpSpec:
+    """The case-format view of registered operator ``name`` (unknown: a CaseFileError)."""
+    from aicore_sim.registry import UnknownOpError, get_op
+
+    try:
+        return OpSpec.of(get_op(name, field))
+    except UnknownOpError as e:
+        raise CaseFileError(str(e)) from None
+
 
 _TOP_KEYS = ("op", "name", "description", "inputs", "attrs", "platform", "mode", "data")
 _DATA_KEYS = ("seed",)
@@ -171,18 +193,26 @@ def _attrs(value: Any, op: OpSpec) -> dict[str, Any] | list[Any]:
         raise _fail("attrs", f"expected an object (or a positional list), "
                              f"got {json.dumps(value)}")
     out: dict[str, Any] = {}
+    kinds = dict(zip(op.attrs, op.attr_kinds))
     for k, v in value.items():
         if k not in op.attrs:
             raise _fail(f"attrs.{k}", f"unknown attribute; expected one of {list(op.attrs)}")
         if v is None:
             continue
-        if k == "padded_mode":
+        kind = kinds.get(k)
+        if kind == "bool":
             if not isinstance(v, bool):
-                raise _fail("attrs.padded_mode", f"expected true or false, got {json.dumps(v)}")
-        elif k in ("restore_shape", "range"):
+                raise _fail(f"attrs.{k}", f"expected true or false, got {json.dumps(v)}")
+        elif kind == "int_list":
             v = _int_list(v, f"attrs.{k}")
-        elif k == "topk_num":
-            v = _int(v, "attrs.topk_num")
+        elif kind == "int":
+            v = _int(v, f"attrs.{k}")
+        elif kind == "float":
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise _fail(f"attrs.{k}", f"expected a number, got {json.dumps(v)}")
+            v = float(v)
+        elif kind == "str" and not isinstance(v, str):
+            raise _fail(f"attrs.{k}", f"expected a string, got {json.dumps(v)}")
         out[k] = v
     return out
 
@@ -206,10 +236,7 @@ def parse_case(doc: Any, name: str = "case") -> CaseFile:
     for k in doc:
         if k not in _TOP_KEYS:
             raise _fail(k, f"unknown field; expected some of {list(_TOP_KEYS)}")
-    op_name = doc.get("op")
-    if op_name not in OPS:
-        raise _fail("op", f"unknown operator {json.dumps(op_name)}; expected one of {list(OPS)}")
-    op = OPS[op_name]
+    op = op_spec(doc.get("op"))
     raw_inputs = doc.get("inputs")
     if not isinstance(raw_inputs, Mapping):
         raise _fail("inputs", "expected an object mapping input names to {shape, dtype}")
@@ -270,6 +297,7 @@ def load_case(path: str | os.PathLike) -> CaseFile:
 def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray | None]:
     """Seeded random values for every present input (see the module docstring)."""
     rng = np.random.default_rng(case.seed if seed is None else seed)
+    ranges = dict(zip(case.op.inputs, case.op.value_ranges))
     out: dict[str, np.ndarray | None] = {}
     for name, spec in case.inputs.items():
         if spec is None:
@@ -279,7 +307,7 @@ def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray |
         if spec.dtype.kind in "iu":
             out[name] = rng.permutation(size).astype(spec.dtype).reshape(spec.shape)
             continue
-        lo, hi = (0.01, 0.99) if name == "probs" else (-2.0, 2.0)
+        lo, hi = ranges.get(name, (-2.0, 2.0))
         v = rng.random(size, dtype=np.float32) * np.float32(hi - lo) + np.float32(lo)
         out[name] = v.astype(spec.dtype).reshape(spec.shape)
     return out
@@ -325,23 +353,23 @@ def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray
 # --------------------------------------------------------------------------------------------
 
 
-def case_document(case: Any, platform: str | Mapping[str, Any] = DEFAULT_PLATFORM
-                  ) -> dict[str, Any]:
-    """The case-file document of a bundled ``Case`` (``op_models…cases.Case``)."""
-    n, k, h, t = case.tokens_num, case.top_k, case.hidden, case.flat_size
-    probs = None if case.probs_dtype is None else {"shape": [n, k], "dtype": case.probs_dtype}
+def case_document(case: Any, platform: str | Mapping[str, Any] = DEFAULT_PLATFORM,
+                  model: Any = None) -> dict[str, Any]:
+    """The case-file document of a bundled case of ``model`` (default: the op bundling a case
+    of that name); inputs and attributes come from the model's ``case_specs``."""
+    if model is None:
+        from aicore_sim.registry import find_case
+
+        model, _ = find_case(case.name)
+    specs, attrs = model.case_specs(case)
     return {
-        "op": "moe_token_unpermute_with_ep_grad",
+        "op": model.name,
         "name": case.name,
         "description": case.description,
-        "inputs": {
-            "unpermuted_tokens_grad": {"shape": [n, h], "dtype": case.dtype},
-            "sorted_indices": {"shape": [t], "dtype": "int32"},
-            "permuted_tokens": {"shape": [t, h], "dtype": case.dtype},
-            "probs": probs,
-        },
-        "attrs": {"padded_mode": False, "restore_shape": None,
-                  "range": None if case.range is None else list(case.range), "topk_num": k},
+        "inputs": {k: None if s is None else {"shape": list(s[0]),
+                                               "dtype": dtypes.dtype_name(s[1])}
+                   for k, s in specs.items()},
+        "attrs": dict(attrs),
         "platform": platform,
         "data": {"seed": case.seed},
     }
@@ -351,10 +379,11 @@ __all__ = [
     "CaseFile",
     "CaseFileError",
     "InputSpec",
-    "OPS",
+    "OpSpec",
     "case_document",
     "load_case",
     "make_data",
+    "op_spec",
     "parse_case",
     "read_data",
 ]

@@ -38,16 +38,24 @@ from aicore_sim.casefile import (
     parse_case,
     read_data,
 )
-from aicore_sim.errors import SimError
+from aicore_sim.errors import SimError, UsageError
 from aicore_sim.export.perfetto import write_trace
+from aicore_sim.opmodel import PreparedCall
 from aicore_sim.parallel import usable_cpus
 from aicore_sim.platform import Platform, list_presets, load_platform
+from aicore_sim.registry import (
+    DEFAULT_CASE,
+    OpLoadError,
+    UnknownOpError,
+    find_case,
+    get_op,
+    op_names,
+)
 from aicore_sim.resources import check_fits, nbytes
 from aicore_sim.summary import compare_golden, format_summary, summarize
 
 PROG = "aicore-sim"
 DEBUG_ENV = "AICORE_SIM_DEBUG"  # "1": let unexpected exceptions through with their traceback
-DEFAULT_CASE = "tiny"
 
 _RUN_EXAMPLES = """\
 examples:
@@ -65,7 +73,8 @@ tells); functional computes the numbers only (no timing, no trace).
 
 writes into --out (default traces/<time>-<case>/): outputs/<name>.npy (not in timing-only
 mode), trace.json (or trace.json.gz when large; open it in ui.perfetto.dev), summary.json
-(with the wall time of each phase), timeline.png
+(with the wall time of each phase), timeline.png, and msprof op's PipeUtilization.csv and
+OpBasicInfo.csv (the columns a board's 'msprof op' writes; see docs/correlate.md)
 """
 
 _TILING_EXAMPLES = """\
@@ -73,10 +82,6 @@ examples:
   aicore-sim tiling examples/cases/tiny.json
   aicore-sim tiling examples/cases/*.json --json   one JSON object per line and case
 """
-
-
-class UsageError(Exception):
-    """A bad command-line parameter (exit 2)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,13 +99,11 @@ def _platform_arg(spec: str) -> Platform:
 
 
 def _bundled(name: str, platform: str | Platform) -> tuple[CaseFile, dict[str, Any]]:
-    from op_models.moe_token_unpermute_with_ep_grad import cases
-
     try:
-        case = cases.get_case(name)
-    except KeyError as e:
-        raise UsageError(f"--case {name}: {e.args[0]}") from None
-    doc = case_document(case, DEFAULT_PLATFORM)
+        model, case = find_case(name)
+    except UnknownOpError as e:
+        raise UsageError(str(e)) from None
+    doc = case_document(case, DEFAULT_PLATFORM, model)
     cf = parse_case(doc, name)
     if isinstance(platform, Platform):
         cf = _with_platform(cf, platform)
@@ -138,35 +141,18 @@ def _err(msg: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _prepare_op(cf: CaseFile, inputs: dict[str, np.ndarray | None]) -> tuple[int, Any]:
-    """The first aclnn phase (argument checks and host tiling): (workspace size, executor)."""
-    from op_models.moe_token_unpermute_with_ep_grad import api
-
+def _prepare_op(cf: CaseFile, inputs: dict[str, np.ndarray | None]) -> PreparedCall:
+    """The first aclnn phase (argument checks and host tiling) of the case's operator."""
     if cf.positional_attrs:
         raise CaseFileError("attrs: a positional list is only accepted by 'aicore-sim tiling'; "
                             "'run' needs attributes by name")
-    a = dict(cf.attrs)
-    probs = inputs.get("probs")
-    topk = a.get("topk_num")
-    if topk is None:
-        topk = int(probs.shape[1]) if probs is not None and probs.ndim == 2 else 1
-    return api.get_workspace_size(
-        inputs["unpermuted_tokens_grad"], inputs["sorted_indices"], inputs.get("permuted_tokens"),
-        probs, a.get("padded_mode", False), a.get("restore_shape"), a.get("range"), topk,
-        None, None, platform=cf.platform)
+    return cf.op.model.prepare(inputs, dict(cf.attrs), cf.platform)
 
 
-def _golden(cf: CaseFile, inputs: dict[str, np.ndarray | None], td: Any
+def _golden(cf: CaseFile, inputs: dict[str, np.ndarray | None], pc: PreparedCall
             ) -> dict[str, np.ndarray | None]:
-    """The operator's golden outputs for tiling data ``td``."""
-    from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
-
-    idx = inputs["sorted_indices"]
-    start, end, num_out = normalise_range(dict(cf.attrs).get("range"), int(idx.shape[0]))
-    pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
-                     inputs.get("probs"), start=start, end=end, num_out_tokens=num_out,
-                     hidden_chunk=td.hiddenSizeAlign)
-    return {"permuted_tokens_grad": pg, "probs_grad": prg}
+    """The operator's golden outputs for the prepared call ``pc`` (its tiling)."""
+    return cf.op.model.golden(inputs, dict(cf.attrs), pc)
 
 
 def _timed(fn):
@@ -279,8 +265,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from op_models.moe_token_unpermute_with_ep_grad import api
-
     phases = Phases()
     _timeline().check_run_options(args)
     platform = _platform_arg(args.platform) if args.platform else None
@@ -304,30 +288,26 @@ def _run(args: argparse.Namespace) -> int:
         if args.inputs:
             inputs = read_data(cf, args.inputs)
         elif "case" in extra:
-            from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs
-
-            inputs = make_inputs(extra["case"], args.seed)
+            inputs = cf.op.model.case_inputs(extra["case"], args.seed)
         else:
             inputs = make_data(cf, args.seed)
     out = _out_dir(args.out, cf.name)
-    size, ex = _prepare_op(cf, inputs)
+    pc = _prepare_op(cf, inputs)
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
-                           for k, v in ex.out_shapes.items() if v is not None}})
+                           for k, v in pc.out_shapes.items() if v is not None}})
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     background: dict[str, Background] = {}
     try:
-        td = ex.tiling.tiling_data
-
         def after_record(program) -> None:  # the golden is computed while the replay runs
             if mode != "functional":  # streams.npz, for diff
                 background["streams"] = _timeline().start_streams(program, tmp, jobs)
-            if program.numerics and td is not None:
+            if program.numerics and pc.tiling is not None:
                 parent = os.getpid()
                 background["golden"] = Background(_timed(
-                    lambda: _spilled(_golden(cf, inputs, td), tmp / ".golden", parent)),
+                    lambda: _spilled(_golden(cf, inputs, pc), tmp / ".golden", parent)),
                     enabled=jobs > 1)
 
         meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
@@ -338,9 +318,9 @@ def _run(args: argparse.Namespace) -> int:
                     lambda: write_trace(trace, tmp / "trace.json", metadata=meta,
                                         detail=args.trace)), enabled=jobs > 1)
 
-        result = api.execute(None, size, ex, mode=mode, jobs=jobs,
-                             check_streams=args.check_streams, after_record=after_record,
-                             after_replay=after_replay)
+        result = cf.op.model.execute(pc, mode=mode, jobs=jobs,
+                                     check_streams=args.check_streams,
+                                     after_record=after_record, after_replay=after_replay)
         files, summary, trace_note = _finish_run(args, cf, mode, jobs, result, background,
                                                  phases, tmp)
         _publish_modes(tmp)
@@ -381,7 +361,7 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         summary = summarize(result)
     summary["case"] = cf.name
     summary["jobs"] = jobs
-    outs = {k: result.outputs.get(k) for k in ("permuted_tokens_grad", "probs_grad")}
+    outs = {k: result.outputs.get(k) for k in cf.op.outputs}
     if "golden" in background:
         with phases.time("golden_wait"):
             gold, seconds = background.pop("golden").result()
@@ -422,6 +402,10 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
                       f"{written.events:,} events ({args.trace})")
     with phases.time("timeline"):
         files += _timeline().finish_run(args, result, summary, tmp, jobs, background)
+    if "cores" in summary:  # msprof op's PipeUtilization.csv / OpBasicInfo.csv of the run
+        from aicore_sim.export.msprof import write_msprof
+
+        files += write_msprof(tmp, summary, result.platform)
     summary["case_document"] = cf.raw
     summary["phases_seconds"] = phases.as_dict()
     summary["phases_in_background"] = ["golden", "trace"] if jobs > 1 else []
@@ -445,34 +429,9 @@ def _fmt_size(n: int) -> str:
 
 def tiling_of(cf: CaseFile) -> dict[str, Any]:
     """The tiling result of a case as a JSON-ready dict (fields in upstream order)."""
-    from aicore_sim.ascendc import PlatformAscendC
-    from aicore_sim.dtypes import dtype_name
-    from op_models.moe_token_unpermute_with_ep_grad.tiling import (
-        TensorDesc,
-        TilingContext,
-        tiling_func,
-    )
-
-    descs = [None if s is None else TensorDesc(s.shape, dtype_name(s.dtype))
-             for s in cf.inputs.values()]
-    if cf.positional_attrs:
-        ctx = TilingContext.positional(descs, *cf.attrs)
-    else:
-        a = dict(cf.attrs)
-        ctx = TilingContext.create(*descs, padded_mode=a.get("padded_mode"),
-                                   restore_shape=a.get("restore_shape"), range=a.get("range"),
-                                   topk_num=a.get("topk_num"))
-    host = 3510 if cf.platform.short_soc == "Ascend950" else None
-    tr = tiling_func(ctx, PlatformAscendC(cf.platform), host_npu_arch=host)
-    return {
-        "case": cf.name,
-        "status": tr.status,
-        "tiling_key": tr.tiling_key,
-        "tiling_data": tr.tiling_data.as_dict() if tr.tiling_data is not None else None,
-        "workspace": list(tr.workspace),
-        "block_dim": tr.block_dim,
-        "error": tr.error,
-    }
+    specs = {k: None if s is None else (s.shape, s.dtype) for k, s in cf.inputs.items()}
+    attrs = list(cf.attrs) if cf.positional_attrs else dict(cf.attrs)
+    return {"case": cf.name, **cf.op.model.tiling(specs, attrs, cf.platform)}
 
 
 def cmd_tiling(args: argparse.Namespace) -> int:
@@ -532,22 +491,55 @@ def cmd_platforms(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_cases(args: argparse.Namespace) -> int:
-    from op_models.moe_token_unpermute_with_ep_grad.cases import CASES
+def _case_table(model: Any) -> list[str]:
+    """The lines of one op's case table: name, the op's columns (``case_row``), description;
+    columns of integers right-aligned."""
+    rows = [(c.name, model.case_row(c), c.description) for c in model.cases().values()]
+    heads = list(rows[0][1]) if rows else []
+    width = {h: max([len(h), *(len(r[h]) for _, r, _ in rows)]) for h in heads}
+    right = {h: all(r[h].isdigit() for _, r, _ in rows) for h in heads}
 
+    def cells(row: dict[str, str]) -> str:
+        return " ".join(f"{row[h]:>{width[h]}}" if right[h] else f"{row[h]:<{width[h]}}"
+                        for h in heads)
+
+    name_w = max([24, *(len(n) for n, _, _ in rows)])
+    lines = [f"{'case':<{name_w}} {cells({h: h for h in heads})} description"]
+    for name, row, desc in rows:
+        desc = desc if len(desc) <= 60 else desc[:57] + "..."
+        lines.append(f"{name:<{name_w}} {cells(row)} {desc}")
+    return lines
+
+
+def cmd_cases(args: argparse.Namespace) -> int:
+    models, broken = [], []
+    for name in op_names():
+        try:
+            models.append(get_op(name))
+        except OpLoadError as e:  # the other ops are still listed
+            broken.append(e)
+    models.sort(key=lambda m: DEFAULT_CASE not in m.cases())  # the default op first
+    try:
+        _print_cases(args, models)
+    finally:
+        for e in broken:
+            _err(f"error: {e}")
+    return 1 if broken else 0
+
+
+def _print_cases(args: argparse.Namespace, models: list[Any]) -> None:
     if args.json:
-        for c in CASES.values():
-            print(json.dumps(case_document(c)))
-        return 0
-    print(f"{'case':<24} {'N':>5} {'K':>4} {'H':>6} {'tokens':<9} {'probs':<9} {'range':<12}"
-          f" description")
-    for c in CASES.values():
-        rng = "-" if c.range is None else f"[{c.range[0]}, {c.range[1]}]"
-        desc = c.description if len(c.description) <= 60 else c.description[:57] + "..."
-        print(f"{c.name:<24} {c.tokens_num:>5} {c.top_k:>4} {c.hidden:>6} {c.dtype:<9} "
-              f"{c.probs_dtype or '-':<9} {rng:<12} {desc}")
+        for m in models:
+            for c in m.cases().values():
+                print(json.dumps(case_document(c, DEFAULT_PLATFORM, m)))
+        return
+    for i, m in enumerate(models):
+        if i:
+            print()
+        print(f"op {m.name}: {m.description}")
+        for line in _case_table(m):
+            print(line)
     print(f"\nrun one with: {PROG} run --case NAME   (default: {DEFAULT_CASE})")
-    return 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -617,7 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_platforms)
 
     c = sub.add_parser("cases", help="list the bundled cases",
-                       description="List the bundled cases of the operator.")
+                       description="List the bundled cases of every installed operator.")
     c.add_argument("--json", action="store_true", help="each case as a case-file document")
     c.set_defaults(func=cmd_cases)
 
@@ -629,6 +621,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_sweep(sub)
     _timeline().add_parsers(sub)  # diff
+
+    # correlate, calibrate
+    from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate
+
+    _add_correlate(sub)
     return p
 
 
@@ -641,9 +638,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
-    except (UsageError, CaseFileError) as e:
+    except (UsageError, CaseFileError, UnknownOpError) as e:
         _err(f"error: {e}")
         return 2
+    except OpLoadError as e:  # an installed plug-in is broken: not the user's input
+        _err(f"error: {e}")
+        return 1
     except SimError as e:
         code = getattr(e, "code", None)
         if code is not None:  # the operator API rejected an argument (aclnn code in message)

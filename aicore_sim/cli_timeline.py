@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli import UsageError as _CliUsage
+from aicore_sim.errors import UsageError as _CliUsage
 
 DIFF_EXAMPLES = """\
 examples:

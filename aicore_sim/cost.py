@@ -16,8 +16,12 @@ Formula shapes (parameters in ``data/costs/<family>.toml``, each with its source
   ``unaligned_512_bandwidth_ratio``. Multi-row copies add ``k * rows * (gap_elements mod 256)``.
 - Vector API calls, A2/A3 (``linear``): ``b + k * n`` (GE ATT V1 fits), n = elements covered
   (``count``, or ``min(mask, elements per repeat) * repeat``; a mask-0 / repeat-0 call costs b).
+  DataCopy UB->UB (PIPE_V) is priced as a vector Copy of its elements (ASSUMPTION).
 - Vector API calls, 950 (``vf``): ``head + sum(throughput) * ceil(n * wider_bytes / 256)
   + max(latency)`` over the API's micro-ops (GE ATT V2).
+- Calibration scales (``Costs.mte2_scale``, ``mte3_scale``, ``vector_scale``; 1.0 unless a
+  platform overlay from ``aicore-sim calibrate`` sets them) multiply the MTE2 / MTE3 curve
+  (floor included; not the stride term) and the vector formula, before rounding.
 - SetFlag / WaitFlag / PipeBarrier: fixed cycles; GetValue(GM): DCache hit cycles (the engine
   adds the miss penalty); GetValue / SetValue on UB: ``ub_read_cycles``.
 
@@ -51,8 +55,15 @@ _VECTOR_OPS = frozenset(
         Opcode.ADD,
         Opcode.BLOCK_REDUCE_SUM,
         Opcode.WHOLE_REDUCE_SUM,
+        Opcode.DATA_COPY_UB_TO_UB,
     }
 )
+# Vector-pipe calls priced with another API's fit. DataCopy UB->UB is the copy_ubuf_to_ubuf
+# instruction, which runs on PIPE_V (CANN intrinsic reference, cceapi_0070:
+# https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/850/API/cceintrinsicapi/cceapi_0070.html);
+# no measurement of it exists in our sources, so it is priced as a vector Copy of the same
+# element count (ASSUMPTION, docs/model.md).
+_PRICED_AS = {Opcode.DATA_COPY_UB_TO_UB: "Copy"}
 _REDUCE_OPS = frozenset({Opcode.BLOCK_REDUCE_SUM, Opcode.WHOLE_REDUCE_SUM})
 _SCALAR_OPS = frozenset({Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB})
 
@@ -75,8 +86,8 @@ class _Curve:
 
     __slots__ = ("sizes", "cycles", "floor", "last_cycles_per_byte", "first")
 
-    def __init__(self, curve: CopyCurve, clock_mhz: float) -> None:
-        per_ns = clock_mhz / 1000.0
+    def __init__(self, curve: CopyCurve, clock_mhz: float, scale: float = 1.0) -> None:
+        per_ns = clock_mhz / 1000.0 * scale
         self.sizes = [float(s) for s in curve.size_bytes]
         self.cycles = [t * per_ns for t in curve.time_ns]
         self.floor = curve.floor_ns * per_ns
@@ -123,8 +134,8 @@ class _Tables:
     def __init__(self, platform: Platform) -> None:
         c: Costs = platform.costs
         self.costs = c
-        self.mte2 = _Curve(c.mte2_curve, platform.clock_mhz)
-        self.mte3 = _Curve(c.mte3_curve, platform.clock_mhz)
+        self.mte2 = _Curve(c.mte2_curve, platform.clock_mhz, c.mte2_scale)
+        self.mte3 = _Curve(c.mte3_curve, platform.clock_mhz, c.mte3_scale)
         self.linear = {
             (e.api, e.src_dtype, e.dst_dtype): (e.b_cycles, e.k_cycles_per_element)
             for e in c.vector_linear
@@ -305,7 +316,7 @@ def _vector_cycles(instr: Instr, t: _Tables) -> int:
         return hit
     wider = max(src.itemsize, dst.itemsize)
     n = _vector_elements(instr, wider)
-    api = instr.op.value
+    api = _PRICED_AS.get(instr.op, instr.op.value)
     c = t.costs
     if c.vector_model == "linear":
         b, k = t.linear_params(api, src.name, dst.name)
@@ -326,7 +337,7 @@ def _vector_cycles(instr: Instr, t: _Tables) -> int:
                 thr += tp
                 lat_max = max(lat_max, lat)
             cycles += thr * nv + lat_max
-    result = _round(cycles)
+    result = _round(cycles * c.vector_scale)
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = result

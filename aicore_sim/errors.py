@@ -29,3 +29,7 @@ class EventIdError(SimError):
 
 class KernelError(SimError):
     """A kernel port used the Ascend C API in a way the hardware does not allow."""
+
+
+class UsageError(SimError):
+    """A bad command-line parameter (exit 2; the message names the option and the rule)."""

@@ -71,6 +71,8 @@ class Opcode(Enum):
     # data movement (MTE2 / MTE3)
     COPY_GM_TO_UB = "DataCopyPad.GM2UB"
     COPY_UB_TO_GM = "DataCopyPad.UB2GM"
+    # UB -> UB block copy (DataCopy between vector positions; copy_ubuf_to_ubuf, PIPE_V)
+    DATA_COPY_UB_TO_UB = "DataCopy.UB2UB"
     # vector (V)
     CAST = "Cast"
     COPY = "Copy"
@@ -125,7 +127,10 @@ class Instr(NamedTuple):
     Field use by opcode (``count`` is elements in count mode, ``blockCount`` for copies):
 
     - copies: ``params = (blockCount, blockLen, srcStride, dstStride)`` exactly as the
-      DataCopyExtParams; ``nbytes`` = payload bytes moved (blockCount * blockLen).
+      DataCopyExtParams; ``nbytes`` = payload bytes moved (blockCount * blockLen). A
+      ``DataCopy`` GM<->UB is recorded as the same transfer (blockLen in bytes, ``label``
+      ``"DataCopy"``); ``DataCopy.UB2UB`` has ``count`` elements, ``params`` as the copies
+      with strides in 32-byte blocks.
     - Cast: ``count``, ``round_mode``; Copy: ``mask``, ``repeat``,
       ``params = (dstBlkStride, srcBlkStride, dstRepStride, srcRepStride)``;
       Duplicate / Muls: ``count``, ``scalar``; Mul / Add: ``count``;

@@ -96,7 +96,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
            jobs: int = 1, check_streams: bool = False,
            after_record: Callable[[Program], None] | None = None,
            after_replay: Callable[[Trace], None] | None = None,
-           prepared: dict | None = None) -> RunResult:
+           prepared: dict | None = None, auto_sync: bool = True) -> RunResult:
     """Run ``kernel(*args)`` on ``block_dim`` cores.
 
     ``args`` lists the kernel's parameters in order: a ``str`` names a GM tensor of
@@ -114,7 +114,8 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     program once the record pass is done, ``after_replay`` with the replay's trace as soon as
     it exists, before the checks (the command line starts background work then).
     ``prepared`` is passed to :func:`aicore_sim.engine.replay` (a caller that will replay the
-    same streams again keeps it with them).
+    same streams again keeps it with them). ``auto_sync=False`` records the kernel as built
+    without the compiler's auto-sync: scalar UB reads are ordered by explicit flags only.
     """
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
@@ -132,7 +133,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     initial = (MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
                                         copy=False) if numerics else None)
     prog = program.record(kernel, gm_args, block_dim, image, platform, initial,
-                          numerics=numerics, jobs=jobs)
+                          numerics=numerics, jobs=jobs, auto_sync=auto_sync)
     if mode != "timed":
         prog.initial = prog.functional  # keep no pre-launch image nobody will replay
     wall["record"] = time.perf_counter() - t0
@@ -144,7 +145,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
         other = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
                                          copy=not numerics)
         alt = program.record(kernel, gm_args, block_dim, other, platform, None,
-                             numerics=not numerics, jobs=jobs)
+                             numerics=not numerics, jobs=jobs, auto_sync=auto_sync)
         hazards.extend(_stream_hazards(prog, alt))
         del other, alt
         wall["check_streams"] = time.perf_counter() - t1

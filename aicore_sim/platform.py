@@ -87,6 +87,11 @@ class Costs:
     ``vector_model`` is ``"linear"`` (A2/A3: per-API ``b + k*n`` fits) or ``"vf"`` (950:
     vector-function micro-op model). Copy curves are kept in ns and converted to cycles at the
     platform clock by ``cost.py``.
+
+    ``mte2_scale``, ``mte3_scale`` and ``vector_scale`` (ratios, 1.0 = the published data)
+    multiply the GM->UB curve, the UB->GM curve and every vector API cost: the knobs
+    ``aicore-sim calibrate`` fits to a board's profile and writes into a platform overlay.
+    A cost file may set them in a ``[calibration]`` table; they default to 1.0.
     """
 
     family: str
@@ -112,6 +117,9 @@ class Costs:
     set_flag_cycles: int
     wait_flag_cycles: int
     barrier_cycles: int
+    mte2_scale: float = 1.0
+    mte3_scale: float = 1.0
+    vector_scale: float = 1.0
 
     def curve(self, name: str) -> CopyCurve:
         """The copy curve called ``name`` (ValueError listing the known ones otherwise)."""
@@ -141,6 +149,9 @@ class Costs:
         new = dataclasses.replace(self, **checked)
         new.curve(new.mte2_profile)  # validate profile names now, not at first use
         new.curve(new.mte3_profile)
+        for scale in _CALIBRATION_KEYS:
+            if getattr(new, scale) <= 0:
+                raise ValueError(f"costs field {scale!r} must be > 0, got {getattr(new, scale)}")
         if new.vector_model not in ("linear", "vf"):
             raise ValueError(
                 f"costs field 'vector_model' must be 'linear' or 'vf', got {new.vector_model!r}"
@@ -168,6 +179,9 @@ _COSTS_SCALARS: dict[str, type] = {
     "set_flag_cycles": int,
     "wait_flag_cycles": int,
     "barrier_cycles": int,
+    "mte2_scale": float,
+    "mte3_scale": float,
+    "vector_scale": float,
 }
 
 _COSTS_CACHE: dict[str, Costs] = {}
@@ -193,6 +207,16 @@ def load_costs(family: str) -> Costs:
         raise ValueError(f"cost file {path.name}: {exc!r}") from exc
     _COSTS_CACHE[family] = costs
     return costs
+
+
+_CALIBRATION_KEYS = ("mte2_scale", "mte3_scale", "vector_scale")
+
+
+def _calibration(table: Mapping[str, Any]) -> dict[str, float]:
+    unknown = sorted(set(table) - set(_CALIBRATION_KEYS))
+    if unknown:
+        raise ValueError(f"[calibration]: unknown keys {unknown}; valid: {list(_CALIBRATION_KEYS)}")
+    return {k: _check_value(k, v, float, "costs") for k, v in table.items()}
 
 
 def _costs_from_doc(doc: dict[str, Any]) -> Costs:
@@ -246,6 +270,7 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         set_flag_cycles=int(doc["sync"]["set_flag_cycles"]),
         wait_flag_cycles=int(doc["sync"]["wait_flag_cycles"]),
         barrier_cycles=int(doc["sync"]["barrier_cycles"]),
+        **_calibration(doc.get("calibration", {})),
     )
     costs.curve(costs.mte2_profile)
     costs.curve(costs.mte3_profile)
@@ -595,11 +620,59 @@ def _short_soc_of(soc: str) -> str:
 
 def _from_dict(spec: Mapping[str, Any]) -> Platform:
     fields = dict(spec)
+    overlay = fields.pop("overlay", None)
+    platform = _from_fields(fields)
+    if overlay is None:
+        return platform
+    paths = overlay if isinstance(overlay, list) else [overlay]
+    for path in paths:
+        if not isinstance(path, str | Path):
+            raise ValueError(f"platform 'overlay' must be a TOML path or a list of them, "
+                             f"got {path!r}")
+        platform = apply_overlay(platform, path)
+    return platform
+
+
+def load_overlay(path: str | Path) -> dict[str, Any]:
+    """The fields of a platform overlay TOML (what ``aicore-sim calibrate`` writes).
+
+    Top-level keys are platform fields (attribute or preset-file names, e.g.
+    ``hbm_efficiency_ratio``); a ``[costs]`` table holds cost fields (e.g. ``mte2_scale``).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"platform overlay {str(p)!r} does not exist")
+    try:
+        with p.open("rb") as fh:
+            doc = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"platform overlay {p}: not valid TOML ({exc})") from None
+    costs = doc.pop("costs", None)
+    if costs is not None and not isinstance(costs, dict):
+        raise ValueError(f"platform overlay {p}: 'costs' must be a table of cost fields")
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            raise ValueError(f"platform overlay {p}: unknown table [{key}] (only [costs])")
+    if costs:
+        doc["costs"] = costs
+    return doc
+
+
+def apply_overlay(platform: Platform, path: str | Path) -> Platform:
+    """``platform`` with the fields of the overlay at ``path`` replaced (errors name the file)."""
+    fields = load_overlay(path)
+    try:
+        return platform.with_overrides(**fields)
+    except ValueError as exc:
+        raise ValueError(f"platform overlay {path}: {exc.args[0] if exc.args else exc}") from None
+
+
+def _from_fields(fields: dict[str, Any]) -> Platform:
     preset = fields.pop("preset", None)
     if preset is not None:
         if not isinstance(preset, str):
             raise ValueError(f"platform 'preset' must be a preset name, got {preset!r}")
-        return _preset(preset).with_overrides(**fields)
+        return load_platform(preset).with_overrides(**fields)  # a name or a TOML path
     fields = _resolve_aliases(fields)
     short = fields.get("short_soc")
     soc = fields.get("soc")
@@ -628,7 +701,9 @@ def load_platform(spec: str | Path | Platform | Mapping[str, Any], **overrides: 
     - ``{"preset": "ascend910b1", "ub_size": 131072}``: a preset with fields replaced,
     - ``{"core_num": 64, "ub_size": 262144, "soc": "Ascend910B"}``: the fields given, the rest
       from the nearest family's preset (Ascend910B -> ascend910b1, Ascend910_93 ->
-      ascend910_9391, Ascend950 -> ascend950pr_9589; no soc -> Ascend910B).
+      ascend910_9391, Ascend950 -> ascend950pr_9589; no soc -> Ascend910B);
+    - either dict with ``"overlay": "file.toml"`` (or a list of files): after the fields, the
+      overlay's fields are applied (:func:`load_overlay`; what ``aicore-sim calibrate`` writes).
 
     ``overrides`` are applied last, as by :meth:`Platform.with_overrides`.
     """

@@ -91,6 +91,9 @@ class CoreRecorder:
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
         self._intern = (intern if intern is not None else {}).setdefault
+        # scalar UB reads wait for their producer (compiler auto-sync); False models a kernel
+        # built without it, where only explicit flags order them
+        self.auto_sync = _AUTO_SYNC
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -176,6 +179,7 @@ class Program:
 
 
 _ACTIVE: list[CoreRecorder] = []
+_AUTO_SYNC = True  # the record in progress models the compiler's auto-sync (see record())
 
 
 def current() -> CoreRecorder:
@@ -217,15 +221,17 @@ sources.stop_at(_record_cores)  # the TPipe teardown it runs is attributed to it
 
 def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,
            platform, initial: MemoryImage | None = None, numerics: bool = True,
-           jobs: int = 1) -> Program:
+           jobs: int = 1, auto_sync: bool = True) -> Program:
     """Run ``kernel(*args)`` once per block index on ``image`` (the functional image).
 
     ``initial`` is the memory as it was before the launch, kept in the program for a replay
     with effects (default: the functional image itself, i.e. none kept). ``numerics=False``
     records the timing-only way (only :data:`CONTROL_EFFECTS` are applied). ``jobs > 1``
     records the cores in that many processes (see :mod:`aicore_sim.parallel`); the result is
-    the same as with one.
+    the same as with one. ``auto_sync=False`` records scalar UB reads without the auto-sync
+    wait on their producer (a kernel compiled without ``--cce-auto-sync``; docs/model.md).
     """
+    global _AUTO_SYNC
     effects = ALL_EFFECTS if numerics else CONTROL_EFFECTS
     jobs = max(1, min(int(jobs), block_dim))
     parts = None
@@ -234,6 +240,7 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
     # about a tenth of the pass), so it is paused meanwhile, as in the replay.
     was_enabled = gc.isenabled()
     gc.disable()
+    saved_auto_sync, _AUTO_SYNC = _AUTO_SYNC, bool(auto_sync)  # forked children inherit it
     try:
         if jobs > 1 and parallel.available():
             parts = parallel.record(_record_cores, kernel, args, block_dim, image, platform,
@@ -243,6 +250,7 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
                                   effects, {})
             jobs = 1
     finally:
+        _AUTO_SYNC = saved_auto_sync
         if was_enabled:
             gc.enable()
     streams, allocations, hazards, sites = parts

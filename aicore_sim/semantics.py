@@ -14,6 +14,7 @@ Conventions (see docs/model.md, "Numerics"):
 - Reductions use the documented adjacent-pair binary tree: inside one 32-byte block
   (BlockReduceSum) and across the 64 lanes of a repeat (WholeReduceSum), inactive lanes
   contributing +0.
+- DataCopy UB->UB moves whole 32-byte blocks (its length is a multiple of 32 bytes).
 - DataCopyPad GM->UB pads each block to 32 bytes in UB; the padding bytes are left as they
   were (their content is unspecified on device and never read by the supported kernels).
 """
@@ -92,6 +93,16 @@ def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     s = _blocks(ub, src.addr, count, length, _up32(length) + src_stride * BLOCK)
     d = _blocks(gm[dst.buf], dst.addr, count, length, length + dst_stride)
     _put(d, ..., s, out)
+
+
+def _data_copy_ub_to_ub(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    count, length, src_stride, dst_stride = ins.params
+    if count == 0 or length == 0:
+        return
+    src, dst = ins.src[0], ins.dst
+    s = _blocks(ub, src.addr, count, length, length + src_stride * BLOCK)
+    d = _blocks(ub, dst.addr, count, length, length + dst_stride * BLOCK)
+    _put(d, ..., np.array(s, copy=True), out)  # read everything before writing
 
 
 # --- vector, count mode ----------------------------------------------------------------------
@@ -222,6 +233,7 @@ def _none(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
 EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.COPY_GM_TO_UB: _copy_gm_to_ub,
     Opcode.COPY_UB_TO_GM: _copy_ub_to_gm,
+    Opcode.DATA_COPY_UB_TO_UB: _data_copy_ub_to_ub,
     Opcode.CAST: _cast,
     Opcode.COPY: _copy,
     Opcode.DUPLICATE: _duplicate,

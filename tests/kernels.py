@@ -202,3 +202,29 @@ def branch_on_input(x, y, tiling) -> None:
     DataCopyPad(ta, xg, DataCopyExtParams(1, 32, 0, 0), DataCopyPadExtParams())
     for _ in range(int(ta.GetValue(0))):
         Muls(ta, ta, 2.0, 8)
+
+
+def data_copy_round_trip(x, y, tiling) -> None:
+    """DataCopy GM->UB, UB->UB (vector pipe), UB->GM of ``tiling['n']`` fp32, with the flags
+    fetched from the TPipe; ``tiling['skip']`` names a HardEvent whose pair is left out."""
+    from aicore_sim.ascendc import DataCopy, GetTPipePtr
+
+    n = tiling["n"]
+    skip = tiling.get("skip")
+    xg, yg = GlobalTensor(float32), GlobalTensor(float32)
+    xg.SetGlobalBuffer(x)
+    yg.SetGlobalBuffer(y)
+    pipe = TPipe()
+    a, b = TBuf(name="a"), TBuf(name="b")
+    pipe.InitBuffer(a, max(n, 8) * 4)
+    pipe.InitBuffer(b, max(n, 8) * 4)
+    ta, tb = a.Get(float32), b.Get(float32)
+    DataCopy(ta, xg, n)
+    for event in (HardEvent.MTE2_V, HardEvent.V_MTE3):
+        if event is HardEvent.V_MTE3:
+            DataCopy(tb, ta, n)
+        if event != skip:
+            eid = GetTPipePtr().FetchEventID(event)
+            SetFlag(event, eid)
+            WaitFlag(event, eid)
+    DataCopy(yg, tb, n)

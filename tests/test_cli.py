@@ -44,7 +44,8 @@ def test_run_without_arguments(tmp_path) -> None:
     r = cli("run", "--out", out, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "outputs", "streams.npz", "summary.json", "timeline.png", "trace.json"]
+        "OpBasicInfo.csv", "PipeUtilization.csv", "outputs", "streams.npz", "summary.json",
+        "timeline.png", "trace.json"]
     assert sorted(p.name for p in (out / "outputs").iterdir()) == [
         "permuted_tokens_grad.npy", "probs_grad.npy"]
     assert "makespan" in r.stdout and "bound by" in r.stdout
@@ -191,8 +192,12 @@ def test_platforms_and_cases(tmp_path) -> None:
     assert r.returncode == 0
     assert "tiny" in r.stdout and "p1_deepseek_v3" in r.stdout
     r = cli("cases", "--json", cwd=tmp_path)
-    first = json.loads(r.stdout.splitlines()[0])
-    assert first["op"] == "moe_token_unpermute_with_ep_grad"
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    # one line per case of every installed op, ops in name order
+    assert {"moe_token_unpermute_with_ep_grad", "moe_token_unpermute_with_ep"} <= \
+        {row["op"] for row in rows}
+    tiny = next(row for row in rows if row["name"] == "tiny")
+    assert tiny["op"] == "moe_token_unpermute_with_ep_grad"
 
 
 def test_help(tmp_path) -> None:
@@ -224,7 +229,8 @@ def test_run_timing_only_writes_no_outputs_and_no_golden(tmp_path) -> None:
     r = cli("run", "--case", "tiny", "--mode", "timing-only", "--out", out, "--no-plot",
             cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["streams.npz", "summary.json", "trace.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "OpBasicInfo.csv", "PipeUtilization.csv", "streams.npz", "summary.json", "trace.json"]
     s = json.loads((out / "summary.json").read_text())
     assert "golden" not in s and "golden" not in s["phases_seconds"]
     assert "golden" not in r.stdout

@@ -17,6 +17,7 @@ import pytest
 
 from aicore_sim.export import perfetto
 from aicore_sim.export.perfetto import (
+    DETAILS,
     TraceFile,
     chrome_trace,
     pid_of,
@@ -86,7 +87,7 @@ def test_processes_and_threads(run) -> None:
     procs = {e["pid"]: e["args"]["name"] for e in obj["traceEvents"]
              if e["ph"] == "M" and e["name"] == "process_name"}
     for c in range(len(run.trace.cores)):
-        assert procs[pid_of(c)] == f"AIV {c}"
+        assert procs[pid_of(c)] == f"core{c}.veccore0"  # msprof simulator's core names
         for p in (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3):
             assert names[(pid_of(c), tid_of(c, p))] == p.name
     tids = [tid for _, tid in names]
@@ -215,6 +216,25 @@ def test_write_plain_and_gzip(tmp_path) -> None:
     assert read_trace(p) == read_trace(g.path) == json.loads(gzip.decompress(g.path.read_bytes()))
     assert validate_chrome_trace(read_trace(g)) == []
     assert sorted(x.name for x in tmp_path.iterdir()) == ["t.json", "t.json.gz"]  # no temp
+
+
+@pytest.mark.parametrize("detail", DETAILS)
+def test_insight_header_comes_before_the_events(tmp_path, detail) -> None:
+    # MindStudio Insight imports a JSON as an operator trace when "profilingType" and "op" come
+    # before the first "[" of the file; the keys and values are msprof op simulator's.
+    r = _run("copy_in")
+    for name in ("t.json", "t.json.gz"):
+        w = write_trace(r.trace, tmp_path / f"{detail}-{name}", detail=detail)
+        raw = w.path.read_bytes()
+        raw = gzip.decompress(raw) if name.endswith(".gz") else raw
+        head = raw[:raw.index(b"[")]
+        assert head == b'{"schemaVersion":2,"displayTimeUnit":"ns","profilingType":"op",' \
+                       b'"traceEvents":'
+        obj = json.loads(raw)
+        assert list(obj)[:4] == ["schemaVersion", "displayTimeUnit", "profilingType",
+                                 "traceEvents"]
+        assert raw.count(b'"displayTimeUnit"') == 1  # said once, first
+        assert validate_chrome_trace(obj) == []
 
 
 def test_returned_size_and_events_are_the_files(tmp_path) -> None:

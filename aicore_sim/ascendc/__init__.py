@@ -5,7 +5,12 @@ applies its effect to the functional image. Template arguments become leading ar
 ``SetFlag(HardEvent.V_MTE2, EVENT_ID0)``, ``buf.GetWithOffset(dtype, n, offset)``.
 """
 
-from aicore_sim.ascendc.datacopy import DataCopyExtParams, DataCopyPad, DataCopyPadExtParams
+from aicore_sim.ascendc.datacopy import (
+    DataCopy,
+    DataCopyExtParams,
+    DataCopyPad,
+    DataCopyPadExtParams,
+)
 from aicore_sim.ascendc.platform_ascendc import CoreMemType, PlatformAscendC
 from aicore_sim.ascendc.sync import (
     EVENT_ID0,
@@ -28,7 +33,7 @@ from aicore_sim.ascendc.sync import (
     WaitFlag,
 )
 from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor
-from aicore_sim.ascendc.tpipe import TBuf, TPipe, TPosition, TQue, TQueBind
+from aicore_sim.ascendc.tpipe import GetTPipePtr, TBuf, TPipe, TPosition, TQue, TQueBind
 from aicore_sim.ascendc.vector import (
     CAST_NONE,
     CAST_RINT,
@@ -51,8 +56,9 @@ __all__ = [
     "CAST_NONE", "CAST_RINT", "EVENT_ID0", "EVENT_ID1", "EVENT_ID2", "EVENT_ID3", "EVENT_ID4",
     "EVENT_ID5", "EVENT_ID6", "EVENT_ID7", "GM_ADDR", "PIPE_ALL", "PIPE_MTE2", "PIPE_MTE3",
     "PIPE_S", "PIPE_V", "Add", "BlockReduceSum", "Cast", "Copy", "CopyRepeatParams",
-    "CoreMemType", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams", "Duplicate",
-    "GetBlockIdx", "GetBlockNum", "GlobalTensor", "HardEvent", "LocalTensor", "Mul", "Muls",
+    "CoreMemType", "DataCopy", "DataCopyExtParams", "DataCopyPad", "DataCopyPadExtParams",
+    "Duplicate", "GetBlockIdx", "GetBlockNum", "GetTPipePtr", "GlobalTensor", "HardEvent",
+    "LocalTensor", "Mul", "Muls",
     "PipeBarrier", "PlatformAscendC", "RoundMode", "SetFlag", "TBuf", "TPipe", "TPosition",
     "TQue", "TQueBind", "WaitFlag", "WholeReduceSum", "bfloat16", "float16", "float32", "half",
     "int32", "int64",

@@ -1,8 +1,17 @@
-"""DataCopyPad between GM and UB: the MTE2 (GM->UB) and MTE3 (UB->GM) transfers.
+"""DataCopyPad and DataCopy: the MTE2 (GM->UB), MTE3 (UB->GM) and UB->UB transfers.
 
-GM->UB copies ``blockCount`` blocks of ``blockLen`` bytes; GM blocks are ``srcStride`` bytes
-apart (end to start), UB blocks start on 32-byte boundaries and are ``dstStride`` 32-byte
-blocks apart. UB->GM is the mirror image (UB stride in blocks, GM stride in bytes).
+``DataCopyPad`` GM->UB copies ``blockCount`` blocks of ``blockLen`` bytes; GM blocks are
+``srcStride`` bytes apart (end to start), UB blocks start on 32-byte boundaries and are
+``dstStride`` 32-byte blocks apart. UB->GM is the mirror image (UB stride in blocks, GM stride
+in bytes).
+
+``DataCopy(dst, src, calCount)`` is the contiguous form: one block of ``calCount`` elements whose
+length the library passes to the hardware in 32-byte units (``DataCopyParams{1,
+calCount * sizeof(T) / 32, 0, 0}``). Its alignment rules: the byte count must be a multiple of
+32 and every UB address must be 32-byte aligned; a count that is not is reported as a
+``misaligned`` hazard and, as on device, only the whole 32-byte blocks are moved. GM->UB runs
+on MTE2 and UB->GM on MTE3 (the same transfers as DataCopyPad, so the same copy curves); UB->UB
+is ``copy_ubuf_to_ubuf`` on the vector pipe.
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
 
 MAX_BLOCK_COUNT = 4095  # uint16 field, A2/A3 documented range
 MAX_BLOCK_LEN = 2097151  # bytes
+MAX_DATA_COPY_BLOCKS = 65535  # DataCopyParams.blockLen: uint16, in 32-byte blocks
+DATA_COPY_LABEL = "DataCopy"
 
 
 @dataclass
@@ -79,4 +90,57 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
         raise KernelError(
             "DataCopyPad: expected (LocalTensor, GlobalTensor) or (GlobalTensor, LocalTensor), "
             f"got ({type(dst).__name__}, {type(src).__name__})"
+        )
+
+
+def _data_copy_bytes(rec, dtype, calCount: int, what: str) -> int:
+    """Bytes a ``DataCopy`` of ``calCount`` elements moves (whole 32-byte blocks only)."""
+    count = int(calCount)
+    if count < 0:
+        raise KernelError(f"{what}: calCount {count} is negative")
+    nbytes = count * dtype.itemsize
+    if nbytes % 32:
+        rec.hazard("misaligned", f"{what}: calCount {count} x {dtype.itemsize} B = {nbytes} B "
+                   f"is not a multiple of 32 bytes; only {nbytes // 32 * 32} B are moved "
+                   "(use DataCopyPad for unaligned lengths)")
+    blocks = nbytes // 32
+    if blocks > MAX_DATA_COPY_BLOCKS:
+        raise KernelError(f"{what}: {blocks} blocks of 32 B exceed the DataCopyParams "
+                          f"blockLen range [0, {MAX_DATA_COPY_BLOCKS}]")
+    return blocks * 32
+
+
+def DataCopy(dst, src, calCount: int) -> None:
+    """``DataCopy(dst, src, calCount)``: GM->UB, UB->GM or UB->UB, contiguous (see module)."""
+    rec = program.current()
+    if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
+        what = f"DataCopy GM->UB from '{src.name}' into '{dst.buf}'"
+        src._check_bound("DataCopy GM->UB source")
+        nbytes = _data_copy_bytes(rec, dst.dtype, calCount, what)
+        rec.image.check_gm(src.name, src.base, nbytes, what)
+        ub = dst.operand(0, what, nbytes=nbytes)
+        gm = Operand(Space.GM, src.name, src.base, nbytes, src.dtype)
+        rec.emit(Instr(Pipe.MTE2, Opcode.COPY_GM_TO_UB, dst=ub, src=(gm,), count=1,
+                       nbytes=nbytes, params=(1, nbytes, 0, 0), label=DATA_COPY_LABEL))
+    elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
+        what = f"DataCopy UB->GM from '{src.buf}' into '{dst.name}'"
+        dst._check_bound("DataCopy UB->GM destination")
+        nbytes = _data_copy_bytes(rec, src.dtype, calCount, what)
+        ub = src.operand(0, what, nbytes=nbytes)
+        rec.image.check_gm(dst.name, dst.base, nbytes, what)
+        gm = Operand(Space.GM, dst.name, dst.base, nbytes, dst.dtype)
+        rec.emit(Instr(Pipe.MTE3, Opcode.COPY_UB_TO_GM, dst=gm, src=(ub,), count=1,
+                       nbytes=nbytes, params=(1, nbytes, 0, 0), label=DATA_COPY_LABEL))
+    elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
+        what = f"DataCopy UB->UB from '{src.buf}' into '{dst.buf}'"
+        nbytes = _data_copy_bytes(rec, dst.dtype, calCount, what)
+        s = src.operand(0, what, nbytes=nbytes)
+        d = dst.operand(0, what, nbytes=nbytes)
+        rec.emit(Instr(Pipe.VECTOR, Opcode.DATA_COPY_UB_TO_UB, dst=d, src=(s,),
+                       count=nbytes // dst.dtype.itemsize, nbytes=nbytes,
+                       params=(1, nbytes, 0, 0)))
+    else:
+        raise KernelError(
+            "DataCopy: expected (LocalTensor, GlobalTensor), (GlobalTensor, LocalTensor) or "
+            f"(LocalTensor, LocalTensor), got ({type(dst).__name__}, {type(src).__name__})"
         )

@@ -117,7 +117,7 @@ class LocalTensor:
         rec = program.current()
         t = self[offset]
         op = t.operand(1, f"LocalTensor '{self.buf}'.GetValue", align=0)
-        dep = rec.last_ub_writer(op.addr, op.nbytes)
+        dep = rec.last_ub_writer(op.addr, op.nbytes) if rec.auto_sync else None
         rec.emit(Instr(Pipe.SCALAR, Opcode.GET_VALUE_UB, src=(op,), nbytes=op.nbytes, dep=dep))
         return rec.ub_bytes[op.addr : op.end].view(self.dtype)[0]
 

@@ -12,6 +12,9 @@ queue calls insert the flags the Ascend C library inserts on arch 2201 (A2/A3):
   buffer for the next ``AllocTensor``.
 - ``TPipe.Destroy`` (run at kernel end) waits every id still left on a buffer, then issues
   ``PipeBarrier<PIPE_ALL>``.
+- ``GetTPipePtr()`` is the core's current TPipe; ``TPipe.FetchEventID(evt)`` returns the lowest
+  id of ``evt`` that no queue holds, without taking it (Ascend C: "does not allocate the
+  TEventID, only provides an available one"; it is meant for an immediate SetFlag / WaitFlag).
 """
 
 from __future__ import annotations
@@ -197,6 +200,17 @@ class TPipe:
         else:
             raise KernelError(f"InitBuffer: expected a TQue, TQueBind or TBuf, got {obj!r}")
 
+    def FetchEventID(self, evt: HardEvent) -> int:
+        """``TPipe::FetchEventID(evt)``: the lowest free id of ``evt`` (not taken)."""
+        if not isinstance(evt, HardEvent):
+            raise EventIdError(f"FetchEventID: expected a HardEvent, got {evt!r}")
+        used = program.current().event_ids.get(evt, set())
+        for i in range(8):
+            if i not in used:
+                return i
+        raise EventIdError(f"FetchEventID: no free event id left for HardEvent {evt.name} "
+                           "(all 8 held by queues)")
+
     def Destroy(self) -> None:
         """Kernel-end teardown: wait pending free events, then a full barrier."""
         if self._destroyed:
@@ -205,3 +219,11 @@ class TPipe:
         for q in self.queues:
             q._drain()
         PipeBarrier(PIPE_ALL)
+
+
+def GetTPipePtr() -> TPipe:
+    """``GetTPipePtr()``: the TPipe the running core's kernel created last."""
+    pipes = program.current().pipes
+    if not pipes:
+        raise KernelError("GetTPipePtr: no TPipe has been created on this core")
+    return pipes[-1]

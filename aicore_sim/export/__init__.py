@@ -4,6 +4,8 @@ Step of the flow: after the replay and the summary; they read the
 :class:`~aicore_sim.trace.Trace` only. :mod:`aicore_sim.export.perfetto` writes Chrome Trace
 Event JSON that Perfetto (ui.perfetto.dev) and chrome://tracing open — streamed to disk from
 the Trace's arrays, at two detail levels — and validates it against Perfetto's import rules.
+:mod:`aicore_sim.export.msprof` writes a run's ``PipeUtilization.csv`` / ``OpBasicInfo.csv``
+in ``msprof op``'s format (from the summary).
 """
 
 from aicore_sim.export.perfetto import (

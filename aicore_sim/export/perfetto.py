@@ -3,9 +3,14 @@
 Step of the flow: an exporter after the replay; it reads the :class:`~aicore_sim.trace.Trace`
 only and never recomputes a cycle.
 
-Layout of the file (``{"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}}``):
+Layout of the file (``{"schemaVersion": 2, "displayTimeUnit": "ns", "profilingType": "op",
+"traceEvents": [...], "otherData": {...}}``; :data:`HEADER`):
 
-- process ``"AIV <core>"`` with ``pid = core + 1``;
+- the first keys are those of msprof op simulator's ``trace.json``: MindStudio Insight imports
+  a file as an operator trace only when ``profilingType`` / ``op`` come before the first ``[``;
+- process ``"core<core>.veccore0"`` (msprof's simulator name of a vector core) with
+  ``pid = core + 1`` (numeric ids with name metadata: Perfetto needs them, Insight reads the
+  names);
 - threads ``SCALAR``, ``MTE2``, ``VECTOR``, ``MTE3`` (and ``<PIPE> stalls`` where a pipe
   stalled) with ``tid = core * 8 + lane + 1`` — unique across the trace and never 0;
 - one complete event (``"ph": "X"``) per executed instruction; the SCALAR thread also carries
@@ -88,6 +93,9 @@ from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Thread order inside a core: the order data flows through it."""
 
+HEADER = b'{"schemaVersion":2,"displayTimeUnit":"ns","profilingType":"op",'
+"""The keys before ``traceEvents``, as msprof op simulator writes them (Insight's import rule)."""
+
 TIDS_PER_CORE = 8  # 4 pipe threads + 4 stall threads
 LARGE_EVENTS = 200_000
 """Above this many events :func:`write_trace` gzips even when the path does not say so."""
@@ -107,6 +115,11 @@ _CAT = {
     Opcode.GET_VALUE_GM: "scalar", Opcode.GET_VALUE_UB: "scalar", Opcode.SET_VALUE_UB: "scalar",
 }
 _COPIES = (Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM)
+
+
+def core_label(core: int) -> str:
+    """Process name of a core, as msprof's simulator names vector cores."""
+    return f"core{core}.veccore0"
 
 
 def pid_of(core: int) -> int:
@@ -640,7 +653,7 @@ class _Writer:
             other["dtype"] = self.dtype
         if self.metadata:
             other.update(self.metadata)
-        return f'],"displayTimeUnit":"ns","otherData":{_dumps(other)}}}'.encode()
+        return f'],"otherData":{_dumps(other)}}}'.encode()
 
     # -- one core --------------------------------------------------------------------------
 
@@ -670,7 +683,7 @@ class _Writer:
         stid = tid_of(core, Pipe.SCALAR)
         ev: list[dict[str, Any]] = [
             {"ph": "M", "name": "process_name", "pid": pid, "tid": stid,
-             "args": {"name": f"AIV {core}"}},
+             "args": {"name": core_label(core)}},
             {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": stid,
              "args": {"sort_index": core}}]
         stall_pipes = _stall_pipes(c.ct) if full else set()
@@ -799,7 +812,7 @@ class _Writer:
 
 def _iter_text(writer: _Writer) -> Iterator[bytes | np.ndarray]:
     """The whole file's text, chunk by chunk (matrices still padded: see :func:`_compact`)."""
-    yield b'{"traceEvents":['
+    yield HEADER + b'"traceEvents":['
     first = True
     for piece in writer.chunks():
         if first and len(piece):  # the first event has no comma before it
@@ -1076,9 +1089,11 @@ def validate_chrome_trace(obj: Mapping[str, Any] | Iterable[Mapping[str, Any]]) 
 
 __all__ = [
     "DETAILS",
+    "HEADER",
     "LANES",
     "TraceFile",
     "chrome_trace",
+    "core_label",
     "instr_args",
     "pid_of",
     "read_trace",

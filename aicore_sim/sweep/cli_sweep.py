@@ -44,7 +44,7 @@ examples:
 
 
 def _usage(msg: str) -> Exception:
-    from aicore_sim.cli import UsageError
+    from aicore_sim.errors import UsageError
 
     return UsageError(msg)
 
@@ -94,9 +94,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     case_axes: dict[str, Any] = {}
     if args.tokens:
         case_axes["tokens_num"] = args.tokens
-    from aicore_sim.sweep.ops import get_op
+    from aicore_sim.sweep.ops import get_op, op_for_case
 
-    op = get_op(args.op)
+    args.op = args.op or op_for_case(args.case)
+    try:
+        op = get_op(args.op)
+    except ValueError as e:
+        raise _usage(f"--op {args.op}: {e}") from None
     try:
         op.resolve_case(args.case, case_axes)
     except (KeyError, ValueError, OSError) as e:
@@ -183,7 +187,8 @@ def add_parsers(sub: Any) -> None:
     q.add_argument("--out", metavar="DIR",
                    help="results folder (default reports/search-<case>-<platform>)")
     q.add_argument("--seed", type=int, help="input seed (default: the case's)")
-    q.add_argument("--op", default="moe_token_unpermute_with_ep_grad", help=argparse.SUPPRESS)
+    q.add_argument("--op", metavar="NAME",
+                   help="the operator whose tiling space is searched (default: the op of CASE)")
     q.add_argument("--no-verify", action="store_true", help="skip the numerics check")
     _exec_opts(q)
     q.set_defaults(func=cmd_search)

@@ -1,19 +1,22 @@
-"""Registry of operators a sweep can explore (step: sweep set-up).
+"""The tiling spaces sweeps explore, one per operator (step: sweep set-up).
 
-The sweep machinery knows no operator. Each operator model provides a *tiling-space module*
-(see ``op_models/moe_token_unpermute_with_ep_grad/tiling_space.py``) with:
+The sweep machinery knows no operator. Each :class:`~aicore_sim.opmodel.OpModel` names its
+*tiling-space module* (``OpModel.tiling_space``, an import path) holding:
 
-``NAME``, ``CASE_AXES`` (dict), ``KNOBS`` (tuple of tiling fields a sweep may override),
+``NAME``, ``CASE_AXES`` (dict), optionally ``CASE_AXIS_TYPES`` (axis -> ``int`` / ``str``,
+default ``str``), ``KNOBS`` (tuple of tiling fields a sweep may override),
 ``STRATEGIES`` (dict name -> description), ``resolve_case(value, axes)``, ``case_columns(case)``,
 ``plan(case, platform, strategy, knobs)`` -> an object with ``feasible``, ``violations``,
 ``tiling_dict()``, ``tiling_key``, ``block_dim``, ``ub_bytes``, ``record_key()``,
 ``launch(case, platform, plan, mode, races, seed)`` -> RunResult,
 ``verify(case, platform, plan, seed)`` -> dict with ``status`` and ``detail``, and
-``search_space(case, platform)`` -> list of knob dicts.
+``search_space(case, platform)`` -> list of knob dicts. ``launch`` and ``verify`` go through
+the op's one call path (:func:`aicore_sim.opmodel.call`, :func:`~aicore_sim.opmodel.golden_check`).
 
-Modules are named by import path so that worker processes (local or on a Dask cluster) import
-them by name; an operator is registered with :func:`register_op` or named in a sweep spec by
-its module path.
+Operators are found by name through :mod:`aicore_sim.registry` (entry points), so worker
+processes (local or on a Dask cluster) find the same ones; :func:`register_op` adds a
+tiling-space module under a name in this process, and a sweep spec may also name a module by
+its import path.
 """
 
 from __future__ import annotations
@@ -21,12 +24,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-_REGISTRY: dict[str, str] = {
-    "moe_token_unpermute_with_ep_grad":
-        "op_models.moe_token_unpermute_with_ep_grad.tiling_space",
-}
-
-DEFAULT_OP = "moe_token_unpermute_with_ep_grad"
+_EXTRA: dict[str, str] = {}
 
 _REQUIRED = ("CASE_AXES", "KNOBS", "STRATEGIES", "resolve_case", "case_columns", "plan",
              "launch", "verify", "search_space")
@@ -34,16 +32,61 @@ _REQUIRED = ("CASE_AXES", "KNOBS", "STRATEGIES", "resolve_case", "case_columns",
 
 def register_op(name: str, module: str) -> None:
     """Make ``name`` refer to the tiling-space module at import path ``module``."""
-    _REGISTRY[name] = module
+    _EXTRA[name] = module
 
 
 def op_names() -> list[str]:
-    return sorted(_REGISTRY)
+    """Names of the operators that have a tiling space (nothing is imported for names)."""
+    from aicore_sim.registry import op_names as all_names
+
+    return sorted({*all_names(), *_EXTRA})
+
+
+def default_op_name() -> str:
+    """The op a sweep explores when none is named (:func:`aicore_sim.registry.default_op`)."""
+    from aicore_sim.registry import default_op
+
+    return default_op().name
+
+
+def op_for_case(value: object) -> str:
+    """The op a sweep or search of case ``value`` explores when none is named: the op whose
+    bundled cases hold that name, the ``op`` of a case file, else the default op."""
+    import json
+    from pathlib import Path
+
+    from aicore_sim.registry import UnknownOpError, find_case
+
+    text = str(value)
+    if text.endswith(".json") or "/" in text:
+        try:
+            op = json.loads(Path(text).read_text()).get("op")
+        except (OSError, ValueError, AttributeError):
+            op = None
+        return op if isinstance(op, str) else default_op_name()
+    try:
+        return find_case(text)[0].name
+    except UnknownOpError:
+        return default_op_name()
+
+
+def _module_path(name: str) -> str:
+    from aicore_sim.registry import UnknownOpError, get_op
+
+    if name in _EXTRA:
+        return _EXTRA[name]
+    try:
+        model = get_op(name)
+    except UnknownOpError:
+        return name  # an import path
+    if not model.tiling_space:
+        raise ValueError(f"op {name!r} has no tiling space: it cannot be swept or searched")
+    return model.tiling_space
 
 
 def get_op(name: str) -> ModuleType:
     """The tiling-space module of operator ``name`` (a registered name or an import path)."""
-    path = _REGISTRY.get(name, name)
+    path = _module_path(name)
     try:
         mod = importlib.import_module(path)
     except ImportError as e:
@@ -53,3 +96,14 @@ def get_op(name: str) -> ModuleType:
     if missing:
         raise ValueError(f"op {name!r}: module {path} lacks {', '.join(missing)}")
     return mod
+
+
+def op_model_name(name: str) -> str | None:
+    """The registered op a sweep's ``op`` refers to (``None`` for a bare module path)."""
+    from aicore_sim.registry import op_names as all_names
+
+    if name in all_names():
+        return name
+    mod = get_op(name)
+    n = getattr(mod, "NAME", None)
+    return n if n in all_names() else None

@@ -25,16 +25,29 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim.sweep.rows import read_rows
+
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
-TILING_SHORT = (("indicesReserveNum", "E"), ("inputReserveNum", "R"),
-                ("indicesReserveNumAlign", "EA"), ("hiddenSizeAlign", "hA"))
 MAX_PANELS = 12
 
 
 def _rows(folder: Path, name: str) -> list[dict[str, Any]]:
-    from aicore_sim.sweep.run import read_rows
-
     return read_rows(folder / name)
+
+
+def tiling_short(op: str | None) -> tuple[tuple[str, ...], ...]:
+    """``(tiling field, label)`` pairs the op's rows are shown with (``OpModel.tiling_short``);
+    none for an unknown op."""
+    if not op:
+        return ()
+    from aicore_sim.registry import get_op
+    from aicore_sim.sweep.ops import op_model_name
+
+    try:
+        name = op_model_name(op)
+    except ValueError:
+        return ()
+    return tuple(get_op(name).tiling_short) if name else ()
 
 
 def _atomic_text(path: Path, text: str) -> None:
@@ -57,14 +70,20 @@ def is_upstream(r: dict[str, Any]) -> bool:
     return r.get("strategy") == "upstream" and not r.get("overrides")
 
 
-def tiling_text(r: dict[str, Any]) -> str:
-    """Short text of the tiling a row used (E, R, EA, hA x loops, cores)."""
+def tiling_text(r: dict[str, Any], short: Sequence[tuple[str, ...]] = ()) -> str:
+    """Short text of the tiling a row used: the op's ``short`` fields (``(field, label)`` or
+    ``(field, label, loop-count field)``: ``hA=2048x2`` when that count is > 1; e.g. E, R, EA,
+    hA), then the cores."""
     td = r.get("tiling") or {}
     if not td:
         return "-"
-    parts = [f"{s}={td[k]}" for k, s in TILING_SHORT if k in td]
-    if "hiddenSizeLoopTimes" in td and td["hiddenSizeLoopTimes"] > 1:
-        parts[-1] += f"x{td['hiddenSizeLoopTimes']}"
+    parts = []
+    for k, label, *loops in short:
+        if k in td:
+            text = f"{label}={td[k]}"
+            if loops and td.get(loops[0], 1) > 1:
+                text += f"x{td[loops[0]]}"
+            parts.append(text)
     parts.append(f"cores={r.get('block_dim')}")
     return " ".join(parts)
 
@@ -226,7 +245,8 @@ def _fmt_row(r: dict[str, Any] | None) -> str:
 
 
 def write_report(folder: str | Path, out: str | Path | None = None,
-                 heatmap: Sequence[str] | None = None, title: str | None = None) -> Path:
+                 heatmap: Sequence[str] | None = None, title: str | None = None,
+                 op: str | None = None) -> Path:
     """Write ``report.md`` and the charts for the results in ``folder``; return report.md."""
     folder = Path(folder)
     out = Path(out) if out is not None else folder
@@ -239,6 +259,8 @@ def write_report(folder: str | Path, out: str | Path | None = None,
     if (folder / "spec.json").exists():
         spec = json.loads((folder / "spec.json").read_text())
     title = title or spec.get("name") or folder.name
+    short = tiling_short(op or spec.get("op") or next((r["op"] for r in rows if r.get("op")),
+                                                      None))
     heat = list(heatmap or spec.get("heatmap") or _auto_axes(rows))
 
     status: dict[str, int] = {}
@@ -264,7 +286,7 @@ def write_report(folder: str | Path, out: str | Path | None = None,
         v = s["verified"]
         lines.append(
             f"| {s['group']} | {_fmt_row(u)} | {_fmt_row(b)} | {sp} | "
-            f"{how}: {tiling_text(b) if b else '-'} | {b.get('bound_by') if b else '-'} | "
+            f"{how}: {tiling_text(b, short) if b else '-'} | {b.get('bound_by') if b else '-'} | "
             f"{roof} | {b.get('ub_high_water_bytes') if b else '-'} | "
             f"{v['status'] if v else 'not run'} |")
     lines += ["", "## What bounds each best point", ""]

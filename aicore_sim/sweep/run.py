@@ -13,11 +13,8 @@ killed sweep loses no finished row; ``--resume`` skips every point whose key is 
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 import multiprocessing
-import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
@@ -26,13 +23,34 @@ from pathlib import Path
 from typing import Any
 
 from aicore_sim.sweep.points import Point, batches, expand
+from aicore_sim.sweep.rows import (
+    RESULTS_CSV,
+    RESULTS_JSONL,
+    SPEC_JSON,
+    VERIFY_JSONL,
+    ResultWriter,
+    append_jsonl,
+    atomic_write,
+    read_rows,
+)
 from aicore_sim.sweep.spec import SpecError, SweepSpec
-from aicore_sim.sweep.worker import COLUMNS, ping, run_batch, verify_point
+from aicore_sim.sweep.worker import columns, ping, run_batch, verify_point
 
-RESULTS_JSONL = "results.jsonl"
-RESULTS_CSV = "results.csv"
-VERIFY_JSONL = "verify.jsonl"
-SPEC_JSON = "spec.json"
+__all__ = [
+    "RESULTS_CSV",
+    "RESULTS_JSONL",
+    "SPEC_JSON",
+    "VERIFY_JSONL",
+    "ResultWriter",
+    "SerialExecutor",
+    "best_rows",
+    "make_executor",
+    "rank",
+    "read_rows",
+    "run_points",
+    "run_sweep",
+    "verify_rows",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -87,7 +105,9 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
     try:
         ex = client.get_executor(pure=False)
         try:
-            ex.submit(ping, op or "moe_token_unpermute_with_ep_grad").result(timeout=120)
+            from aicore_sim.sweep.ops import default_op_name
+
+            ex.submit(ping, op or default_op_name()).result(timeout=120)
         except Exception as e:  # noqa: BLE001
             raise SpecError(f"--scheduler {scheduler}: workers cannot import the simulator "
                             f"({type(e).__name__}: {e}); install it on every worker") from None
@@ -96,110 +116,6 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-# --------------------------------------------------------------------------------------------
-# Results on disk
-# --------------------------------------------------------------------------------------------
-
-
-def _repair_tail(path: Path) -> None:
-    """Drop a torn last line (a write cut by a kill) so appends start on a line boundary."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with open(path, "rb+") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - 1))
-        if f.read(1) == b"\n":
-            return
-        data = path.read_bytes()
-        cut = data.rfind(b"\n") + 1
-        f.truncate(cut)
-
-
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a ``results.jsonl`` (or verify.jsonl); unparsable lines are skipped."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / RESULTS_JSONL
-    rows = []
-    if not p.exists():
-        return rows
-    for line in p.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and "key" in row:
-            rows.append(row)
-    return rows
-
-
-def _csv_cell(v: Any) -> Any:
-    if v is None:
-        return ""
-    if isinstance(v, dict | list | tuple):
-        return json.dumps(v, separators=(",", ":"))
-    return v
-
-
-class ResultWriter:
-    """Appends rows to ``results.jsonl`` and ``results.csv``; flush + fsync per row."""
-
-    def __init__(self, out: Path) -> None:
-        out.mkdir(parents=True, exist_ok=True)
-        self.jsonl = out / RESULTS_JSONL
-        self.csv = out / RESULTS_CSV
-        for p in (self.jsonl, self.csv):
-            _repair_tail(p)
-        new_csv = not self.csv.exists() or self.csv.stat().st_size == 0
-        self._j = open(self.jsonl, "a", encoding="utf-8")
-        self._c = open(self.csv, "a", encoding="utf-8", newline="")
-        if new_csv:
-            self._c.write(self._csv_line(list(COLUMNS)))
-            self._sync(self._c)
-
-    @staticmethod
-    def _csv_line(values: list[Any]) -> str:
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(values)
-        return buf.getvalue()
-
-    @staticmethod
-    def _sync(f: Any) -> None:
-        f.flush()
-        os.fsync(f.fileno())
-
-    def write(self, row: dict[str, Any]) -> None:
-        self._j.write(json.dumps(row, default=str) + "\n")
-        self._sync(self._j)
-        self._c.write(self._csv_line([_csv_cell(row.get(c)) for c in COLUMNS]))
-        self._sync(self._c)
-
-    def close(self) -> None:
-        self._j.close()
-        self._c.close()
-
-    def __enter__(self) -> ResultWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _append_jsonl(path: Path, row: dict[str, Any]) -> None:
-    _repair_tail(path)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(row, default=str) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +214,7 @@ def verify_rows(rows: list[dict[str, Any]], executor: Executor, out: Path | None
         except Exception as e:  # noqa: BLE001
             v = {"key": futs[f].key, "status": "error", "detail": str(e)}
         if out is not None:
-            _append_jsonl(out / VERIFY_JSONL, v)
+            append_jsonl(out / VERIFY_JSONL, v)
         res.append(v)
         bar.update(1)
     bar.close()
@@ -331,8 +247,8 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: b
     done = {r["key"] for r in existing}
     todo = [p for p in points if p.key not in done]
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / SPEC_JSON, json.dumps(asdict(spec), indent=1) + "\n")
-    with ResultWriter(out) as w:
+    atomic_write(out / SPEC_JSON, json.dumps(asdict(spec), indent=1) + "\n")
+    with ResultWriter(out, columns(spec.op)) as w:
         rows = run_points(todo, executor, w, progress, max_batch)
     outcome = SweepOutcome(len(points), len(points) - len(todo), rows)
     if verify:

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.sweep.ops import DEFAULT_OP, get_op
+from aicore_sim.sweep.ops import get_op, op_for_case
 from aicore_sim.sweep.points import Point, make_point
 from aicore_sim.sweep.run import ResultWriter, rank, read_rows, run_points, verify_rows
-from aicore_sim.sweep.worker import build_platform
+from aicore_sim.sweep.worker import build_platform, columns
 
 
 @dataclass
@@ -35,9 +35,17 @@ class SearchOutcome:
     space: int
     rows: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
+    op: str | None = None
 
     def text(self) -> str:
-        from aicore_sim.sweep.report import tiling_text
+        from aicore_sim.sweep.report import tiling_short
+
+        short = tiling_short(self.op)
+
+        def tiling_text(r: dict[str, Any]) -> str:
+            from aicore_sim.sweep.report import tiling_text as text
+
+            return text(r, short)
 
         if self.best is None:
             return "no feasible point ran"
@@ -72,10 +80,12 @@ def _neighbours(best: dict[str, int], grid: list[dict[str, int]]) -> list[dict[s
 
 
 def search(case: str, executor: Executor, out: str | Path, *, platform: str = "ascend910b1",
-           budget: int = 40, op: str = DEFAULT_OP, case_axes: dict[str, Any] | None = None,
+           budget: int = 40, op: str | None = None, case_axes: dict[str, Any] | None = None,
            seed: int | None = None, verify: bool = True, progress: bool = True,
            report: bool = True) -> SearchOutcome:
-    """Find the fastest feasible tiling of ``case`` on ``platform`` within ``budget`` points."""
+    """Find the fastest feasible tiling of ``case`` on ``platform`` within ``budget`` points
+    (``op`` ``None``: the op of the case, :func:`~aicore_sim.sweep.ops.op_for_case`)."""
+    op = op or op_for_case(case)
     mod = get_op(op)
     out = Path(out)
     case_axes = dict(case_axes or {})
@@ -93,7 +103,7 @@ def search(case: str, executor: Executor, out: str | Path, *, platform: str = "a
 
     def run(points: list[Point]) -> None:
         todo = [p for p in points if p.key not in done]
-        with ResultWriter(out) as w:
+        with ResultWriter(out, columns(op)) as w:
             rows = run_points(todo, executor, w, progress, desc="search")
         for r in rows:
             done[r["key"]] = r
@@ -137,9 +147,9 @@ def search(case: str, executor: Executor, out: str | Path, *, platform: str = "a
     if verify and best is not None:
         ver = verify_rows([dict(best, _op=op, _mode=mode, _seed=seed)], executor, out,
                           progress)[0]
-    res = SearchOutcome(best, up, speed, ver, len(rows), len(grid), rows)
+    res = SearchOutcome(best, up, speed, ver, len(rows), len(grid), rows, op=op)
     if report:
         from aicore_sim.sweep.report import write_report
 
-        res.report = write_report(out, title=f"search {case} on {platform}")
+        res.report = write_report(out, title=f"search {case} on {platform}", op=op)
     return res

@@ -4,15 +4,15 @@ A sweep file has three tables (JSON: three objects with the same names)::
 
     [sweep]                       # all optional
     name = "p1-tiling"            # label of the report (default: the file name)
-    op = "moe_token_unpermute_with_ep_grad"   # registered op or a tiling-space module path
+    op = "<op name>"              # a registered op (default: the op of the first case)
     mode = "timing-only"          # or "timed" (numerics in every point; slower)
     seed = 0                      # input seed (default: each case's own)
     verify_top = 1                # with --verify: best N points per group are re-run and checked
 
     [axes]                        # every value is a list (a scalar means a list of one)
     case = ["p1_deepseek_v3", "examples/cases/tiny.json"]   # bundled name or case file
-    tokens_num = [512]            # case axes of the op (here: tokens_num, top_k, hidden,
-    dtype = ["bfloat16"]          #   dtype, probs = a dtype or "none")
+    tokens_num = [512]            # case axes of the op (its tiling space's CASE_AXES; e.g.
+    dtype = ["bfloat16"]          #   tokens_num, top_k, hidden, dtype, probs)
     platform = ["ascend910b1"]    # preset name or preset TOML path
     ub_size = [196608]            # what-if platform fields: ub_size, core_num,
     hbm_gbps = [800, 1600]        #   hbm_gbps | hbm_bytes_per_cycle | hbm_efficiency, clock_mhz
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from aicore_sim.errors import SimError
-from aicore_sim.sweep.ops import DEFAULT_OP, get_op
+from aicore_sim.sweep.ops import default_op_name, get_op, op_for_case
 
 MODES = ("timing-only", "timed")
 
@@ -135,7 +135,11 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     if bad:
         raise SpecError(f"sweep.{bad[0]}: unknown field; valid: name, op, mode, seed, "
                         "verify_top")
-    op_name = head.get("op", DEFAULT_OP)
+    op_name = head.get("op")
+    if op_name is None:  # the op of the first case
+        first = dict(doc.get("axes", {})).get("case")
+        first = first[0] if isinstance(first, list) and first else first
+        op_name = op_for_case(first) if first is not None else default_op_name()
     try:
         op = get_op(op_name)
     except ValueError as e:
@@ -192,7 +196,7 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                     msg = e.args[0] if e.args else e
                     raise SpecError(f"axes.case[{i}]: {msg}") from None
         elif key in case_axes:
-            kind = int if key in ("tokens_num", "top_k", "hidden") else str
+            kind = getattr(op, "CASE_AXIS_TYPES", {}).get(key, str)
             out = [_check_value(table, key, i, v, kind, False) for i, v in enumerate(vals)]
         elif key in PLATFORM_AXES:
             out = [_check_value(table, key, i, v, PLATFORM_AXES[key], False)

@@ -26,16 +26,34 @@ from aicore_sim.sweep.spec import AUTO, PLATFORM_AXES
 DEFAULT_PLATFORM = "ascend910b1"
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
 
-# Result columns, in CSV order (dict/list values are JSON text in the CSV).
-COLUMNS: tuple[str, ...] = (
-    "key", "group", "status", "rule", "error", "case", "tokens_num", "top_k", "hidden", "dtype",
-    "probs",
+# Result columns, in CSV order (dict/list values are JSON text in the CSV): these, then the
+# op's case columns (``OpModel.sweep_columns``), then TAIL_COLUMNS.
+HEAD_COLUMNS: tuple[str, ...] = ("key", "group", "status", "rule", "error", "case")
+TAIL_COLUMNS: tuple[str, ...] = (
     "platform", "ub_size", "core_num", "hbm_gbps", "clock_mhz", "strategy", "overrides",
     "tiling_key", "block_dim", "makespan_cycles", "makespan_us",
     *(f"util_{p}" for p in PIPES), "bound_by", "bound_by_why", "hbm_roofline_pct",
     "achieved_gbps", "ub_bytes", "ub_high_water_bytes", "hazards", "record_reused", "wall_s",
     "axes", "tiling",
 )
+
+
+def columns(op: str) -> tuple[str, ...]:
+    """The result columns of a sweep of operator ``op``."""
+    return (*HEAD_COLUMNS, *case_columns_of(op), *TAIL_COLUMNS)
+
+
+def case_columns_of(op: str) -> tuple[str, ...]:
+    """The op's case columns (none for a tiling-space module no registered op owns)."""
+    from aicore_sim.registry import get_op as get_model
+    from aicore_sim.sweep.ops import op_model_name
+
+    try:
+        name = op_model_name(op)
+    except ValueError:
+        return ()
+    return tuple(get_model(name).sweep_columns) if name else ()
+
 
 _RECORDS: OrderedDict[tuple, tuple[Any, Any, int]] = OrderedDict()
 _RECORD_CACHE_SIZE = 4
@@ -81,8 +99,9 @@ def group_label(axes: dict[str, Any], knobs: tuple[str, ...] | list[str]) -> str
 
 
 def _base_row(point: Point) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(COLUMNS, None)
+    row: dict[str, Any] = dict.fromkeys(columns(point.op), None)
     row["key"] = point.key
+    row["op"] = point.op  # in results.jsonl only (not a CSV column): what the report names
     row["axes"] = dict(point.axes)
     try:
         row["group"] = group_label(point.axes, get_op(point.op).KNOBS)

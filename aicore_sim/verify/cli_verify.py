@@ -24,10 +24,11 @@ PROG = "aicore-sim"
 _EXAMPLES = """\
 examples:
   aicore-sim verify tiny hidden_40_mask            bundled cases, built-in golden, bit-exact
-  aicore-sim verify --matrix                       the bundled equivalence matrix
+  aicore-sim verify --matrix                       the default op's bundled equivalence matrix
+  aicore-sim verify --matrix OPNAME                that op's bundled matrix ('aicore-sim cases')
   aicore-sim verify --matrix my_matrix.toml --mode timed --standard threshold
   aicore-sim verify my_case.json --expected out/ --standard custom:rtol=1e-3,atol=1e-5,ratio=0
-  aicore-sim verify atk_aclnnMoeTokenUnpermuteWithEpGrad.json --records 0,72,199
+  aicore-sim verify atk_aclnn<Op>.json --records 0,72,199   (the op by its aclnn_name)
   aicore-sim verify atk_....json --records 0:200:20 --limit 5
 
 CASE is a case file (aicore_sim/casefile.py), a bundled case name ('aicore-sim cases'), or an
@@ -50,7 +51,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v.add_argument("cases", nargs="*", metavar="CASE",
                    help="case file, bundled case name, or ATK json")
     v.add_argument("--matrix", nargs="?", const="default", metavar="SPEC",
-                   help="case matrix (TOML or JSON); alone: the bundled equivalence matrix")
+                   help="case matrix (TOML or JSON), or an op name for that op's bundled "
+                        "equivalence matrix; alone: the default op's")
     v.add_argument("--mode", choices=("functional", "timed"), default=None,
                    help="simulation mode (default functional; a matrix may set it)")
     v.add_argument("--standard", metavar="NAME", default=None,

@@ -5,7 +5,7 @@ Step of the flow: the *case* at the head of the pipeline, many at once. ``aicore
 
 Format (TOML, or the same keys as a JSON object)::
 
-    op = "moe_token_unpermute_with_ep_grad"      # required
+    op = "<op name>"                              # required: a registered op
     name = "equivalence"                          # optional; default: file stem
     mode = "functional"                           # optional: functional | timed
     standard = "bit-exact"                        # optional (see aicore_sim/verify/standards.py)
@@ -19,13 +19,17 @@ Format (TOML, or the same keys as a JSON object)::
     indices = ["permutation"]                    # optional: permutation | identity |
                                                  #   outside_window | duplicates
 
-Every combination is one case (order: dtypes, probs, shapes, ranges, platforms, indices).
+Every combination is one case (order: dtypes, probs, shapes, ranges, platforms, indices); the
+op turns each into one of its cases (``OpModel.matrix_case``).
 ``ranges``: ``"none"`` = no range attribute; ``"middle_half"`` = ``[T/4, T/4 + T/2)`` of
 ``T = tokens * topk``; ``[start, end]`` = the raw attribute (negative values wrap, spec §3.8).
 Platforms: a preset name or a table ``{preset = name, field = value ...}`` as in case files.
 Dtypes take the case-file spellings (``bf16``, ``DT_FLOAT`` ...). Inputs are drawn as the
 bundled cases draw them, with a seed derived from ``seed`` and the case name, so a case keeps
 its data when the matrix around it changes.
+
+``--matrix default`` (or ``bundled``) is the default op's bundled matrix, ``--matrix OPNAME``
+the bundled matrix of that op (``OpModel.equivalence_matrix``).
 
 Errors name the file and the field: ``m.toml: shapes[1].hidden: expected an integer >= 1``.
 """
@@ -46,7 +50,7 @@ from aicore_sim.platform import Platform, load_platform
 from aicore_sim.verify import VerifyError
 
 __all__ = [
-    "BUNDLED_MATRIX",
+    "bundled_matrix",
     "Matrix",
     "MatrixCase",
     "expand",
@@ -54,13 +58,9 @@ __all__ = [
     "parse_matrix",
 ]
 
-BUNDLED_MATRIX = (Path(__file__).resolve().parents[2] / "op_models"
-                  / "moe_token_unpermute_with_ep_grad" / "equivalence_matrix.toml")
-
 _KEYS = ("op", "name", "description", "mode", "standard", "seed", "dtypes", "probs", "shapes",
          "ranges", "platforms", "indices")
 _REQUIRED = ("op", "dtypes", "probs", "shapes")
-_OPS = ("moe_token_unpermute_with_ep_grad",)
 _INDEX_MODES = ("permutation", "identity", "outside_window", "duplicates")
 _SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
@@ -169,9 +169,12 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
     for k in _REQUIRED:
         if k not in doc:
             raise fail(k, "missing; this field is required")
-    if doc["op"] not in _OPS:
-        raise fail("op", f"unknown operator {json.dumps(doc['op'])}; expected one of "
-                         f"{list(_OPS)}")
+    from aicore_sim.registry import UnknownOpError, get_op
+
+    try:
+        get_op(doc["op"])
+    except UnknownOpError as e:
+        raise fail("op", str(e).removeprefix("op: ")) from None
     mode = doc.get("mode")
     if mode is not None and mode not in ("functional", "timed"):
         raise fail("mode", f"expected 'functional' or 'timed', got {json.dumps(mode)}")
@@ -232,9 +235,33 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
                   tuple(ranges), plats, tuple(idx), where)
 
 
+def bundled_matrix(name: str = "default") -> Path | None:
+    """The bundled matrix file of op ``name`` (``default`` / ``bundled``: the default op's);
+    ``None`` when ``name`` is not an op name."""
+    from aicore_sim.registry import default_op, get_op, op_names
+
+    if name in ("default", "bundled"):
+        model = default_op()
+    elif name in op_names():
+        model = get_op(name)
+    else:
+        return None
+    if model.equivalence_matrix is None:
+        raise VerifyError(f"--matrix {name}: op {model.name} bundles no equivalence matrix "
+                          "(rule matrix_file)")
+    return Path(model.equivalence_matrix)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BUNDLED_MATRIX":  # the default op's matrix, looked up when first asked for
+        return bundled_matrix()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def load_matrix(spec: str | Path) -> Matrix:
-    """Read a matrix file (``.toml`` or ``.json``); ``"default"`` = the bundled matrix."""
-    path = BUNDLED_MATRIX if str(spec) in ("default", "bundled") else Path(spec)
+    """Read a matrix file (``.toml`` or ``.json``); ``"default"`` = the default op's bundled
+    matrix, an op name = that op's."""
+    path = bundled_matrix(str(spec)) or Path(spec)
     try:
         text = path.read_text()
     except OSError as e:

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -35,14 +34,14 @@ from aicore_sim.verify.standards import Standard, parse_standard
 
 __all__ = ["VerifyCase", "cases_from_args", "run_case", "run_cases", "verify_main"]
 
-OUTPUTS = ("permuted_tokens_grad", "probs_grad")
 Spec = tuple[tuple[int, ...], np.dtype]
 
 
 @dataclass
 class VerifyCase:
-    """One operator call to verify, with lazily built inputs."""
+    """One operator call to verify, with lazily built inputs (``model``: its OpModel)."""
 
+    model: Any
     name: str
     platform: Platform
     input_specs: dict[str, Spec | None]
@@ -55,21 +54,10 @@ class VerifyCase:
 
     def output_specs(self) -> dict[str, Spec | None]:
         """The operator's outputs (infershape) from the input shapes and dtypes."""
-        from op_models.moe_token_unpermute_with_ep_grad.infershape import (
-            InferShapeError,
-            infer_outputs,
-        )
-
-        def desc(s: Spec | None) -> Any:
-            return None if s is None else SimpleNamespace(shape=s[0], dtype=s[1])
-
-        sp = self.input_specs
         try:
-            outs = infer_outputs(desc(sp["unpermuted_tokens_grad"]), desc(sp["sorted_indices"]),
-                                 desc(sp.get("permuted_tokens")), desc(sp.get("probs")))
-        except InferShapeError as e:
+            return self.model.infer_outputs(self.input_specs, self.attrs)
+        except ValueError as e:
             raise VerifyError(f"case {self.name}: infershape failed: {e}") from None
-        return {k: None if v is None else (v.shape, v.dtype) for k, v in outs.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,22 +65,13 @@ class VerifyCase:
 # --------------------------------------------------------------------------------------------
 
 
-def _from_case(case: Any, platform: Platform, source: str, seed: int | None = None,
-               mode: str | None = None) -> VerifyCase:
-    """A bundled-style :class:`~op_models...cases.Case` as a VerifyCase."""
-    from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs, np_dtype
-
-    n, k, h, t = case.tokens_num, case.top_k, case.hidden, case.flat_size
-    tok = np_dtype(case.dtype)
-    specs: dict[str, Spec | None] = {
-        "unpermuted_tokens_grad": ((n, h), tok),
-        "sorted_indices": ((t,), dtypes.int32),
-        "permuted_tokens": ((t, h), tok),
-        "probs": None if case.probs_dtype is None else ((n, k), np_dtype(case.probs_dtype)),
-    }
-    return VerifyCase(case.name, platform, specs, lambda: make_inputs(case, seed),
-                      {"range": None if case.range is None else list(case.range),
-                       "topk_num": k}, source, mode=mode)
+def _from_case(model: Any, case: Any, platform: Platform, source: str,
+               seed: int | None = None, mode: str | None = None) -> VerifyCase:
+    """A bundled-style case of ``model`` (its ``case_specs`` / ``case_inputs``) as a
+    VerifyCase."""
+    specs, attrs = model.case_specs(case)
+    return VerifyCase(model, case.name, platform, specs, lambda: model.case_inputs(case, seed),
+                      {k: v for k, v in attrs.items() if v is not None}, source, mode=mode)
 
 
 def _from_casefile(cf: Any, source: str, seed: int | None) -> VerifyCase:
@@ -103,39 +82,44 @@ def _from_casefile(cf: Any, source: str, seed: int | None) -> VerifyCase:
                             "'aicore-sim tiling'")
     specs = {k: None if s is None else (s.shape, s.dtype) for k, s in cf.inputs.items()}
     mode = cf.mode if cf.mode in ("functional", "timed") else None
-    return VerifyCase(cf.name, cf.platform, specs, lambda: make_data(cf, seed), dict(cf.attrs),
-                      source, mode=mode)
+    return VerifyCase(cf.op.model, cf.name, cf.platform, specs, lambda: make_data(cf, seed),
+                      dict(cf.attrs), source, mode=mode)
 
 
-def _from_matrix_case(mc: Any, source: str, mode: str | None) -> VerifyCase:
-    from op_models.moe_token_unpermute_with_ep_grad.cases import Case
+def _from_matrix_case(model: Any, mc: Any, source: str, mode: str | None) -> VerifyCase:
+    return _from_case(model, model.matrix_case(mc), mc.platform, source, mode=mode)
 
-    case = Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs, mc.range,
-                seed=mc.seed, indices=mc.indices)
-    return _from_case(case, mc.platform, source, mode=mode)
+
+def _atk_model(name: str) -> Any:
+    """The registered op whose ``aclnn_name`` is ``name`` (None: none)."""
+    from aicore_sim.registry import ops
+
+    return next((m for m in ops() if m.aclnn_name == name), None)
 
 
 def _atk_cases(path: Path, sel: str | None, platform: Platform) -> list[VerifyCase]:
     from aicore_sim.verify.atk import load_atk, select_records
-    from op_models.moe_token_unpermute_with_ep_grad import atk as op_atk
 
     records = load_atk(path)
     out = []
+    models: dict[str, Any] = {}
     for i in select_records(len(records), sel):
         rec = records[i]
-        if rec.aclnn_name != op_atk.ACLNN_NAME:
+        if rec.aclnn_name not in models:
+            models[rec.aclnn_name] = _atk_model(rec.aclnn_name)
+        model = models[rec.aclnn_name]
+        if model is None:
             raise VerifyError(f"{path.name}: record {i}: aclnn_name {rec.aclnn_name!r} has no "
                               f"op model (rule atk_op)")
         try:
-            call = op_atk.record_call(rec.tensors, rec.attrs, seed=i)
-        except op_atk.RecordError as e:
+            call = model.atk_call(rec.tensors, rec.attrs, seed=i)
+        except ValueError as e:
             raise VerifyError(f"{path.name}: record {i}: {e}") from None
         acc = rec.acc.lower()
         std = parse_standard("bit-exact" if acc == "md5" else "threshold")
-        name = f"atk{i:03d}-n{call['n']}h{call['hidden']}"
-        out.append(VerifyCase(name, platform, call["input_specs"], call["make_inputs"],
-                              {"range": list(call["range"]), "topk_num": call["topk_num"]},
-                              f"{path.name}#{i}", std, call["expected"]))
+        name = f"atk{i:03d}-{call['label']}"
+        out.append(VerifyCase(model, name, platform, call["input_specs"], call["make_inputs"],
+                              dict(call["attrs"]), f"{path.name}#{i}", std, call["expected"]))
     return out
 
 
@@ -164,18 +148,22 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
                 vc.platform = plat_override
             out.append(vc)
         else:
-            from op_models.moe_token_unpermute_with_ep_grad.cases import CASES
+            from aicore_sim.registry import UnknownOpError, find_case
 
-            if spec not in CASES:
+            try:
+                model, case = find_case(spec, "CASE")
+            except UnknownOpError:
                 raise VerifyError(f"CASE {spec}: not a file and not a bundled case name "
-                                  f"('aicore-sim cases' lists them) (rule case)")
-            out.append(_from_case(CASES[spec], default_plat, "bundled", args.seed))
+                                  f"('aicore-sim cases' lists them) (rule case)") from None
+            out.append(_from_case(model, case, default_plat, "bundled", args.seed))
     if args.matrix:
+        from aicore_sim.registry import get_op
         from aicore_sim.verify.matrix import expand, load_matrix
 
         m = load_matrix(args.matrix)
         meta = {"matrix": m.name, "matrix_mode": m.mode, "matrix_standard": m.standard}
-        out += [_from_matrix_case(mc, f"matrix {m.source}", m.mode) for mc in expand(m)]
+        model = get_op(m.op)
+        out += [_from_matrix_case(model, mc, f"matrix {m.source}", m.mode) for mc in expand(m)]
     if args.records and not any(c.source.count("#") for c in out):
         raise VerifyError("--records applies to ATK json files only, and none was given "
                           "(rule records)")
@@ -252,24 +240,11 @@ def check_expected(cases: list[VerifyCase], folder: Path) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _golden(vc: VerifyCase, inputs: dict[str, np.ndarray | None], hidden_chunk: int
-            ) -> dict[str, np.ndarray | None]:
-    from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
-
-    idx = inputs["sorted_indices"]
-    assert idx is not None
-    start, end, num_out = normalise_range(vc.attrs.get("range"), int(idx.shape[0]))
-    pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
-                     inputs.get("probs"), start=start, end=end, num_out_tokens=num_out,
-                     hidden_chunk=hidden_chunk)
-    return {"permuted_tokens_grad": pg, "probs_grad": prg}
-
-
 def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None = None,
              single: bool = False, dump_dir: Path | None = None) -> CaseResult:
     """Run one case and compare each of its outputs (errors of the run become ``error``)."""
     from aicore_sim.errors import SimError
-    from op_models.moe_token_unpermute_with_ep_grad import api
+    from aicore_sim.opmodel import call
 
     res = CaseResult(vc.name, vc.source, vc.platform.name, mode,
                      expected_from="files" if expected_dir else
@@ -278,17 +253,8 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     specs = vc.output_specs()
     inputs = vc.make_inputs()
     t1 = time.perf_counter()
-    a = vc.attrs
-    probs = inputs.get("probs")
-    topk = a.get("topk_num")
-    if topk is None:
-        topk = int(probs.shape[1]) if probs is not None and probs.ndim == 2 else 1
     try:
-        size, ex = api.get_workspace_size(
-            inputs["unpermuted_tokens_grad"], inputs["sorted_indices"],
-            inputs.get("permuted_tokens"), probs, a.get("padded_mode", False),
-            a.get("restore_shape"), a.get("range"), topk, None, None, platform=vc.platform)
-        result = api.execute(None, size, ex, mode=mode)
+        pc, result = call(vc.model, inputs, vc.attrs, vc.platform, mode=mode)
     except SimError as e:
         res.error = f"{type(e).__name__}: {e}"
         res.wall_s = {"inputs": t1 - t0, "total": time.perf_counter() - t0}
@@ -302,8 +268,7 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     elif vc.expected is not None:
         want = vc.expected(inputs)
     else:
-        td = ex.tiling.tiling_data
-        want = _golden(vc, inputs, td.hiddenSizeAlign if td is not None else 1 << 30)
+        want = vc.model.golden(inputs, vc.attrs, pc)
     t3 = time.perf_counter()
     if dump_dir is not None:
         (dump_dir / vc.name).mkdir(parents=True, exist_ok=True)

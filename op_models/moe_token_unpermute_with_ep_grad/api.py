@@ -39,7 +39,6 @@ the tiling rejects them (561002).
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -288,7 +287,7 @@ def _empty_result(ex: Executor, mode: str, outputs: dict[str, np.ndarray | None]
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            after_record=None, after_replay=None) -> RunResult:
+            after_record=None, after_replay=None, prepared: dict | None = None) -> RunResult:
     """``aclnnMoeTokenUnpermuteWithEpGrad``: launch and deliver the outputs.
 
     ``workspace`` is not touched (the kernel never uses it; ``None`` is fine), but
@@ -296,8 +295,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     Returns the launch's RunResult; its ``outputs`` map ``permuted_tokens_grad`` (and
     ``probs_grad`` when there is one) to the caller's arrays, filled in, or to new arrays
     (in timing-only mode nothing is computed: only the caller's arrays, untouched, if any).
-    ``races``, ``jobs``, ``check_streams``, ``after_record`` and ``after_replay`` are passed to
-    :func:`aicore_sim.launch.launch`.
+    ``races``, ``jobs``, ``check_streams``, ``after_record``, ``after_replay`` and ``prepared``
+    are passed to :func:`aicore_sim.launch.launch`.
     """
     del workspace
     ex = executor
@@ -341,7 +340,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     result = launch(_kernel, args, tensors, read_back, ex.platform,
                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
                     check_streams=check_streams, after_record=after_record,
-                    after_replay=after_replay)
+                    after_replay=after_replay, prepared=prepared)
     for name in ("permuted_tokens_grad", "probs_grad"):
         user = ex.user_outputs[name]
         if user is None:
@@ -405,12 +404,14 @@ def run_case(
 
     Returns ``(outputs, result, inputs)``.
     """
+    from aicore_sim.opmodel import call
+    from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
+
     case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name
-    inputs = _cases.make_inputs(case, seed)
-    outs, result = moe_token_unpermute_with_ep_grad(
-        inputs["unpermuted_tokens_grad"], inputs["sorted_indices"], inputs["permuted_tokens"],
-        inputs["probs"], range=None if case.range is None else builtins.list(case.range),
-        topk_num=case.top_k, platform=platform, mode=mode, races=races, jobs=jobs)
+    inputs = MODEL.case_inputs(case, seed)
+    _, result = call(MODEL, inputs, MODEL.case_specs(case)[1], _resolve_platform(platform),
+                     mode=mode, races=races, jobs=jobs)
+    outs = {name: result.outputs.get(name) for name in ("permuted_tokens_grad", "probs_grad")}
     return outs, result, inputs
 
 

@@ -57,6 +57,9 @@ CASE_AXES: dict[str, str] = {
     "probs": "probs dtype (bfloat16, float16, float32) or 'none' for the path without probs",
 }
 
+# Value type of each case axis in a sweep file (the others are strings).
+CASE_AXIS_TYPES: dict[str, type] = {"tokens_num": int, "top_k": int, "hidden": int}
+
 KNOBS: tuple[str, ...] = (
     "cores",
     "indicesReserveNum",
@@ -452,48 +455,38 @@ def _inputs(case: _cases.Case, seed: int | None) -> dict[str, np.ndarray | None]
     return _cases.make_inputs(case, seed)
 
 
+def _call(case: _cases.Case, seed: int | None) -> tuple[Any, dict, dict]:
+    """The op model, the case's inputs (cached) and attributes."""
+    from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
+
+    return MODEL, _inputs(case, seed), MODEL.case_specs(case)[1]
+
+
 def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-only",
            races: bool = False, seed: int | None = None, prepared: dict | None = None) -> Any:
-    """One launch of the kernel with tiling ``p`` (as ``api.execute`` builds it); ``prepared``
-    as in :func:`aicore_sim.launch.launch`."""
-    from aicore_sim.launch import launch as _launch
-    from op_models.moe_token_unpermute_with_ep_grad.api import GM_NAMES
-    from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
-        moe_token_unpermute_with_ep_grad as kernel,
-    )
+    """One launch of the kernel with tiling ``p``: the op's call path
+    (:func:`aicore_sim.opmodel.call`) with the plan's tiling; ``prepared`` as in
+    :func:`aicore_sim.launch.launch`."""
+    from aicore_sim.opmodel import call
 
     assert p.tiling is not None
-    inputs = _inputs(case, seed)
-    tensors: dict[str, np.ndarray] = {k: np.ascontiguousarray(v) for k, v in inputs.items()
-                                      if v is not None}
-    tok = _cases.np_dtype(case.dtype)
-    read_back = {"permuted_tokens_grad": (tok, (case.flat_size, case.hidden))}
-    tensors["permuted_tokens_grad"] = np.zeros((case.flat_size, case.hidden), tok)
-    prob_dt = None
-    if case.probs_dtype is not None:
-        prob_dt = _cases.np_dtype(case.probs_dtype)
-        tensors["probs_grad"] = np.zeros((case.tokens_num, case.top_k), prob_dt)
-        read_back["probs_grad"] = (prob_dt, (case.tokens_num, case.top_k))
-    args: list[Any] = [n if n in tensors else None for n in GM_NAMES]
-    args += [None, p.tiling, p.tiling_key, tok, prob_dt]
-    return _launch(kernel, args, tensors, read_back, platform, block_dim=p.block_dim,
-                   mode=mode, races=races, prepared=prepared)
+    model, inputs, attrs = _call(case, seed)
+    _, result = call(model, inputs, attrs, platform, mode=mode,
+                     tiling=(p.tiling, p.tiling_key, p.block_dim), races=races,
+                     prepared=prepared)
+    return result
 
 
 def verify(case: _cases.Case, platform: Platform, p: Plan, seed: int | None = None
            ) -> dict[str, Any]:
     """Timed run with numerics, compared bit for bit with the golden for this hidden chunking."""
-    from aicore_sim.summary import compare_golden
-    from op_models.moe_token_unpermute_with_ep_grad.golden import golden
+    from aicore_sim.opmodel import call, golden_check
 
-    result = launch(case, platform, p, mode="timed", races=False, seed=seed)
-    inputs = _inputs(case, seed)
-    start, end, num_out = case.window()
     assert p.tiling is not None
-    pg, prg = golden(inputs["unpermuted_tokens_grad"], inputs["sorted_indices"],
-                     inputs["permuted_tokens"], inputs["probs"], start=start, end=end,
-                     num_out_tokens=num_out, hidden_chunk=p.tiling.hiddenSizeAlign)
-    cmp = compare_golden(result.outputs, {"permuted_tokens_grad": pg, "probs_grad": prg})
+    model, inputs, attrs = _call(case, seed)
+    pc, result = call(model, inputs, attrs, platform, mode="timed",
+                      tiling=(p.tiling, p.tiling_key, p.block_dim), races=False)
+    cmp = golden_check(model, inputs, attrs, pc, result)
     exact = all(v.get("exact", False) for v in cmp.values())
     hz = sorted({h.kind for h in result.hazards})
     status = "verified" if exact and not hz else "mismatch"

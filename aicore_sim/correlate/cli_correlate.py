@@ -1,0 +1,148 @@
+"""``aicore-sim correlate`` and ``aicore-sim calibrate``: the simulator against a board's profile.
+
+Step of the flow: the outermost shell. ``correlate`` reads a simulated run folder and a
+board's ``msprof op`` folder (:mod:`aicore_sim.correlate.opprof`), compares them
+(:mod:`~aicore_sim.correlate.compare`) and reports (:mod:`~aicore_sim.correlate.report`).
+``calibrate`` fits cost knobs to one or more profiled launches
+(:mod:`~aicore_sim.correlate.calibrate`) and writes a platform overlay.
+
+Exit codes: 0 done; 2 a bad input (missing folder or file, missing column, non-numeric cell,
+block count mismatch, bad case or platform): one line on stderr naming the file and the rule,
+and nothing written.
+
+:func:`add_parsers` is called from :mod:`aicore_sim.cli`; nothing heavy is imported at import
+time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+PROG = "aicore-sim"
+
+_CORRELATE_EXAMPLES = """\
+examples:
+  aicore-sim run my_case.json --platform ascend910b2 --out runs/b2
+  msprof op --output=prof ./my_app                (on the board: profile the same launch)
+  aicore-sim correlate runs/b2 prof/OPPROF_20260628073932_HAMRWXWPXODRZODT
+  aicore-sim correlate runs/b2 prof/OPPROF_... --op MoeTokenUnpermuteWithEpGrad --launch 1
+  aicore-sim correlate runs/b2 prof/OPPROF_... --json > ratios.json
+
+RUN_DIR is the folder of 'aicore-sim run' (its PipeUtilization.csv and OpBasicInfo.csv).
+OPPROF_DIR is searched recursively for PipeUtilization*.csv / OpBasicInfo*.csv; with several
+operators or launches (OPPROF_.../<OpName>/<index>/), --op and --launch choose one, or give
+the launch's folder itself. Ratio = measured / simulated busy time per block and pipe
+(SCALAR, MTE2, VECTOR, MTE3), plus core time and task duration. Writes a markdown report, its
+JSON and a scatter plot (default RUN_DIR/correlate.{md,json,png}). See docs/correlate.md.
+"""
+
+_CALIBRATE_EXAMPLES = """\
+examples:
+  aicore-sim calibrate prof/OPPROF_a:my_case.json --platform ascend910b2 --out b2.toml
+  aicore-sim calibrate prof/OPPROF_a:case_a.json prof/OPPROF_b:case_b.json \\
+      --platform ascend910b2 --out b2.toml
+  aicore-sim run my_case.json --platform '{"preset": "ascend910b2", "overlay": "b2.toml"}'
+
+Each OPPROF_DIR:CASE pairs a board's msprof op folder (one launch: give its folder when it
+holds several) with the case that produced it (a case file or a bundled case name). The fit
+scales the MTE2 and MTE3 copy curves and the vector costs and sets the HBM efficiency, by least
+squares on the logs of measured / simulated busy time per pipe, re-simulating each launch.
+With several launches, each one is also left out in turn and predicted from a fit to the
+others (the held-out error). See docs/correlate.md.
+"""
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Add ``correlate`` and ``calibrate`` to the ``aicore-sim`` subparsers."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    c = subparsers.add_parser(
+        "correlate", help="compare a simulated run with a board's msprof op profile",
+        formatter_class=fmt, epilog=_CORRELATE_EXAMPLES,
+        description="Per-pipe and per-core ratios of measured (msprof op) to simulated busy "
+                    "time, task duration against makespan, block-dim and clock checks.")
+    c.add_argument("run_dir", metavar="RUN_DIR", help="folder written by 'aicore-sim run'")
+    c.add_argument("opprof_dir", metavar="OPPROF_DIR", help="msprof op output folder")
+    c.add_argument("--op", metavar="NAME",
+                   help="operator to pick when OPPROF_DIR holds several (folder or Op Name)")
+    c.add_argument("--launch", metavar="INDEX",
+                   help="launch index to pick when the operator ran several times (0, 1 ...)")
+    c.add_argument("--json", action="store_true",
+                   help="print the comparison as one JSON object instead of the table")
+    c.add_argument("--report", metavar="FILE",
+                   help="markdown report path; FILE's .json and .png are written beside it "
+                        "(default RUN_DIR/correlate.md)")
+    c.set_defaults(func=cmd_correlate)
+
+    k = subparsers.add_parser(
+        "calibrate", help="fit cost knobs to measured launches; write a platform overlay",
+        formatter_class=fmt, epilog=_CALIBRATE_EXAMPLES,
+        description="Fit per-pipe cost scales and the HBM efficiency to msprof op profiles "
+                    "of known cases; report the error per pipe before and after; write a "
+                    "platform overlay TOML that --platform loads.")
+    k.add_argument("pairs", nargs="+", metavar="OPPROF_DIR:CASE",
+                   help="a measured launch folder and the case (file or bundled name) it ran")
+    k.add_argument("--platform", metavar="P", required=True,
+                   help="the platform the board is (preset, TOML path or JSON object); the "
+                        "overlay is relative to it")
+    k.add_argument("--out", metavar="FILE", required=True, help="overlay TOML to write")
+    k.add_argument("--op", metavar="NAME", default=None,
+                   help="operator model of the cases (default: the bundled operator)")
+    k.add_argument("--json", action="store_true", help="print the fit as one JSON object")
+    k.set_defaults(func=cmd_calibrate)
+
+
+def _err(msg: str) -> None:
+    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
+
+
+def cmd_correlate(args: argparse.Namespace) -> int:
+    """Run ``correlate``; returns the exit code."""
+    from aicore_sim.correlate.compare import correlate
+    from aicore_sim.correlate.opprof import OpprofError, choose, read_launch
+    from aicore_sim.correlate.report import text, write_reports
+
+    try:
+        run_dir = Path(args.run_dir)
+        if not run_dir.is_dir():
+            raise OpprofError(f"{run_dir}: not a folder (give the folder 'aicore-sim run' "
+                              f"wrote)")
+        if not any(run_dir.glob("PipeUtilization*.csv")):
+            raise OpprofError(f"{run_dir / 'PipeUtilization.csv'}: missing ('aicore-sim run' "
+                              f"writes it in timed and timing-only mode)")
+        simulated = read_launch(run_dir, label="run")
+        measured = choose(Path(args.opprof_dir), args.op, args.launch)
+        result = correlate(measured, simulated)
+        report = Path(args.report) if args.report else run_dir / "correlate.md"
+        if report.suffix.lower() != ".md":
+            raise OpprofError(f"--report {report}: must end with .md (the .json and .png go "
+                              f"beside it)")
+    except OpprofError as e:
+        _err(f"error: {e}")
+        return 2
+    written = write_reports(result, report)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(text(result))
+        print(f"wrote {', '.join(str(p) for p in written)}")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Run ``calibrate``; returns the exit code."""
+    from aicore_sim.casefile import CaseFileError
+    from aicore_sim.correlate.calibrate import CalibrateError, calibrate_main
+    from aicore_sim.correlate.opprof import OpprofError
+
+    try:
+        return calibrate_main(args)
+    except (OpprofError, CalibrateError, CaseFileError) as e:
+        _err(f"error: {e}")
+        return 2
+
+
+__all__ = ["add_parsers", "cmd_calibrate", "cmd_correlate"]

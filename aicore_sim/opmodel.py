@@ -1,0 +1,243 @@
+"""The ``OpModel`` protocol: everything the simulator's commands need to know about one operator.
+
+Step of the flow: the seam between the generic pipeline (case files, ``run``, ``verify``,
+``sweep``, ``search``, ``tiling``, ``cases``) and one operator's port (host tiling, kernel,
+aclnn checks, golden). An operator model is an object with the members below; it is found by
+name through the ``aicore_sim.ops`` entry-point group (:mod:`aicore_sim.registry`), so a
+pip-installable package adds an operator without changing this package. ``docs/porting.md``
+walks through writing one; ``examples/op_template/`` is a package to copy.
+
+Generic code only ever sees these members. The operator's own objects (its ``Case`` type, its
+tiling record, its aclnn executor) pass through it untouched: a *case* needs the attributes
+``name``, ``description`` and ``seed``; a *tiling record* needs ``as_dict()`` (fields in
+upstream order).
+
+The one call -> golden -> compare path (:func:`call`, :func:`golden_check`) is built from the
+members: ``prepare`` (checks, error codes, tiling) -> ``execute`` (kernel launch) ->
+``golden`` -> :func:`aicore_sim.verify.compare.compare` (through
+:func:`aicore_sim.summary.compare_golden` or a verify standard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "ATTR_KINDS",
+    "AttrSpec",
+    "OpModel",
+    "PreparedCall",
+    "REQUIRED_MEMBERS",
+    "Spec",
+    "TensorSpec",
+    "call",
+    "golden_check",
+]
+
+Spec = tuple[tuple[int, ...], np.dtype]  # (shape, dtype) of one tensor
+ATTR_KINDS = ("bool", "int", "float", "str", "int_list")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One input or output tensor of an operator, as its IR declares it.
+
+    ``dtypes`` lists the accepted element types (canonical names, see
+    :func:`aicore_sim.dtypes.dtype_name`; empty = any); ``rank`` the number of dimensions
+    (``None`` = any). Case files check names and presence only; the operator's own checks
+    (``prepare``) answer rank, dtype and shape rules with its aclnn codes. ``value_range`` is
+    where seeded random float values of an input are drawn (``[low, high)``, then cast);
+    integer inputs are drawn as a random permutation of ``[0, size)``.
+    """
+
+    name: str
+    dtypes: tuple[str, ...] = ()
+    rank: int | None = None
+    optional: bool = False
+    value_range: tuple[float, float] = (-2.0, 2.0)
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    """One attribute: its name, kind (``bool``, ``int``, ``float``, ``str``, ``int_list``) and
+    the IR default used when a case leaves it out (``None`` = the op decides, see its doc)."""
+
+    name: str
+    kind: str
+    default: Any = None
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ATTR_KINDS:
+            raise ValueError(f"attribute {self.name}: kind {self.kind!r} not one of {ATTR_KINDS}")
+
+
+@dataclass
+class PreparedCall:
+    """What an operator's first aclnn phase (``GetWorkspaceSize``) hands to its second.
+
+    ``out_shapes``: every output (infershape) as ``(shape, dtype)``, ``None`` for an output the
+    call does not produce. ``tiling`` / ``tiling_key`` / ``block_dim``: the host tiling (the
+    record has ``as_dict()``; ``None`` when the call launches nothing, e.g. empty tensors).
+    ``workspace_size``: bytes the op asked for. ``state``: the op's own executor object, opaque
+    to generic code. A sweep replaces ``tiling`` / ``tiling_key`` / ``block_dim`` (see
+    :meth:`with_tiling`) and the op's ``execute`` launches with the replacement.
+    """
+
+    op: str
+    out_shapes: dict[str, Spec | None]
+    tiling: Any
+    tiling_key: int | None
+    block_dim: int | None
+    workspace_size: int = 0
+    state: Any = None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def with_tiling(self, tiling: Any, tiling_key: int | None, block_dim: int | None
+                    ) -> PreparedCall:
+        """The same call launched with another tiling (a sweep point's)."""
+        return replace(self, tiling=tiling, tiling_key=tiling_key, block_dim=block_dim)
+
+
+@runtime_checkable
+class OpModel(Protocol):
+    """An operator the simulator can run, verify, sweep and search (see the module docstring).
+
+    Attributes (plain values):
+    """
+
+    name: str
+    """Case-file name of the operator (``"op"`` field), also its entry-point name."""
+
+    description: str
+    """One line: the upstream operator this models (shown by ``aicore-sim cases``)."""
+
+    inputs: tuple[TensorSpec, ...]
+    """Inputs in IR order; required ones are those with ``optional=False``."""
+
+    attrs: tuple[AttrSpec, ...]
+    """Attributes by name, in IR order (case files give them by name)."""
+
+    outputs: tuple[TensorSpec, ...]
+    """Outputs in IR order (names of ``outputs/<name>.npy`` and of the compared outputs)."""
+
+    aclnn_name: str | None
+    """The ``aclnn_name`` of its ATK system-test records (``None``: no ATK support)."""
+
+    tiling_space: str | None
+    """Import path of its tiling-space module for ``sweep`` / ``search`` (``None``: none);
+    :mod:`aicore_sim.sweep.ops` documents what that module holds."""
+
+    equivalence_matrix: Path | None
+    """Its bundled equivalence matrix (``verify --matrix NAME``), or ``None``."""
+
+    sweep_columns: tuple[str, ...]
+    """Result columns of a sweep row that identify the case (after ``case``), in order."""
+
+    tiling_short: tuple[tuple[str, ...], ...]
+    """``(tiling field, short label)`` pairs a sweep report shows for a tiling; a third item
+    names the field counting the loops over it (shown as ``hA=2048x2`` when > 1)."""
+
+    def cases(self) -> Mapping[str, Any]:
+        """The bundled cases by name (each with ``name``, ``description``, ``seed``)."""
+        ...
+
+    def case_specs(self, case: Any) -> tuple[dict[str, Spec | None], dict[str, Any]]:
+        """A case's input ``(shape, dtype)`` (``None`` = absent) and its attributes by name."""
+        ...
+
+    def case_inputs(self, case: Any, seed: int | None = None) -> dict[str, np.ndarray | None]:
+        """A case's input tensors for ``seed`` (``None`` = the case's own), reproducibly."""
+        ...
+
+    def case_row(self, case: Any) -> dict[str, str]:
+        """A case as columns of the ``aicore-sim cases`` table (header -> cell text)."""
+        ...
+
+    def matrix_case(self, mc: Any) -> Any:
+        """One expanded equivalence-matrix combination
+        (:class:`aicore_sim.verify.matrix.MatrixCase`) as a case of this op."""
+        ...
+
+    def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
+                 ) -> dict[str, Any]:
+        """One ATK record as a call: ``label`` (short text for the case name),
+        ``input_specs``, ``attrs``, ``make_inputs()`` and ``expected(inputs)`` (the executor's
+        expected outputs). Raises ``ValueError`` naming the field and rule."""
+        ...
+
+    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
+                      ) -> dict[str, Spec | None]:
+        """Infershape: each output's ``(shape, dtype)`` (``None`` = not produced); raises
+        ``ValueError`` when the inputs admit none."""
+        ...
+
+    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
+               platform: Any) -> dict[str, Any]:
+        """The host tiling alone (``aicore-sim tiling``): ``status`` (``success`` /
+        ``failed``), ``tiling_key``, ``tiling_data`` (field -> value, upstream order),
+        ``workspace``, ``block_dim``, ``error``. ``attrs`` may be a list: values on IR attribute
+        indices 0, 1, 2 ... as upstream's tiling unit tests build their contexts."""
+        ...
+
+    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+                platform: Any) -> PreparedCall:
+        """The first aclnn phase: argument checks, infershape, host tiling. Raises a
+        :class:`~aicore_sim.errors.SimError` with ``code`` (the aclnn status) on a rejected
+        argument; missing attributes take their IR defaults."""
+        ...
+
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+        """The second aclnn phase: launch the kernel with ``pc``'s tiling and return the
+        :class:`~aicore_sim.launch.RunResult` (``outputs`` by output name). ``launch_kw`` go to
+        :func:`aicore_sim.launch.launch` (``races``, ``jobs``, ``check_streams``,
+        ``after_record``, ``after_replay``, ``prepared``)."""
+        ...
+
+    def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+               pc: PreparedCall) -> dict[str, np.ndarray | None]:
+        """The independent reference outputs of this call (it may follow ``pc.tiling``
+        where the kernel's arithmetic order depends on it, e.g. a hidden-size chunking)."""
+        ...
+
+
+REQUIRED_MEMBERS: tuple[str, ...] = (
+    "name", "description", "inputs", "attrs", "outputs", "aclnn_name", "tiling_space",
+    "equivalence_matrix", "sweep_columns", "tiling_short", "cases", "case_specs", "case_inputs",
+    "case_row", "matrix_case", "atk_call", "infer_outputs", "tiling", "prepare", "execute",
+    "golden",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# The one call -> golden -> compare path
+# --------------------------------------------------------------------------------------------
+
+
+def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+         platform: Any, *, mode: str = "timed", tiling: tuple[Any, int | None, int | None]
+         | None = None, **launch_kw: Any) -> tuple[PreparedCall, Any]:
+    """Both aclnn phases of one call: ``(prepared call, RunResult)``.
+
+    ``tiling`` ``(record, key, block dim)`` replaces the host tiling (a sweep point's); the
+    operator's checks still run on the arguments first.
+    """
+    pc = model.prepare(inputs, attrs, platform)
+    if tiling is not None:
+        pc = pc.with_tiling(*tiling)
+    return pc, model.execute(pc, mode=mode, **launch_kw)
+
+
+def golden_check(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+                 pc: PreparedCall, result: Any) -> dict[str, Any]:
+    """The call's outputs against the op's golden, value for value
+    (:func:`aicore_sim.summary.compare_golden`: per output ``exact``, mismatches, errors)."""
+    from aicore_sim.summary import compare_golden
+
+    return compare_golden(result.outputs, model.golden(inputs, attrs, pc))

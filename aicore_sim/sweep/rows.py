@@ -1,0 +1,124 @@
+"""Sweep results on disk: ``results.jsonl`` / ``results.csv`` rows, appended and read back.
+
+Step of the flow: between the sweep runner (:mod:`.run`, which writes rows as points finish)
+and the report (:mod:`.report`, which reads them): one flush + fsync per row, a torn last line
+(a write cut by a kill) dropped before appending or reading.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULTS_JSONL = "results.jsonl"
+RESULTS_CSV = "results.csv"
+VERIFY_JSONL = "verify.jsonl"
+SPEC_JSON = "spec.json"
+
+
+
+
+def _repair_tail(path: Path) -> None:
+    """Drop a torn last line (a write cut by a kill) so appends start on a line boundary."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 1))
+        if f.read(1) == b"\n":
+            return
+        data = path.read_bytes()
+        cut = data.rfind(b"\n") + 1
+        f.truncate(cut)
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a ``results.jsonl`` (or verify.jsonl); unparsable lines are skipped."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / RESULTS_JSONL
+    rows = []
+    if not p.exists():
+        return rows
+    for line in p.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and "key" in row:
+            rows.append(row)
+    return rows
+
+
+def _csv_cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, dict | list | tuple):
+        return json.dumps(v, separators=(",", ":"))
+    return v
+
+
+class ResultWriter:
+    """Appends rows to ``results.jsonl`` and ``results.csv`` (``columns``, in order); flush +
+    fsync per row."""
+
+    def __init__(self, out: Path, columns: Sequence[str]) -> None:
+        self.columns = tuple(columns)
+        out.mkdir(parents=True, exist_ok=True)
+        self.jsonl = out / RESULTS_JSONL
+        self.csv = out / RESULTS_CSV
+        for p in (self.jsonl, self.csv):
+            _repair_tail(p)
+        new_csv = not self.csv.exists() or self.csv.stat().st_size == 0
+        self._j = open(self.jsonl, "a", encoding="utf-8")
+        self._c = open(self.csv, "a", encoding="utf-8", newline="")
+        if new_csv:
+            self._c.write(self._csv_line(list(self.columns)))
+            self._sync(self._c)
+
+    @staticmethod
+    def _csv_line(values: list[Any]) -> str:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(values)
+        return buf.getvalue()
+
+    @staticmethod
+    def _sync(f: Any) -> None:
+        f.flush()
+        os.fsync(f.fileno())
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._j.write(json.dumps(row, default=str) + "\n")
+        self._sync(self._j)
+        self._c.write(self._csv_line([_csv_cell(row.get(c)) for c in self.columns]))
+        self._sync(self._c)
+
+    def close(self) -> None:
+        self._j.close()
+        self._c.close()
+
+    def __enter__(self) -> ResultWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def append_jsonl(path: Path, row: dict[str, Any]) -> None:
+    _repair_tail(path)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -1,0 +1,34 @@
+"""Named cases of ``my_op`` (what ``aicore-sim cases`` lists and ``run --case`` runs) and their
+reproducible inputs. Case names must be unique across all installed operators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DTYPES = {"float16": np.dtype(np.float16), "float32": np.dtype(np.float32)}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call: ``n`` elements of ``dtype``, multiplied by ``scale``."""
+
+    name: str
+    n: int
+    dtype: str
+    scale: float
+    description: str = ""
+    seed: int = 0
+
+
+CASES: dict[str, Case] = {c.name: c for c in (
+    Case("my_op_small", 5000, "float32", 0.5, "5000 fp32 elements: 3 tiles per core on 'tiny'"),
+    Case("my_op_fp16", 100000, "float16", -3.0, "100000 fp16 elements on every core", seed=1),
+)}
+
+
+def make_inputs(case: Case, seed: int | None = None) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(case.seed if seed is None else seed)
+    x = rng.uniform(-2.0, 2.0, case.n).astype(np.float32).astype(DTYPES[case.dtype])
+    return {"x": x}

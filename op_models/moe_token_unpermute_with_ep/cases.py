@@ -1,0 +1,169 @@
+"""Named cases of ``MoeTokenUnpermuteWithEp`` and their input tensors.
+
+Place in the flow: the *case* at the head of the pipeline. Inputs are built the way a real MoE
+layer (and upstream's system-test executor) builds them: every token picks ``top_k`` distinct
+experts out of ``experts``; ``order`` = the stable argsort of the flattened expert ids groups
+the ``N * K`` (token, slot) pairs by expert; ``sorted_indices = argsort(order)`` (int32) is the
+row each pair was permuted to. Expert parallelism over ``ep`` ranks: this rank (``rank``) holds
+the experts ``[rank * E / ep, (rank + 1) * E / ep)``, i.e. the permuted rows
+``[start, end)`` = the EP window passed as ``range``; ``permuted_tokens`` holds exactly those
+rows (the original token of row ``r`` is ``order[start + r] // K``). An explicit ``range``
+overrides the window.
+
+Values: float tensors drawn in fp32 with ``np.random.default_rng(seed)`` and cast to the case
+dtype (exactly representable); tokens in [-2, 2); probs: the top-K of a softmax over random
+logits, renormalised, then a fraction ``zero_probs`` of them set to exactly 0 (terms the kernel
+skips).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing",
+           "window"]
+
+DTYPES: dict[str, np.dtype] = {
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float16": np.dtype(np.float16),
+    "float32": np.dtype(np.float32),
+}
+
+
+def np_dtype(name: str) -> np.dtype:
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise KeyError(f"unknown dtype {name!r}; valid: {sorted(DTYPES)}") from None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One forward call: N tokens, top-K of ``experts``, hidden H, dtypes, EP layout."""
+
+    name: str
+    tokens_num: int
+    top_k: int
+    hidden: int
+    dtype: str
+    probs_dtype: str | None
+    experts: int
+    ep: int = 1
+    rank: int = 0
+    range: tuple[int, int] | None = None  # None: this rank's EP window
+    zero_probs: float = 0.0
+    description: str = ""
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        np_dtype(self.dtype)
+        if self.probs_dtype is not None:
+            np_dtype(self.probs_dtype)
+        if min(self.tokens_num, self.top_k, self.hidden, self.experts, self.ep) < 1:
+            raise ValueError("tokens_num, top_k, hidden, experts and ep must be >= 1")
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k {self.top_k} exceeds experts {self.experts}")
+        if self.experts % self.ep or not 0 <= self.rank < self.ep:
+            raise ValueError("experts must divide by ep and 0 <= rank < ep")
+
+    @property
+    def flat_size(self) -> int:
+        return self.tokens_num * self.top_k
+
+    @property
+    def has_probs(self) -> bool:
+        return self.probs_dtype is not None
+
+    def with_(self, **changes: object) -> Case:
+        return dataclasses.replace(self, **changes)
+
+
+def routing(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(expert ids ``[N, K]``, router logits ``[N, K]`` fp32) of distinct experts per token."""
+    N, K, E = case.tokens_num, case.top_k, case.experts
+    ids = np.empty((N, K), dtype=np.int64)
+    step = max(1, (1 << 22) // E)
+    for t0 in range(0, N, step):
+        t1 = min(N, t0 + step)
+        ids[t0:t1] = np.argsort(rng.random((t1 - t0, E), dtype=np.float32), axis=1)[:, :K]
+    logits = rng.standard_normal((N, K), dtype=np.float32)
+    return ids, logits
+
+
+def _window(case: Case, ids: np.ndarray) -> tuple[int, int]:
+    if case.range is not None:
+        return int(case.range[0]), int(case.range[1])
+    per = case.experts // case.ep
+    flat = np.sort(ids.reshape(-1))
+    return (int(np.searchsorted(flat, case.rank * per)),
+            int(np.searchsorted(flat, (case.rank + 1) * per)))
+
+
+def window(case: Case, seed: int | None = None) -> tuple[int, int]:
+    """The ``range`` of :func:`make_inputs` for ``seed``, without drawing the tensors."""
+    rng = np.random.default_rng(case.seed if seed is None else seed)
+    ids, _ = routing(case, rng)
+    return _window(case, ids)
+
+
+def make_inputs(case: Case, seed: int | None = None) -> dict:
+    """``permuted_tokens``, ``sorted_indices``, ``probs`` (or None), the ``range`` used and the
+    original ``tokens`` (for references), reproducible from ``seed`` (default the case's)."""
+    rng = np.random.default_rng(case.seed if seed is None else seed)
+    N, K, H = case.tokens_num, case.top_k, case.hidden
+    dt = np_dtype(case.dtype)
+    ids, logits = routing(case, rng)
+    order = np.argsort(ids.reshape(-1), kind="stable")
+    sorted_indices = np.argsort(order, kind="stable").astype(np.int32)
+    start, end = _window(case, ids)
+    tokens = (rng.random((N, H), dtype=np.float32) * np.float32(4) - np.float32(2)).astype(dt)
+    rows = order[max(start, 0):max(end, start, 0)] // K
+    permuted = tokens[rows] if rows.size else np.zeros((1, H), dt)
+    probs = None
+    if case.has_probs:
+        w = np.exp(logits - logits.max(axis=1, keepdims=True))
+        w = (w / w.sum(axis=1, keepdims=True)).astype(np.float32)
+        if case.zero_probs > 0:
+            w[rng.random(w.shape) < case.zero_probs] = 0
+        probs = w.astype(np_dtype(case.probs_dtype))
+    return {"permuted_tokens": np.ascontiguousarray(permuted), "sorted_indices": sorted_indices,
+            "probs": probs, "range": (start, end), "tokens": tokens}
+
+
+def _c(*args, **kw) -> Case:
+    return Case(*args, **kw)
+
+
+_LIST = [
+    # tiny: tests and quick looks
+    _c("tiny_bf16_probs_bf16", 12, 2, 48, "bfloat16", "bfloat16", 8, ep=2,
+       description="12 tokens x top-2 of 8 experts, EP 2 (rank 0), H 48 (unaligned rows)"),
+    _c("tiny_fp32_probs_fp32", 10, 3, 40, "float32", "float32", 6, ep=2,
+       description="fp32 tokens and probs: UB->UB DataCopy first term, in-place Muls"),
+    _c("tiny_fp16_noprobs", 9, 2, 64, "float16", None, 4, ep=2,
+       description="no probs (tiling key 0), 32-byte aligned rows (DataCopy path)"),
+    _c("tiny_bf16_zero_probs", 16, 4, 32, "bfloat16", "float16", 8, zero_probs=0.3,
+       description="30 % of probs exactly 0: those terms are skipped"),
+    # layer shapes (one EP rank, one micro-batch of 4096 tokens)
+    _c("deepseek_v3_layer", 4096, 8, 7168, "bfloat16", "float32", 256, ep=8,
+       description="DeepSeek-V3 MoE layer: H 7168, top-8 of 256 routed experts, EP 8 (rank 0: "
+                   "32 experts), fp32 router weights"),
+    _c("qwen3_235b_layer", 4096, 8, 4096, "bfloat16", "bfloat16", 128, ep=8,
+       description="Qwen3-235B-A22B MoE layer: H 4096, top-8 of 128 experts, EP 8"),
+    _c("qwen3_30b_layer", 4096, 8, 2048, "bfloat16", "bfloat16", 128, ep=4,
+       description="Qwen3-30B-A3B MoE layer: H 2048, top-8 of 128 experts, EP 4"),
+    _c("mixtral_8x7b_layer", 4096, 2, 4096, "bfloat16", "bfloat16", 8, ep=2,
+       description="Mixtral-8x7B MoE layer: H 4096, top-2 of 8 experts, EP 2"),
+]
+CASES: dict[str, Case] = {c.name: c for c in _LIST}
+
+
+def get_case(name: str) -> Case:
+    try:
+        return CASES[name]
+    except KeyError:
+        raise KeyError(f"unknown case {name!r}; bundled: {', '.join(CASES)}") from None

@@ -1,0 +1,209 @@
+"""``MoeTokenUnpermuteWithEp`` as an :class:`~aicore_sim.opmodel.OpModel` (its registration).
+
+What the generic commands (``run``, ``verify``, ``tiling``, ``cases``) know of the forward, and
+all of it: the IR (inputs, attributes, outputs), the aclnn two-phase API (:mod:`.api`), the
+golden (:mod:`.golden`), the bundled cases (:mod:`.cases`), the equivalence matrix and the ATK
+reader (:mod:`.atk`) and the tiling space of ``sweep`` / ``search`` (:mod:`.tiling_space`).
+``pyproject.toml`` registers :data:`MODEL` in the ``aicore_sim.ops`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim import dtypes
+from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
+
+NAME = "moe_token_unpermute_with_ep"
+_FLOATS = ("bfloat16", "float16", "float32")
+MATRIX_ZERO_PROBS = 0.25  # share of exactly-zero probs in matrix cases with probs
+
+
+def _topk(attrs: Mapping[str, Any], probs: Any) -> int:
+    topk = attrs.get("num_topk")
+    if topk is None:
+        topk = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 else 1
+    return topk
+
+
+class MoeTokenUnpermuteWithEpModel:
+    """The forward MoE token unpermute with expert parallelism (CANN ops-transformer)."""
+
+    name = NAME
+    description = "CANN ops-transformer MoeTokenUnpermuteWithEp (forward unpermute, EP window)"
+    inputs = (
+        TensorSpec("permuted_tokens", _FLOATS, 2, doc="(range[1] - range[0], H) this rank's "
+                                                      "permuted rows"),
+        TensorSpec("sorted_indices", ("int32",), 1, doc="(N*K,) permuted row of each "
+                                                        "(token, slot)"),
+        TensorSpec("probs", _FLOATS, 2, optional=True, value_range=(0.01, 0.99),
+                   doc="(N, K) routing weights; absent = no scaling (key 0)"),
+    )
+    attrs = (
+        AttrSpec("num_topk", "int", 1, "K; probs.shape[1] when probs is given"),
+        AttrSpec("range", "int_list", (0, 0), "[start, end) EP window of permuted rows"),
+        AttrSpec("padded_mode", "bool", False, "only false is supported upstream"),
+        AttrSpec("restore_shape", "int_list", None, "ignored without padded mode"),
+    )
+    outputs = (TensorSpec("unpermuted_tokens", _FLOATS, 2, doc="(N, H) in the tokens dtype"),)
+    aclnn_name = "MoeTokenUnpermuteWithEp"
+    tiling_space = "op_models.moe_token_unpermute_with_ep.tiling_space"
+    equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
+    tiling_short = (("tokens_splited_length", "tok"),
+                    ("hidden_splited_length", "h", "hidden_splited_num"),
+                    ("buffer_num", "buf"))
+
+    # -- cases -------------------------------------------------------------------------------
+
+    def cases(self) -> Mapping[str, Any]:
+        from op_models.moe_token_unpermute_with_ep.cases import CASES
+
+        return CASES
+
+    def case_specs(self, case: Any) -> tuple[dict[str, Spec | None], dict[str, Any]]:
+        from op_models.moe_token_unpermute_with_ep.cases import np_dtype, window
+
+        # the window (and so the rows of permuted_tokens) follows from the routing draw
+        start, end = window(case)
+        rows = max(end - start, 1)  # an empty window keeps one (unread) row
+        specs: dict[str, Spec | None] = {
+            "permuted_tokens": ((rows, case.hidden), np_dtype(case.dtype)),
+            "sorted_indices": ((case.flat_size,), dtypes.int32),
+            "probs": None if case.probs_dtype is None
+            else ((case.tokens_num, case.top_k), np_dtype(case.probs_dtype)),
+        }
+        attrs = {"num_topk": case.top_k, "range": [start, end], "padded_mode": False,
+                 "restore_shape": None}
+        return specs, attrs
+
+    def case_inputs(self, case: Any, seed: int | None = None) -> dict[str, np.ndarray | None]:
+        from op_models.moe_token_unpermute_with_ep.cases import make_inputs
+
+        inp = make_inputs(case, seed)
+        return {k: inp[k] for k in ("permuted_tokens", "sorted_indices", "probs")}
+
+    def case_row(self, case: Any) -> dict[str, str]:
+        ep = f"ep {case.rank}/{case.ep}" if case.range is None else \
+            f"[{case.range[0]}, {case.range[1]}]"
+        return {"N": str(case.tokens_num), "K": str(case.top_k), "H": str(case.hidden),
+                "tokens": case.dtype, "probs": case.probs_dtype or "-", "range": ep}
+
+    def matrix_case(self, mc: Any) -> Any:
+        from op_models.moe_token_unpermute_with_ep.cases import Case
+
+        t = mc.tokens * mc.topk
+        rng = (0, t) if mc.range is None else tuple(mc.range)
+        return Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs,
+                    experts=2 * mc.topk, range=rng,
+                    zero_probs=MATRIX_ZERO_PROBS if mc.probs else 0.0, seed=mc.seed)
+
+    def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
+                 ) -> dict[str, Any]:
+        from op_models.moe_token_unpermute_with_ep import atk
+
+        c = atk.record_call(tensors, attrs, seed)
+        start, end = c["range"]
+        specs = {"permuted_tokens": ((end - start, c["hidden"]), c["dtype"]),
+                 "sorted_indices": ((c["n"] * c["topk"],), dtypes.int32), "probs": None}
+
+        drawn: dict[str, np.ndarray] = {}  # the expert order of the last make_inputs()
+
+        def make_inputs() -> dict[str, np.ndarray | None]:
+            inp = c["make_inputs"]()
+            drawn["order"] = inp["order"]
+            return {k: inp[k] for k in ("permuted_tokens", "sorted_indices", "probs")}
+
+        def expected(inputs: dict[str, np.ndarray | None]) -> dict[str, np.ndarray]:
+            return {"unpermuted_tokens": atk.executor_expected(
+                inputs["permuted_tokens"], drawn["order"], c["n"], c["topk"], start)}
+
+        return {"label": f"n{c['n']}h{c['hidden']}k{c['topk']}", "input_specs": specs,
+                "attrs": {"num_topk": c["num_topk"], "range": [start, end],
+                          "restore_shape": c["restore_shape"]},
+                "make_inputs": make_inputs, "expected": expected}
+
+    # -- shapes and tiling -------------------------------------------------------------------
+
+    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
+                      ) -> dict[str, Spec | None]:
+        from op_models.moe_token_unpermute_with_ep.infershape import (
+            InferDataTypeForMoeTokenUnpermuteWithEp,
+            InferShapeForMoeTokenUnpermuteWithEp,
+        )
+
+        tok, idx, prb = (input_specs.get(k) for k in ("permuted_tokens", "sorted_indices",
+                                                       "probs"))
+        shape = InferShapeForMoeTokenUnpermuteWithEp(
+            tok[0], idx[0], None if prb is None else prb[0], _topk(attrs, None)
+            if prb is None else int(prb[0][1]))
+        return {"unpermuted_tokens": (shape, InferDataTypeForMoeTokenUnpermuteWithEp(tok[1]))}
+
+    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
+               platform: Any) -> dict[str, Any]:
+        from aicore_sim.ascendc import PlatformAscendC
+        from op_models.moe_token_unpermute_with_ep.tiling import (
+            TensorDesc,
+            TilingContext,
+            tiling_func,
+        )
+
+        descs = [None if s is None else TensorDesc(s[0], dtypes.dtype_name(s[1]))
+                 for s in input_specs.values()]
+        if isinstance(attrs, list):
+            ctx = TilingContext(tuple(descs), dict(enumerate(attrs)))
+        else:
+            ctx = TilingContext.create(*descs, num_topk=attrs.get("num_topk", 1),
+                                       range=attrs.get("range", (0, 0)),
+                                       padded_mode=attrs.get("padded_mode", False),
+                                       restore_shape=attrs.get("restore_shape"))
+        tr = tiling_func(ctx, PlatformAscendC(platform))
+        return {"status": tr.status, "tiling_key": tr.tiling_key,
+                "tiling_data": tr.tiling_data.as_dict() if tr.tiling_data is not None else None,
+                "workspace": list(tr.workspace), "block_dim": tr.block_dim, "error": tr.error}
+
+    # -- the call ----------------------------------------------------------------------------
+
+    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+                platform: Any) -> PreparedCall:
+        from op_models.moe_token_unpermute_with_ep import api
+
+        probs = inputs.get("probs")
+        rng = attrs.get("range", (0, 0))
+        size, ex = api.get_workspace_size(
+            inputs["permuted_tokens"], inputs["sorted_indices"], probs, _topk(attrs, probs),
+            None if rng is None else list(rng), attrs.get("padded_mode", False),
+            attrs.get("restore_shape"), None, platform=platform)
+        tr = ex.tiling
+        return PreparedCall(self.name, {"unpermuted_tokens": (ex.out_shape, ex.out_dtype)},
+                            tr.tiling_data, tr.tiling_key, tr.block_dim, size, ex,
+                            tuple(ex.warnings))
+
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+        import dataclasses
+
+        from op_models.moe_token_unpermute_with_ep import api
+
+        ex = pc.state
+        tr = ex.tiling
+        if (pc.tiling, pc.tiling_key, pc.block_dim) != (tr.tiling_data, tr.tiling_key,
+                                                         tr.block_dim):
+            ex = dataclasses.replace(ex, tiling=dataclasses.replace(
+                tr, tiling_data=pc.tiling, tiling_key=pc.tiling_key, block_dim=pc.block_dim))
+        return api.execute(None, pc.workspace_size, ex, mode=mode, **launch_kw)
+
+    def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+               pc: PreparedCall) -> dict[str, np.ndarray | None]:
+        from op_models.moe_token_unpermute_with_ep.golden import golden
+
+        probs = inputs.get("probs")
+        start, end = (int(v) for v in attrs.get("range", (0, 0)))
+        return {"unpermuted_tokens": golden(inputs["permuted_tokens"], inputs["sorted_indices"],
+                                            probs, _topk(attrs, probs), start, end)}
+
+
+MODEL = MoeTokenUnpermuteWithEpModel()

@@ -1,0 +1,691 @@
+"""Host tiling of ``MoeTokenUnpermuteWithEp`` (step "op tiling" of the flow).
+
+Turns a case (input shapes, dtypes, attributes) and a platform into the 15-field tiling data,
+the tiling key (0 no probs; 1 / 2 / 3 probs in fp32 / fp16 / bf16), the block dim and the
+workspace size that a launch hands to the kernel port.
+
+Provenance
+----------
+Upstream: github.com/hicann/ops-transformer (full-history mirror
+github.com/libochao-huawei/ops-transformer), commit
+``5778144076def6311557939ab5cbfe8303f13e8f``:
+``moe/moe_token_unpermute_with_ep/op_host/moe_token_unpermute_with_ep_tiling.{h,cpp}``; its
+unit test ``tests/ut/op_host/test_moe_token_unpermute_with_ep_tiling.cpp`` at the same commit
+is ported in ``tests/test_fwd_tiling.py``.
+
+This is our own Python, written from a side-by-side reading of the upstream source. Function
+names, parameter structs, the order of the steps and the tiling-data field names follow
+upstream so the two can be compared by eye; comments are ours.
+
+The upstream file is shared with a "permute" flavour (``isUnpermute == false``, used by another
+operator); ``TilingMoeTokenUnpermuteWithEp`` always passes ``isUnpermute = true``, so only that
+flavour is ported here.
+
+Deviations from upstream
+------------------------
+1. The gert ``TilingContext`` is replaced by :class:`TilingContext` (inputs and attributes) plus
+   an explicit platform adapter; results come back as a :class:`TilingResult`.
+2. Where upstream dereferences a null pointer (a required input or the ``num_topk`` attribute
+   missing) it would crash; we fail with rule ``null_desc`` / ``null_attr`` instead.
+3. ``Init`` returns early (leaving every shape field at 0) when ``range`` does not have two
+   values; upstream then logs an error and the tiling still *succeeds* with a block dim of 0.
+   That is reproduced, with a warning in the result (the aclnn layer rejects such a range).
+4. Signed 64-bit overflow is not modelled (Python integers); C truncating division and
+   remainder are.
+5. ``SetTilingKey`` with a probs dtype outside fp32 / fp16 / bf16 logs an error and keeps key
+   0 (upstream's behaviour, asserted by its UT); a warning is added to the result.
+6. Logging is a list of messages in the result, not the CANN log.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import astuple, dataclass, field, fields
+from typing import Any, Protocol
+
+from aicore_sim.ascendc.platform_ascendc import CoreMemType
+from aicore_sim.errors import SimError
+
+OP_TYPE = "MoeTokenUnpermuteWithEp"
+
+GRAPH_SUCCESS = 0
+GRAPH_FAILED = 0xFFFFFFFF
+
+# Constants of the upstream tiling header (same names).
+FLOAT_DATA_SIZE = 4
+MIN_BUFFER_NUM = 2
+ALIGN_512 = 512
+ALIGN_256 = 256
+QUE_NUM = 2
+CAST_NUM = 2
+TILINGKEY_FLOAT = 1
+TILINGKEY_FLOAT16 = 2
+TILINGKEY_BF16 = 3
+TILINGKEY_PROB_NONE = 0
+
+# ... and of the tiling source.
+UNPERMUTE_WITH_EP_INPUT_TOKENS = 0
+UNPERMUTE_WITH_EP_INPUT_IDX = 1
+UNPERMUTE_WITH_EP_INPUT_PROBS = 2
+UNPERMUTE_WITH_EP_OUTPUT_TOKENS = 0
+UNPERMUTE_WITH_EP_ARRT_TOPK = 0
+UNPERMUTE_WITH_EP_ARRT_RANGE = 1
+UNPERMUTE_WITH_EP_ARRT_PADDED_MODE = 2  # never read by the tiling
+UNPERMUTE_WITH_EP_ARRT_RESTORE_SHAPE = 3  # never read by the tiling
+RANGE_SIZE = 2
+WORKSPACE_SIZE_WITH_M = 16
+BYTE_SIZE_WITH_K = 1024
+SYS_WORKSPACE_SIZE = WORKSPACE_SIZE_WITH_M * BYTE_SIZE_WITH_K * BYTE_SIZE_WITH_K
+MAX_TOPK = 512
+RESERVE_SPACE = 5120  # bytes kept for sorted_indices and probs (ComputeMaxHiddenSize)
+
+_INPUT_NAMES = ("permuted_tokens", "sorted_indices", "probs")
+_REQUIRED_INPUTS = (True, True, False)
+
+
+# --------------------------------------------------------------------------------------------
+# C integer semantics and dtypes
+# --------------------------------------------------------------------------------------------
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C signed division: truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _i32(x: int) -> int:
+    """``int`` (32-bit) conversion of an ``int64_t`` value, as ``int inputTopK = *tmpTopK``."""
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def AlignN(x: int, N: int) -> int:
+    """``(x + N - 1) & ~(N - 1)``: round up to a power-of-two multiple (two's complement)."""
+    return (x + N - 1) & ~(N - 1)
+
+
+def safeMod(a: int, b: int) -> int:
+    """C remainder, 0 for a zero divisor."""
+    return 0 if b == 0 else a - b * _cdiv(a, b)
+
+
+def safeDiv(a: int, b: int) -> int:
+    """C truncating division, 0 for a zero divisor."""
+    return 0 if b == 0 else _cdiv(a, b)
+
+
+_DTYPE_ALIASES: dict[str, str] = {
+    "float16": "DT_FLOAT16", "fp16": "DT_FLOAT16", "half": "DT_FLOAT16",
+    "bfloat16": "DT_BF16", "bf16": "DT_BF16",
+    "float32": "DT_FLOAT", "fp32": "DT_FLOAT", "float": "DT_FLOAT",
+    "float64": "DT_DOUBLE", "double": "DT_DOUBLE",
+    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "uint16": "DT_UINT16",
+    "int32": "DT_INT32", "uint32": "DT_UINT32", "int64": "DT_INT64", "uint64": "DT_UINT64",
+    "bool": "DT_BOOL",
+}
+
+_DTYPE_LENGTH: dict[str, int] = {
+    "DT_FLOAT16": 2, "DT_INT16": 2, "DT_UINT16": 2, "DT_BF16": 2,
+    "DT_FLOAT": 4, "DT_INT32": 4, "DT_UINT32": 4,
+    "DT_DOUBLE": 8, "DT_INT64": 8, "DT_UINT64": 8,
+}
+
+
+def canonical_dtype(dtype: object) -> str | None:
+    """GE-style name (``"DT_BF16"`` …) of ``dtype``; an int is a raw, unknown enum value."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return f"ge::DataType({dtype})"
+    text = str(dtype).strip()
+    if text.upper().startswith("DT_"):
+        upper = text.upper()
+        return "DT_FLOAT" if upper == "DT_FLOAT32" else upper
+    return _DTYPE_ALIASES.get(text.lower(), text)
+
+
+def GetLengthByType(dtype: object) -> int:
+    """Bytes per element the tiling assumes; 0 for any other type."""
+    name = canonical_dtype(dtype)
+    return 0 if name is None else _DTYPE_LENGTH.get(name, 0)
+
+
+def isFloatDtype(inputDtypeSize: int) -> bool:
+    """True when the element size is that of ``DT_FLOAT`` (4 bytes)."""
+    return inputDtypeSize == GetLengthByType("DT_FLOAT")
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter structs and the tiling data
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CoreParam:
+    maxCoreMemory: int = 0
+    maxCoreNum: int = 0
+    usedCoreNum: int = 0
+    remainMemorySpace: int = 0
+    bufferNum: int = 0
+    tilingKey: int = 0
+
+
+@dataclass
+class InputParam:
+    tokensNum: int = 0
+    topK: int = 0
+    hiddenSize: int = 0
+    PermuteProbGradSize: int = 0
+    totalLength: int = 0
+    start: int = 0
+    end: int = 0
+    numOutTokens: int = 0
+    tokensDtypeSize: int = 0
+    indicesDtypeSize: int = 0
+    probsDtypeSize: int = 0
+    haveProbs: bool = False
+    isUnpermute: bool = True
+
+
+@dataclass
+class TilingParam:
+    length: int = 0
+    num: int = 0
+    remain: int = 0
+
+
+@dataclass
+class MoeTokenUnpermuteWithEpParam:
+    input: InputParam = field(default_factory=InputParam)
+    hiddenTiling: TilingParam = field(default_factory=TilingParam)
+    tokenTiling: TilingParam = field(default_factory=TilingParam)
+    tokenPerCore: TilingParam = field(default_factory=TilingParam)
+    core: CoreParam = field(default_factory=CoreParam)
+
+
+@dataclass
+class TilingData:
+    """``MoeTokenUnpermuteWithEpTilingData``: 15 int64 fields, upstream order and names."""
+
+    hidden_size: int = 0
+    permuted_probs_grad_length: int = 0
+    top_k: int = 0
+    start: int = 0
+    end: int = 0
+    num_out_tokens: int = 0
+    hidden_splited_length: int = 0
+    hidden_splited_num: int = 0
+    hidden_splited_remain: int = 0
+    tokens_core_length: int = 0
+    tokens_core_remain: int = 0
+    tokens_splited_length: int = 0
+    tokens_splited_num: int = 0
+    tokens_splited_remain: int = 0
+    buffer_num: int = 0
+
+    def as_list(self) -> list[int]:
+        """The 15 values in serialisation order."""
+        return list(astuple(self))
+
+    def as_dict(self) -> dict[str, int]:
+        """Field name -> value, in serialisation order."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def to_string(self) -> str:
+        """The values as upstream's UT prints them (``TilingData2Str``: each followed by a
+        space)."""
+        return "".join(f"{v} " for v in self.as_list())
+
+    def to_bytes(self) -> bytes:
+        """The 120-byte little-endian image the kernel copies (15 x int64)."""
+        return struct.pack("<15q", *self.as_list())
+
+    @classmethod
+    def from_list(cls, values: Sequence[int]) -> TilingData:
+        if len(values) != len(fields(cls)):
+            raise ValueError(f"TilingData needs {len(fields(cls))} values, got {len(values)}")
+        return cls(*(int(v) for v in values))
+
+
+@dataclass(frozen=True)
+class TensorDesc:
+    """One input as the tiling sees it: storage shape and dtype (GE or numpy-style name,
+    a dtype object, a raw int enum, or ``None`` for unknown)."""
+
+    shape: tuple[int, ...]
+    dtype: object = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+
+
+@dataclass(frozen=True)
+class TilingContext:
+    """The inputs of one tiling call.
+
+    ``inputs`` in IR order (``permuted_tokens``, ``sorted_indices``, ``probs``; ``None`` =
+    absent). ``attrs`` maps the IR attribute index to its value (0 ``num_topk``, 1 ``range``,
+    2 ``padded_mode``, 3 ``restore_shape``); a missing key is an absent attribute.
+    """
+
+    inputs: tuple[TensorDesc | None, ...]
+    attrs: Mapping[int, Any] = field(default_factory=dict)
+    node_name: str = OP_TYPE
+
+    def __post_init__(self) -> None:
+        padded = tuple(self.inputs) + (None,) * (len(_INPUT_NAMES) - len(self.inputs))
+        if len(padded) != len(_INPUT_NAMES):
+            raise ValueError(f"{OP_TYPE} has {len(_INPUT_NAMES)} inputs, got {len(self.inputs)}")
+        object.__setattr__(self, "inputs", padded)
+        object.__setattr__(self, "attrs", dict(self.attrs))
+
+    @classmethod
+    def create(
+        cls,
+        permuted_tokens: TensorDesc | None,
+        sorted_indices: TensorDesc | None,
+        probs: TensorDesc | None = None,
+        *,
+        num_topk: int | None = 1,
+        range: Sequence[int] | None = None,  # noqa: A002 - the operator's attribute name
+        padded_mode: bool | None = False,
+        restore_shape: Sequence[int] | None = None,
+    ) -> TilingContext:
+        """Named attributes at their IR indices; ``None`` leaves one absent."""
+        attrs: dict[int, Any] = {}
+        if num_topk is not None:
+            attrs[UNPERMUTE_WITH_EP_ARRT_TOPK] = int(num_topk)
+        if range is not None:
+            attrs[UNPERMUTE_WITH_EP_ARRT_RANGE] = [int(v) for v in range]
+        if padded_mode is not None:
+            attrs[UNPERMUTE_WITH_EP_ARRT_PADDED_MODE] = bool(padded_mode)
+        if restore_shape is not None:
+            attrs[UNPERMUTE_WITH_EP_ARRT_RESTORE_SHAPE] = [int(v) for v in restore_shape]
+        return cls((permuted_tokens, sorted_indices, probs), attrs)
+
+    def GetInputShape(self, index: int) -> tuple[int, ...] | None:
+        """Storage shape by index (probs is the last input, so instance = IR index)."""
+        desc = self.inputs[index] if 0 <= index < len(self.inputs) else None
+        return None if desc is None else desc.shape
+
+    def GetInputTensor(self, index: int) -> TensorDesc | None:
+        return self.inputs[index] if 0 <= index < len(self.inputs) else None
+
+
+class PlatformAdapter(Protocol):
+    """The two platform queries the tiling makes (``PlatformAscendC`` provides them)."""
+
+    def GetCoreNumAiv(self) -> int: ...
+
+    def GetCoreMemSize(self, mem_type: CoreMemType = ...) -> int: ...
+
+
+@dataclass(frozen=True)
+class TilingResult:
+    """Outcome of one tiling call (``status`` ``"success"`` or ``"failed"``; on failure
+    ``rule`` is the short id of the failed check and ``error`` names the argument)."""
+
+    status: str
+    tiling_key: int | None = None
+    tiling_data: TilingData | None = None
+    workspace: list[int] = field(default_factory=list)
+    block_dim: int | None = None
+    error: str | None = None
+    rule: str | None = None
+    warnings: tuple[str, ...] = ()
+    log: tuple[str, ...] = ()
+    param: MoeTokenUnpermuteWithEpParam | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    def raise_for_status(self) -> TilingResult:
+        if not self.ok:
+            raise TilingError(self.error or "tiling failed", rule=self.rule)
+        return self
+
+
+class TilingError(SimError):
+    """The host tiling rejected a case (aclnn would return 561002)."""
+
+    def __init__(self, message: str, rule: str | None = None) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class _RunContext:
+    """Mutable stand-in for ``gert::TilingContext`` during one call (private)."""
+
+    def __init__(self, ctx: TilingContext, platform: PlatformAdapter) -> None:
+        self.ctx = ctx
+        self.platform = platform
+        self.tiling_key: int | None = None
+        self.block_dim: int | None = None
+        self.workspace: list[int] = []
+        self.saved: TilingData | None = None
+        self.errors: list[tuple[str, str]] = []
+        self.warnings: list[str] = []
+        self.log: list[str] = []
+
+    def GetNodeName(self) -> str:
+        return self.ctx.node_name
+
+    def attr(self, index: int) -> Any:
+        return self.ctx.attrs.get(index)
+
+    def LogD(self, msg: str) -> None:
+        self.log.append(f"[D] {msg}")
+
+    def LogE(self, rule: str, msg: str) -> None:
+        self.log.append(f"[E] {self.GetNodeName()}: {msg}")
+        self.errors.append((rule, msg))
+
+    def result(self, status: int, param: MoeTokenUnpermuteWithEpParam | None) -> TilingResult:
+        if status != GRAPH_SUCCESS:
+            rule, msg = self.errors[0] if self.errors else ("unknown", "tiling failed")
+            return TilingResult("failed", error=f"{OP_TYPE} tiling failed [{rule}]: {msg}",
+                                rule=rule, warnings=tuple(self.warnings), log=tuple(self.log))
+        return TilingResult("success", self.tiling_key, self.saved, list(self.workspace),
+                            self.block_dim, warnings=tuple(self.warnings), log=tuple(self.log),
+                            param=param)
+
+
+# --------------------------------------------------------------------------------------------
+# The upstream steps
+# --------------------------------------------------------------------------------------------
+
+
+def ComputeUnitHSpace(inputDtypeSize: int, bufferNum: int) -> int:
+    """UB bytes per hidden element: ``QUE_NUM + bufferNum - 1`` token buffers, plus two fp32
+    cast buffers unless the tokens are fp32."""
+    castNum = 0 if isFloatDtype(inputDtypeSize) else CAST_NUM
+    return inputDtypeSize * (QUE_NUM + bufferNum - 1) + FLOAT_DATA_SIZE * castNum
+
+
+def ComputeMaxHiddenSize(param: MoeTokenUnpermuteWithEpParam, bufferNum: int) -> int:
+    """Largest 512-aligned hidden chunk that fits beside the 5120-byte index/probs reserve."""
+    maxHiddenSize = safeDiv(param.core.maxCoreMemory - RESERVE_SPACE,
+                            ComputeUnitHSpace(param.input.tokensDtypeSize, bufferNum))
+    return AlignN(maxHiddenSize - ALIGN_512, ALIGN_512)
+
+
+def MoeTokenUnpermuteWithEpInputParamCheck(context: _RunContext, isUnpermute: bool) -> int:
+    """num_topk >= 1; both required inputs present; tokens 2-D; probs 2-D with dim1 = num_topk,
+    sorted_indices dim0 = probs dim0 x dim1, topK <= 512."""
+    ctx = context.ctx
+    tokensShape = ctx.GetInputShape(0)
+    indicesShape = ctx.GetInputShape(1)
+    probsShape = ctx.GetInputShape(2)
+    tmpTopK = context.attr(UNPERMUTE_WITH_EP_ARRT_TOPK)
+    if tmpTopK is None:
+        context.LogE("null_attr", "attribute num_topk (IR index 0) is absent; upstream "
+                     "dereferences a null pointer here")
+        return GRAPH_FAILED
+    inputTopK = _i32(int(tmpTopK))
+    if inputTopK < 1:
+        context.LogE("topk_min", f"num_topk must be at least 1, got {inputTopK} "
+                     "(input num TopK cannot less than 1)")
+        return GRAPH_FAILED
+    if tokensShape is None or indicesShape is None:
+        missing = "permuted_tokens" if tokensShape is None else "sorted_indices"
+        context.LogE("null_desc", f"{missing} is missing (permutedTokens or sortedIndices is "
+                     "nullptr)")
+        return GRAPH_FAILED
+    if len(tokensShape) != 2:
+        context.LogE("tokens_dim_num", f"permuted_tokens must be 2-D, got shape "
+                     f"{list(tokensShape)} ({len(tokensShape)} dims)")
+        return GRAPH_FAILED
+    if probsShape is not None:
+        probsDimNum = len(probsShape)
+        if isUnpermute:
+            if probsDimNum != 2:
+                context.LogE("probs_dim_num", f"probs must be 2-D, got shape "
+                             f"{list(probsShape)} ({probsDimNum} dims)")
+                return GRAPH_FAILED
+            tokensNum, topK = probsShape[0], probsShape[1]
+            totalLength = indicesShape[0] if indicesShape else 0
+            if topK != inputTopK:
+                context.LogE("topk_mismatch", f"num_topk {inputTopK} must equal probs dim1 "
+                             f"{topK}")
+                return GRAPH_FAILED
+            if totalLength != tokensNum * topK:
+                context.LogE("total_length", f"sorted_indices dim0 {totalLength} must equal "
+                             f"probs dim0 x dim1 = {tokensNum} x {topK} = {tokensNum * topK}")
+                return GRAPH_FAILED
+            if topK > MAX_TOPK:
+                context.LogE("topk_max", f"topK (probs dim1) must not exceed {MAX_TOPK}, "
+                             f"got {topK}")
+                return GRAPH_FAILED
+    return GRAPH_SUCCESS
+
+
+def Init(context: _RunContext, topK: int, param: MoeTokenUnpermuteWithEpParam,
+         isUnpermute: bool) -> None:
+    """Platform limits, dtype sizes, the EP range and the shape fields (deviation 3)."""
+    ascendPlaform = context.platform
+    param.core.maxCoreNum = int(ascendPlaform.GetCoreNumAiv())
+    param.core.maxCoreMemory = int(ascendPlaform.GetCoreMemSize(CoreMemType.UB))
+    ctx = context.ctx
+    tokensShape = ctx.GetInputShape(UNPERMUTE_WITH_EP_INPUT_TOKENS)
+    sortedIndicesShape = ctx.GetInputShape(UNPERMUTE_WITH_EP_INPUT_IDX)
+    probsShape = ctx.GetInputShape(UNPERMUTE_WITH_EP_INPUT_PROBS)
+    assert tokensShape is not None and sortedIndicesShape is not None  # checked before
+
+    param.input.tokensDtypeSize = GetLengthByType(
+        ctx.GetInputTensor(UNPERMUTE_WITH_EP_INPUT_TOKENS).dtype)
+    param.input.indicesDtypeSize = GetLengthByType(
+        ctx.GetInputTensor(UNPERMUTE_WITH_EP_INPUT_IDX).dtype)
+    param.input.isUnpermute = isUnpermute
+
+    inputTopK = _i32(int(context.attr(UNPERMUTE_WITH_EP_ARRT_TOPK)))
+    rangePtr = context.attr(UNPERMUTE_WITH_EP_ARRT_RANGE)
+    if rangePtr is not None:
+        if len(rangePtr) != RANGE_SIZE:
+            context.log.append(f"[E] {context.GetNodeName()}: the size of range only support 2")
+            context.warnings.append(
+                f"range has {len(rangePtr)} values, not 2: upstream's Init returns early, so "
+                "every shape field stays 0 and the tiling succeeds with block dim 0")
+            return
+        param.input.start = int(rangePtr[0])
+        param.input.end = int(rangePtr[1])
+    else:
+        param.input.start = 0
+        param.input.end = 0
+
+    param.input.numOutTokens = tokensShape[0]  # rows of permuted_tokens
+    param.input.hiddenSize = tokensShape[1]
+    param.input.totalLength = sortedIndicesShape[0]  # N * K (tokens may hold fewer rows)
+    if isUnpermute:
+        if probsShape is not None:
+            param.input.probsDtypeSize = GetLengthByType(
+                ctx.GetInputTensor(UNPERMUTE_WITH_EP_INPUT_PROBS).dtype)
+            param.input.haveProbs = True
+            param.input.tokensNum = probsShape[0]
+            param.input.topK = probsShape[1]
+            param.input.PermuteProbGradSize = 0
+        else:
+            param.input.topK = inputTopK
+            param.input.PermuteProbGradSize = 1
+            param.input.haveProbs = False
+            param.input.tokensNum = safeDiv(param.input.totalLength, param.input.topK)
+    else:  # the permute flavour of the shared source (not reachable from this operator)
+        param.input.topK = topK if inputTopK == topK else 1
+        param.input.PermuteProbGradSize = 1
+        param.input.haveProbs = probsShape is not None
+        param.input.tokensNum = safeDiv(param.input.totalLength, param.input.topK)
+
+
+def SetCoreNum(param: MoeTokenUnpermuteWithEpParam) -> None:
+    """One token per core at least: ``min(tokensNum, cores)`` cores."""
+    if param.input.tokensNum < param.core.maxCoreNum:
+        param.core.usedCoreNum = param.input.tokensNum
+    else:
+        param.core.usedCoreNum = param.core.maxCoreNum
+
+
+def TilingHiddenSize(param: MoeTokenUnpermuteWithEpParam) -> None:
+    """Whole rows when the 512-aligned row fits with double buffering, else chunks."""
+    maxHiddenSize = ComputeMaxHiddenSize(param, MIN_BUFFER_NUM)
+    if AlignN(param.input.hiddenSize, ALIGN_512) <= maxHiddenSize:
+        param.hiddenTiling.length = param.input.hiddenSize
+        param.hiddenTiling.remain = 0
+        param.hiddenTiling.num = 1
+    else:
+        param.hiddenTiling.length = maxHiddenSize
+        param.hiddenTiling.remain = safeMod(param.input.hiddenSize, maxHiddenSize)
+        param.hiddenTiling.num = safeDiv(param.input.hiddenSize, maxHiddenSize)
+
+
+def SetBufferNum(param: MoeTokenUnpermuteWithEpParam) -> None:
+    """Deepest token queue (4 down to 2) whose chunk limit still holds the chosen chunk."""
+    maxBufferNum = 4
+    bufferNum = maxBufferNum
+    while bufferNum > MIN_BUFFER_NUM and \
+            param.hiddenTiling.length > ComputeMaxHiddenSize(param, bufferNum):
+        bufferNum -= 1
+    param.core.bufferNum = bufferNum
+
+
+def ComputeRemainMemerySpace(param: MoeTokenUnpermuteWithEpParam) -> None:
+    """UB left for indices and probs after the token buffers and 256 bytes."""
+    param.core.remainMemorySpace = param.core.maxCoreMemory - AlignN(
+        param.hiddenTiling.length, ALIGN_512) * ComputeUnitHSpace(
+        param.input.tokensDtypeSize, param.core.bufferNum)
+    param.core.remainMemorySpace -= ALIGN_256
+
+
+def TilingToken(param: MoeTokenUnpermuteWithEpParam) -> None:
+    """Tokens per core (the first ``remain`` cores get one more, in the kernel) and the
+    per-loop token count whose indices (and probs, plus an fp32 copy) fit the rest of UB."""
+    param.tokenPerCore.length = safeDiv(param.input.tokensNum, param.core.usedCoreNum)
+    param.tokenPerCore.num = param.core.usedCoreNum
+    param.tokenPerCore.remain = safeMod(param.input.tokensNum, param.core.usedCoreNum)
+
+    unitTokenSpace = param.input.indicesDtypeSize
+    if param.input.haveProbs and param.input.isUnpermute:
+        unitTokenSpace += param.input.probsDtypeSize
+        if not isFloatDtype(param.input.probsDtypeSize):
+            unitTokenSpace += FLOAT_DATA_SIZE
+
+    probIndiceSpace = param.tokenPerCore.length * param.input.topK * unitTokenSpace
+    if param.core.remainMemorySpace >= probIndiceSpace:
+        param.tokenTiling.length = param.tokenPerCore.length
+        param.tokenTiling.remain = 0
+        param.tokenTiling.num = 1
+    else:
+        maxTokenSize = safeDiv(param.core.remainMemorySpace, param.input.topK * unitTokenSpace)
+        param.tokenTiling.length = maxTokenSize
+        param.tokenTiling.remain = safeMod(param.tokenPerCore.length, maxTokenSize)
+        param.tokenTiling.num = safeDiv(param.tokenPerCore.length, maxTokenSize)
+
+
+def SetTilingKey(context: _RunContext, isUnpermute: bool,
+                 param: MoeTokenUnpermuteWithEpParam) -> None:
+    """0 without probs; 1 / 2 / 3 for probs in fp32 / fp16 / bf16 (deviation 5)."""
+    if param.input.haveProbs:
+        if isUnpermute:
+            dataTensor2Type = canonical_dtype(
+                context.ctx.GetInputTensor(UNPERMUTE_WITH_EP_INPUT_PROBS).dtype)
+            if dataTensor2Type == "DT_FLOAT":
+                param.core.tilingKey = TILINGKEY_FLOAT
+            elif dataTensor2Type == "DT_FLOAT16":
+                param.core.tilingKey = TILINGKEY_FLOAT16
+            elif dataTensor2Type == "DT_BF16":
+                param.core.tilingKey = TILINGKEY_BF16
+            else:
+                context.log.append(f"[E] {context.GetNodeName()}: the data type of probs is "
+                                   "incorrect")
+                context.warnings.append(
+                    f"probs dtype {dataTensor2Type} is not fp32/fp16/bf16: upstream logs an "
+                    "error and keeps tiling key 0 (probs ignored)")
+        else:
+            param.core.tilingKey = 1
+    else:
+        param.core.tilingKey = TILINGKEY_PROB_NONE
+
+
+def SetTilingData(context: _RunContext, param: MoeTokenUnpermuteWithEpParam) -> None:
+    """Save the 15 fields and the block dim (``usedCoreNum``)."""
+    td = TilingData(
+        hidden_size=param.input.hiddenSize,
+        permuted_probs_grad_length=param.input.PermuteProbGradSize,
+        top_k=param.input.topK,
+        start=param.input.start,
+        end=param.input.end,
+        num_out_tokens=param.input.numOutTokens,
+        hidden_splited_length=param.hiddenTiling.length,
+        hidden_splited_num=param.hiddenTiling.num,
+        hidden_splited_remain=param.hiddenTiling.remain,
+        tokens_core_length=param.tokenPerCore.length,
+        tokens_core_remain=param.tokenPerCore.remain,
+        tokens_splited_length=param.tokenTiling.length,
+        tokens_splited_num=param.tokenTiling.num,
+        tokens_splited_remain=param.tokenTiling.remain,
+        buffer_num=param.core.bufferNum,
+    )
+    context.saved = td
+    context.block_dim = param.core.usedCoreNum
+
+
+def DebugPrint(context: _RunContext, param: MoeTokenUnpermuteWithEpParam) -> None:
+    context.LogD(f"coreNum: {param.core.usedCoreNum}, maxCoreMemory: "
+                 f"{param.core.maxCoreMemory}, remainMemorySpace: "
+                 f"{param.core.remainMemorySpace}, tilingKey: {param.core.tilingKey}, "
+                 f"bufferNum: {param.core.bufferNum}")
+    context.LogD(f"input: {param.input}")
+    context.LogD(f"hiddenTiling: {param.hiddenTiling}, tokenTiling: {param.tokenTiling}, "
+                 f"tokenPerCore: {param.tokenPerCore}")
+
+
+def UnpermuteWithEpTilingCompute(context: _RunContext, topK: int, isUnpermute: bool
+                                 ) -> tuple[int, MoeTokenUnpermuteWithEpParam | None]:
+    """Checks, then Init / cores / hidden split / buffers / token split / key / save."""
+    param = MoeTokenUnpermuteWithEpParam()
+    if MoeTokenUnpermuteWithEpInputParamCheck(context, isUnpermute) == GRAPH_FAILED:
+        return GRAPH_FAILED, None
+    Init(context, topK, param, isUnpermute)
+    SetCoreNum(param)
+    TilingHiddenSize(param)
+    SetBufferNum(param)
+    ComputeRemainMemerySpace(param)
+    TilingToken(param)
+    SetTilingKey(context, isUnpermute, param)
+    SetTilingData(context, param)
+    DebugPrint(context, param)
+    context.workspace = [SYS_WORKSPACE_SIZE]
+    context.tiling_key = param.core.tilingKey
+    return GRAPH_SUCCESS, param
+
+
+def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: PlatformAdapter
+                                  ) -> TilingResult:
+    """Run the host tiling; never raises for a rejected case (see :class:`TilingResult`).
+
+    ``platform_ascendc`` is anything with ``GetCoreNumAiv()`` and ``GetCoreMemSize(mem)``,
+    normally ``aicore_sim.ascendc.PlatformAscendC(platform)``.
+    """
+    run = _RunContext(context, platform_ascendc)
+    status, param = UnpermuteWithEpTilingCompute(run, -1, True)
+    return run.result(status, param)
+
+
+def tiling_func(context: TilingContext, platform_ascendc: PlatformAdapter) -> TilingResult:
+    """Alias of :func:`TilingMoeTokenUnpermuteWithEp` under the project's generic name."""
+    return TilingMoeTokenUnpermuteWithEp(context, platform_ascendc)
+
+
+def TilingPrepareForMoeTokenUnpermuteWithEp(compile_info: object = None) -> int:
+    """The tiling-parse hook: a no-op with an empty compile-info struct, as upstream."""
+    del compile_info
+    return GRAPH_SUCCESS
+
+
+__all__ = [
+    "GRAPH_FAILED", "GRAPH_SUCCESS", "OP_TYPE", "SYS_WORKSPACE_SIZE", "GetLengthByType",
+    "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "TensorDesc", "TilingContext",
+    "TilingData", "TilingError", "TilingMoeTokenUnpermuteWithEp",
+    "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult", "canonical_dtype", "tiling_func",
+]

@@ -1,0 +1,319 @@
+"""Tiling design space of ``MoeTokenUnpermuteWithEp`` (step "op tiling", for sweeps).
+
+What the generic sweep machinery (``aicore_sim.sweep``, see ``aicore_sim/sweep/ops.py``) needs
+to know about the forward: case axes, the tiling fields a sweep may override ("knobs"), the
+strategies, the kernel's constraints on a tiling (named rules), the UB budget, and how to
+launch and verify one point (through the op's one call path).
+
+Knobs (tiling fields the kernel reads):
+
+* ``cores`` - cores used (block dim); ``tokens_core_length`` / ``tokens_core_remain`` are
+  recomputed from it (the first ``remain`` cores take one more token);
+* ``tokens_splited_length`` - tokens per loop (one index / probs copy each);
+  ``tokens_splited_num`` / ``tokens_splited_remain`` are recomputed;
+* ``hidden_splited_length`` - hidden chunk; ``hidden_splited_num`` / ``_remain`` recomputed;
+* ``buffer_num`` - depth of the token-row buffer ring (``tokens_inque``).
+
+Rules: ``cores_range``, ``tokens_split_range``, ``hidden_range``, ``buffer_range``,
+``indices_block_len`` (one DataCopyPad of a loop's row ids), ``ub_budget``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.platform import Platform
+from op_models.moe_token_unpermute_with_ep import cases as _cases
+from op_models.moe_token_unpermute_with_ep.tiling import (
+    TensorDesc,
+    TilingContext,
+    TilingData,
+    tiling_func,
+)
+
+NAME = "moe_token_unpermute_with_ep"
+
+CASE_AXES: dict[str, str] = {
+    "tokens_num": "number of tokens N",
+    "top_k": "topK K (experts grow to fit)",
+    "hidden": "hidden size H",
+    "dtype": "tokens dtype: bfloat16, float16 or float32",
+    "probs": "probs dtype (bfloat16, float16, float32) or 'none' (no probs, key 0)",
+}
+CASE_AXIS_TYPES: dict[str, type] = {"tokens_num": int, "top_k": int, "hidden": int}
+KNOBS = ("cores", "tokens_splited_length", "hidden_splited_length", "buffer_num")
+STRATEGIES: dict[str, str] = {"upstream": "the ported host tiling (the knobs override it)"}
+
+MAX_BLOCK_LEN = 2097151  # DataCopyPad blockLen (bytes)
+MAX_BUFFER_NUM = 4
+
+
+def _up(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+# --------------------------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------------------------
+
+
+def _case_from_file(path: str) -> _cases.Case:
+    """A case file's shapes, dtypes and range as a :class:`Case` (inputs drawn by routing)."""
+    from aicore_sim.casefile import load_case
+    from aicore_sim.dtypes import dtype_name
+
+    cf = load_case(path)
+    tok, idx, probs = (cf.inputs.get(k) for k in ("permuted_tokens", "sorted_indices", "probs"))
+    if tok is None or idx is None or len(tok.shape) != 2:
+        raise ValueError(f"case file {path}: permuted_tokens (2-D) and sorted_indices needed")
+    attrs = cf.attrs if isinstance(cf.attrs, dict) else {}
+    k = int(probs.shape[1]) if probs is not None else int(attrs.get("num_topk") or 1)
+    rng = attrs.get("range") or (0, 0)
+    return _cases.Case(Path(path).stem, int(idx.shape[0]) // k, k, int(tok.shape[1]),
+                       dtype_name(tok.dtype), None if probs is None else dtype_name(probs.dtype),
+                       experts=2 * k, range=(int(rng[0]), int(rng[1])),
+                       description=cf.description, seed=cf.seed)
+
+
+def resolve_case(value: str, axes: dict[str, Any]) -> _cases.Case:
+    """The case named ``value`` (bundled name or case-file path) with case axes applied."""
+    case = _case_from_file(value) if value.endswith(".json") or "/" in value \
+        else _cases.get_case(value)
+    changes: dict[str, Any] = {k: int(axes[k]) for k in ("tokens_num", "top_k", "hidden")
+                               if k in axes}
+    if "top_k" in changes and changes["top_k"] > case.experts:
+        changes["experts"] = _up(changes["top_k"], case.ep)
+    if "dtype" in axes:
+        _cases.np_dtype(str(axes["dtype"]))
+        changes["dtype"] = str(axes["dtype"])
+    if "probs" in axes:
+        p = axes["probs"]
+        none = p is None or str(p).lower() in ("none", "null", "false")
+        if not none:
+            _cases.np_dtype(str(p))
+        changes["probs_dtype"] = None if none else str(p)
+    return case.with_(**changes) if changes else case
+
+
+def case_columns(case: _cases.Case) -> dict[str, Any]:
+    return {"case": case.name, "tokens_num": case.tokens_num, "top_k": case.top_k,
+            "hidden": case.hidden, "dtype": case.dtype, "probs": case.probs_dtype or "none"}
+
+
+# --------------------------------------------------------------------------------------------
+# Tiling
+# --------------------------------------------------------------------------------------------
+
+
+class _Adapter:
+    """PlatformAscendC with the core count replaced."""
+
+    def __init__(self, platform: Platform, cores: int) -> None:
+        self._p, self._cores = PlatformAscendC(platform), cores
+
+    def GetCoreNumAiv(self) -> int:
+        return self._cores
+
+    def GetCoreMemSize(self, *args: Any) -> int:
+        return self._p.GetCoreMemSize(*args)
+
+
+def _context(case: _cases.Case) -> TilingContext:
+    start, end = _cases.window(case)
+    probs = None if case.probs_dtype is None else \
+        TensorDesc((case.tokens_num, case.top_k), case.probs_dtype)
+    return TilingContext.create(
+        TensorDesc((max(end - start, 1), case.hidden), case.dtype),
+        TensorDesc((case.flat_size,), "int32"), probs, num_topk=case.top_k,
+        range=[start, end], padded_mode=False)
+
+
+def upstream_tiling(case: _cases.Case, platform: Platform, cores: int | None = None
+                    ) -> tuple[TilingData, int, int]:
+    """The ported host tiling for ``cores`` cores: ``(tiling data, key, block dim)``."""
+    cores = platform.aiv_core_num if cores is None else cores
+    tr = tiling_func(_context(case), _Adapter(platform, cores)).raise_for_status()
+    assert tr.tiling_data is not None and tr.tiling_key is not None
+    return tr.tiling_data, tr.tiling_key, int(tr.block_dim or 0)
+
+
+def _sizes(case: _cases.Case) -> tuple[int, int | None]:
+    t = _cases.np_dtype(case.dtype).itemsize
+    p = None if case.probs_dtype is None else _cases.np_dtype(case.probs_dtype).itemsize
+    return t, p
+
+
+def ub_bytes(case: _cases.Case, td: TilingData) -> int:
+    """UB the kernel's InitBuffer calls take for ``td`` (each buffer rounded up to 32 B)."""
+    t, p = _sizes(case)
+    h512 = _up(max(td.hidden_splited_length, 0), 512)
+    rows = td.tokens_splited_length * case.top_k
+    bufs = [h512 * t] * td.buffer_num + [rows * 4, h512 * t]
+    if t != 4:
+        bufs += [h512 * 4 + 256, h512 * 4]
+    if p is not None:
+        bufs.append(rows * p)
+        if p != 4:
+            bufs.append(rows * 4)
+    return sum(_up(b, 32) for b in bufs)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A point's tiling: data, key, block dim, UB bytes and the rules it breaks."""
+
+    tiling: TilingData | None
+    tiling_key: int | None
+    block_dim: int
+    ub_bytes: int
+    violations: tuple[tuple[str, str], ...]
+
+    @property
+    def feasible(self) -> bool:
+        return self.tiling is not None and not self.violations
+
+    def tiling_dict(self) -> dict[str, int]:
+        return {} if self.tiling is None else self.tiling.as_dict()
+
+    def record_key(self) -> tuple:
+        return (self.tiling_key, self.block_dim,
+                tuple(self.tiling.as_list()) if self.tiling is not None else ())
+
+
+def plan(case: _cases.Case, platform: Platform, strategy: str = "upstream",
+         knobs: dict[str, int] | None = None) -> Plan:
+    """The tiling of one point: the host tiling, the overridden knobs, derived fields, checks."""
+    knobs = dict(knobs or {})
+    unknown = sorted(set(knobs) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"unknown tiling knob(s) {unknown}; valid: {', '.join(KNOBS)}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown tiling strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+    cores = int(knobs.pop("cores", min(platform.aiv_core_num, case.tokens_num)))
+    if not 1 <= cores <= min(platform.aiv_core_num, case.tokens_num):
+        return Plan(None, None, cores, 0, (("cores_range", (
+            f"cores {cores} must be in [1, {min(platform.aiv_core_num, case.tokens_num)}] "
+            "(the platform's AIV cores, at most one per token)")),))
+    td0, key, _ = upstream_tiling(case, platform, cores)
+    td = TilingData.from_list(td0.as_list())
+    N, H = case.tokens_num, case.hidden
+    td.tokens_core_length, td.tokens_core_remain = divmod(N, cores)
+    tsl = int(knobs.get("tokens_splited_length", min(td.tokens_splited_length,
+                                                      td.tokens_core_length)))
+    td.tokens_splited_length = tsl
+    if tsl >= 1:
+        td.tokens_splited_num, td.tokens_splited_remain = divmod(td.tokens_core_length, tsl)
+    hsl = int(knobs.get("hidden_splited_length", td.hidden_splited_length))
+    td.hidden_splited_length = hsl
+    if hsl >= 1:
+        td.hidden_splited_num, td.hidden_splited_remain = divmod(H, hsl)
+    td.buffer_num = int(knobs.get("buffer_num", td.buffer_num))
+    return Plan(td, key, cores, ub_bytes(case, td), tuple(violations(case, platform, td, cores)))
+
+
+def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
+               ) -> list[tuple[str, str]]:
+    """The kernel rules tiling ``td`` breaks, as ``(rule, message)``."""
+    out: list[tuple[str, str]] = []
+    if not 1 <= cores <= min(platform.aiv_core_num, case.tokens_num):
+        out.append(("cores_range", f"cores {cores} not in [1, "
+                                   f"{min(platform.aiv_core_num, case.tokens_num)}]"))
+    tsl, hsl = td.tokens_splited_length, td.hidden_splited_length
+    if not 1 <= tsl <= td.tokens_core_length + (1 if td.tokens_core_remain else 0):
+        out.append(("tokens_split_range", f"tokens_splited_length {tsl} must be in [1, "
+                                          "tokens per core]"))
+    if not 1 <= hsl <= case.hidden:
+        out.append(("hidden_range", f"hidden_splited_length {hsl} must be in [1, "
+                                    f"hidden {case.hidden}]"))
+    if not 1 <= td.buffer_num <= MAX_BUFFER_NUM:
+        out.append(("buffer_range", f"buffer_num {td.buffer_num} must be in [1, "
+                                    f"{MAX_BUFFER_NUM}]"))
+    if tsl * case.top_k * 4 > MAX_BLOCK_LEN:
+        out.append(("indices_block_len", f"{tsl} tokens x K {case.top_k} row ids exceed one "
+                                         f"DataCopyPad block ({MAX_BLOCK_LEN} B)"))
+    need = ub_bytes(case, td)
+    if need > platform.core_mem_size_ub:
+        out.append(("ub_budget", f"tiling needs {need} bytes of UB, the core has "
+                                 f"{platform.core_mem_size_ub}"))
+    return out
+
+
+def search_space(case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
+    """Legal knob combinations: a few core counts x token loops x 1-4 hidden chunks x 2-4
+    buffers (only combinations that pass :func:`violations`)."""
+    N, H = case.tokens_num, case.hidden
+    P = min(platform.aiv_core_num, N)
+    cores_opts = sorted({P, max(1, P // 2)}, reverse=True)
+    hiddens = sorted({_up(-(-H // n), 16) if n > 1 else H for n in range(1, 5)}, reverse=True)
+    out: list[dict[str, int]] = []
+    for cores in cores_opts:
+        per = -(-N // cores)
+        tokens = sorted({per, max(1, per // 2), max(1, per // 4), 1}, reverse=True)
+        for tsl, hsl, bn in itertools.product(tokens, hiddens, (2, 3, 4)):
+            k = {"cores": cores, "tokens_splited_length": tsl,
+                 "hidden_splited_length": min(hsl, H), "buffer_num": bn}
+            if plan(case, platform, "upstream", k).feasible:
+                out.append(k)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Running and verifying
+# --------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=2)
+def _inputs(case: _cases.Case, seed: int | None) -> dict[str, np.ndarray | None]:
+    from op_models.moe_token_unpermute_with_ep.model import MODEL
+
+    return MODEL.case_inputs(case, seed)
+
+
+def _call(case: _cases.Case, seed: int | None) -> tuple[Any, dict, dict]:
+    from op_models.moe_token_unpermute_with_ep.model import MODEL
+
+    return MODEL, _inputs(case, seed), MODEL.case_specs(case)[1]
+
+
+def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-only",
+           races: bool = False, seed: int | None = None, prepared: dict | None = None) -> Any:
+    """One launch with tiling ``p`` through the op's call path."""
+    from aicore_sim.opmodel import call
+
+    assert p.tiling is not None
+    model, inputs, attrs = _call(case, seed)
+    _, result = call(model, inputs, attrs, platform, mode=mode,
+                     tiling=(p.tiling, p.tiling_key, p.block_dim), races=races,
+                     prepared=prepared)
+    return result
+
+
+def verify(case: _cases.Case, platform: Platform, p: Plan, seed: int | None = None
+           ) -> dict[str, Any]:
+    """Timed run with numerics, compared bit for bit with the golden (chunking-independent)."""
+    from aicore_sim.opmodel import call, golden_check
+
+    assert p.tiling is not None
+    model, inputs, attrs = _call(case, seed)
+    pc, result = call(model, inputs, attrs, platform, mode="timed",
+                      tiling=(p.tiling, p.tiling_key, p.block_dim), races=False)
+    cmp = golden_check(model, inputs, attrs, pc, result)
+    exact = all(v.get("exact", False) for v in cmp.values())
+    hz = sorted({h.kind for h in result.hazards})
+    detail = "; ".join(f"{k}: {'exact' if v.get('exact') else v}" for k, v in cmp.items())
+    if hz:
+        detail += f"; hazards: {', '.join(hz)}"
+    return {"status": "verified" if exact and not hz else "mismatch", "detail": detail,
+            "cycles": result.cycles}
+
+
+__all__ = ["CASE_AXES", "CASE_AXIS_TYPES", "KNOBS", "NAME", "Plan", "STRATEGIES",
+           "case_columns", "launch", "plan", "resolve_case", "search_space", "ub_bytes",
+           "upstream_tiling", "verify", "violations"]

@@ -1,0 +1,191 @@
+"""``MoeTokenUnpermuteWithEpGrad`` as an :class:`~aicore_sim.opmodel.OpModel` (its registration).
+
+What the generic commands (``run``, ``verify``, ``tiling``, ``cases``, ``sweep``, ``search``)
+know of this operator, and all of it: the IR (inputs, attributes, outputs), the aclnn two-phase
+API (:mod:`.api`), the golden (:mod:`.golden`), the bundled cases (:mod:`.cases`), the
+equivalence matrix, the ATK reader (:mod:`.atk`) and the tiling space (:mod:`.tiling_space`).
+``pyproject.toml`` registers :data:`MODEL` in the ``aicore_sim.ops`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from aicore_sim import dtypes
+from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
+
+NAME = "moe_token_unpermute_with_ep_grad"
+_FLOATS = ("bfloat16", "float16", "float32")
+
+
+def _topk(attrs: Mapping[str, Any], probs: Any) -> int:
+    """``topk_num`` as the case gives it, else probs' second dimension, else 1."""
+    topk = attrs.get("topk_num")
+    if topk is None:
+        topk = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 else 1
+    return topk
+
+
+class MoeTokenUnpermuteWithEpGradModel:
+    """The backward of the MoE token unpermute with expert parallelism (CANN ops-transformer)."""
+
+    name = NAME
+    description = "CANN ops-transformer MoeTokenUnpermuteWithEpGrad (backward of the unpermute)"
+    inputs = (
+        TensorSpec("unpermuted_tokens_grad", _FLOATS, 2, doc="(N, H) gradient of the output"),
+        TensorSpec("sorted_indices", ("int32",), 1, doc="(T = N*K,) flat position -> row"),
+        TensorSpec("permuted_tokens", _FLOATS, 2, optional=True, doc="(T, H) forward input"),
+        TensorSpec("probs", _FLOATS, 2, optional=True, value_range=(0.01, 0.99),
+                   doc="(N, K) routing weights; absent = path A"),
+    )
+    attrs = (
+        AttrSpec("padded_mode", "bool", False, "only false is supported upstream"),
+        AttrSpec("restore_shape", "int_list", (1, 1), "unused by the kernel"),
+        AttrSpec("range", "int_list", (-1, -1), "[start, end) window of flat positions"),
+        AttrSpec("topk_num", "int", None, "K; default probs.shape[1], else 1"),
+    )
+    outputs = (
+        TensorSpec("permuted_tokens_grad", _FLOATS, 2, doc="(T, H) in the tokens dtype"),
+        TensorSpec("probs_grad", _FLOATS, 2, optional=True, doc="(N, K), only with probs"),
+    )
+    aclnn_name = "MoeTokenUnpermuteWithEpGrad"
+    tiling_space = "op_models.moe_token_unpermute_with_ep_grad.tiling_space"
+    equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
+    tiling_short = (("indicesReserveNum", "E"), ("inputReserveNum", "R"),
+                    ("indicesReserveNumAlign", "EA"),
+                    ("hiddenSizeAlign", "hA", "hiddenSizeLoopTimes"))
+
+    # -- cases -------------------------------------------------------------------------------
+
+    def cases(self) -> Mapping[str, Any]:
+        from op_models.moe_token_unpermute_with_ep_grad.cases import CASES
+
+        return CASES
+
+    def case_specs(self, case: Any) -> tuple[dict[str, Spec | None], dict[str, Any]]:
+        from op_models.moe_token_unpermute_with_ep_grad.cases import np_dtype
+
+        n, k, h, t = case.tokens_num, case.top_k, case.hidden, case.flat_size
+        tok = np_dtype(case.dtype)
+        specs: dict[str, Spec | None] = {
+            "unpermuted_tokens_grad": ((n, h), tok),
+            "sorted_indices": ((t,), dtypes.int32),
+            "permuted_tokens": ((t, h), tok),
+            "probs": None if case.probs_dtype is None else ((n, k), np_dtype(case.probs_dtype)),
+        }
+        attrs = {"padded_mode": False, "restore_shape": None,
+                 "range": None if case.range is None else list(case.range), "topk_num": k}
+        return specs, attrs
+
+    def case_inputs(self, case: Any, seed: int | None = None) -> dict[str, np.ndarray | None]:
+        from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs
+
+        return make_inputs(case, seed)
+
+    def case_row(self, case: Any) -> dict[str, str]:
+        rng = "-" if case.range is None else f"[{case.range[0]}, {case.range[1]}]"
+        return {"N": str(case.tokens_num), "K": str(case.top_k), "H": str(case.hidden),
+                "tokens": case.dtype, "probs": case.probs_dtype or "-", "range": rng}
+
+    def matrix_case(self, mc: Any) -> Any:
+        from op_models.moe_token_unpermute_with_ep_grad.cases import Case
+
+        return Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs, mc.range,
+                    seed=mc.seed, indices=mc.indices)
+
+    def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
+                 ) -> dict[str, Any]:
+        from op_models.moe_token_unpermute_with_ep_grad import atk
+
+        c = atk.record_call(tensors, attrs, seed)
+        return {"label": f"n{c['n']}h{c['hidden']}", "input_specs": c["input_specs"],
+                "attrs": {"range": list(c["range"]), "topk_num": c["topk_num"]},
+                "make_inputs": c["make_inputs"], "expected": c["expected"]}
+
+    # -- shapes and tiling -------------------------------------------------------------------
+
+    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
+                      ) -> dict[str, Spec | None]:
+        from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
+
+        def desc(s: Spec | None) -> Any:
+            return None if s is None else SimpleNamespace(shape=s[0], dtype=s[1])
+
+        sp = input_specs
+        outs = infer_outputs(desc(sp["unpermuted_tokens_grad"]), desc(sp["sorted_indices"]),
+                             desc(sp.get("permuted_tokens")), desc(sp.get("probs")))
+        return {k: None if v is None else (v.shape, v.dtype) for k, v in outs.items()}
+
+    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
+               platform: Any) -> dict[str, Any]:
+        from aicore_sim.ascendc import PlatformAscendC
+        from op_models.moe_token_unpermute_with_ep_grad.tiling import (
+            TensorDesc,
+            TilingContext,
+            tiling_func,
+        )
+
+        descs = [None if s is None else TensorDesc(s[0], dtypes.dtype_name(s[1]))
+                 for s in input_specs.values()]
+        if isinstance(attrs, list):
+            ctx = TilingContext.positional(descs, *attrs)
+        else:
+            ctx = TilingContext.create(*descs, padded_mode=attrs.get("padded_mode"),
+                                       restore_shape=attrs.get("restore_shape"),
+                                       range=attrs.get("range"), topk_num=attrs.get("topk_num"))
+        host = 3510 if platform.short_soc == "Ascend950" else None
+        tr = tiling_func(ctx, PlatformAscendC(platform), host_npu_arch=host)
+        return {"status": tr.status, "tiling_key": tr.tiling_key,
+                "tiling_data": tr.tiling_data.as_dict() if tr.tiling_data is not None else None,
+                "workspace": list(tr.workspace), "block_dim": tr.block_dim, "error": tr.error}
+
+    # -- the call ----------------------------------------------------------------------------
+
+    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+                platform: Any) -> PreparedCall:
+        from op_models.moe_token_unpermute_with_ep_grad import api
+
+        probs = inputs.get("probs")
+        size, ex = api.get_workspace_size(
+            inputs["unpermuted_tokens_grad"], inputs["sorted_indices"],
+            inputs.get("permuted_tokens"), probs, attrs.get("padded_mode", False),
+            attrs.get("restore_shape"), attrs.get("range"), _topk(attrs, probs), None, None,
+            platform=platform)
+        tr = ex.tiling
+        return PreparedCall(self.name, dict(ex.out_shapes), tr.tiling_data, tr.tiling_key,
+                            tr.block_dim, size, ex, tuple(ex.warnings))
+
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+        import dataclasses
+
+        from op_models.moe_token_unpermute_with_ep_grad import api
+
+        ex = pc.state
+        tr = ex.tiling
+        if (pc.tiling, pc.tiling_key, pc.block_dim) != (tr.tiling_data, tr.tiling_key,
+                                                         tr.block_dim):
+            ex = dataclasses.replace(ex, tiling=dataclasses.replace(
+                tr, tiling_data=pc.tiling, tiling_key=pc.tiling_key, block_dim=pc.block_dim))
+        return api.execute(None, pc.workspace_size, ex, mode=mode, **launch_kw)
+
+    def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+               pc: PreparedCall) -> dict[str, np.ndarray | None]:
+        from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
+
+        idx = inputs["sorted_indices"]
+        assert idx is not None
+        start, end, num_out = normalise_range(attrs.get("range"), int(idx.shape[0]))
+        td = pc.tiling
+        pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
+                         inputs.get("probs"), start=start, end=end, num_out_tokens=num_out,
+                         hidden_chunk=td.hiddenSizeAlign if td is not None else 1 << 30)
+        return {"permuted_tokens_grad": pg, "probs_grad": prg}
+
+
+MODEL = MoeTokenUnpermuteWithEpGradModel()

@@ -1,0 +1,1 @@
+"""``tiny_axpy``: z = alpha * x + y, a minimal operator plug-in for aicore-sim."""
