@@ -112,7 +112,8 @@ class _Cdp:
     def __init__(self, ws_url: str) -> None:
         import websocket
 
-        self.ws = websocket.create_connection(ws_url, timeout=60, suppress_origin=True)
+        self.ws = websocket.create_connection(ws_url, timeout=120, suppress_origin=True)
+        self.timeout = websocket.WebSocketTimeoutException
         self.next = 0
 
     def call(self, method: str, **params: Any) -> dict[str, Any]:
@@ -180,7 +181,7 @@ def ui_counts(trace: str | os.PathLike, timeout: float = 240.0) -> dict[str, int
             js = _COUNT_JS % json.dumps(QUERIES)
             while True:
                 counts = None
-                with contextlib.suppress(RuntimeError):  # engine not ready yet
+                with contextlib.suppress(RuntimeError, cdp.timeout):  # engine not ready yet
                     counts = cdp.eval(js)
                 if counts:
                     return {k: int(v) for k, v in counts.items()}
