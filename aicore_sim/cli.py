@@ -74,7 +74,8 @@ tells); functional computes the numbers only (no timing, no trace).
 writes into --out (default traces/<time>-<case>/): outputs/<name>.npy (not in timing-only
 mode), trace.json (or trace.json.gz when large; open it in ui.perfetto.dev), summary.json
 (with the wall time of each phase), timeline.png, and msprof op's PipeUtilization.csv and
-OpBasicInfo.csv (the columns a board's 'msprof op' writes; see docs/correlate.md)
+OpBasicInfo.csv (the columns a board's 'msprof op' writes; see docs/correlate.md), and
+streams.npz (instruction digests and source lines, for 'aicore-sim diff'); ub.png with --ub-plot
 """
 
 _TILING_EXAMPLES = """\
