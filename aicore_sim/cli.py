@@ -90,7 +90,8 @@ tells); functional computes the numbers only (no timing, no trace).
 writes into --out (default traces/<time>-<case>/): outputs/<name>.npy (not in timing-only
 mode), trace.json (or trace.json.gz when large; open it in ui.perfetto.dev), summary.json
 (with the wall time of each phase), timeline.png, and msprof op's PipeUtilization.csv and
-OpBasicInfo.csv (the columns a board's 'msprof op' writes; see docs/correlate.md)
+OpBasicInfo.csv (the columns a board's 'msprof op' writes; see docs/correlate.md), and
+streams.npz (instruction digests and source lines, for 'aicore-sim diff'); ub.png with --ub-plot
 """
 
 _TILING_EXAMPLES = """\
@@ -145,6 +146,12 @@ def _json_default(o: Any) -> Any:
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _timeline():
+    from aicore_sim import cli_timeline  # timeline analysis options and the diff subcommand
+
+    return cli_timeline
 
 
 def _err(msg: str) -> None:
@@ -276,6 +283,7 @@ def _run(args: argparse.Namespace) -> int:
             set_limit(parse_size(args.max_memory))
         except ValueError as e:
             raise UsageError(f"--max-memory {args.max_memory}: {e}") from None
+    _timeline().check_run_options(args)
     platform = _platform_arg(args.platform) if args.platform else None
     if args.case_file and args.case:
         raise UsageError("give either a CASE.json or --case NAME, not both")
@@ -314,6 +322,8 @@ def _run(args: argparse.Namespace) -> int:
     background: dict[str, Background] = {}
     try:
         def after_record(program) -> None:  # the golden is computed while the replay runs
+            if mode != "functional":  # streams.npz, for diff
+                background["streams"] = _timeline().start_streams(program, tmp, jobs)
             if program.numerics and pc.tiling is not None:
                 parent = os.getpid()
                 background["golden"] = Background(_timed(
@@ -345,6 +355,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     if trace_note:
         print(trace_note)
+    for line in _timeline().report_lines(args, summary):
+        print(line)
     if args.verbose:
         print(phases.line())
     print(f"wrote {out}/: {', '.join(files)}")
@@ -417,7 +429,8 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         with phases.time("plot"):
             plot_timeline(result.trace, tmp / "timeline.png",
                           title=f"{cf.name} on {cf.platform.name} ({mode}): "
-                                f"{result.trace.makespan} cycles")
+                                f"{result.trace.makespan} cycles",
+                          **_timeline().plot_options(args, result.trace))
         files.append("timeline.png")
     trace_note = ""
     if "trace" in background:
@@ -430,6 +443,8 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
         summary["trace_events"] = written.events
         trace_note = (f"trace {written.path.name}: {_fmt_size(written.bytes)}, "
                       f"{written.events:,} events ({args.trace})")
+    with phases.time("timeline"):
+        files += _timeline().finish_run(args, result, summary, tmp, jobs, background)
     if "cores" in summary:  # msprof op's PipeUtilization.csv / OpBasicInfo.csv of the run
         from aicore_sim.export.msprof import write_msprof
 
@@ -639,6 +654,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--verbose", "-v", action="store_true",
                    help="print the wall time of each phase (inputs, record, replay, checks, "
                         "golden, compare, outputs, trace, plot); summary.json has them always")
+    _timeline().add_run_options(r)  # --hotspots, --slack, --cores, --window, --ub-plot
     r.set_defaults(func=cmd_run)
 
     t = sub.add_parser("tiling", help="host tiling of case files", formatter_class=fmt,
@@ -667,6 +683,7 @@ def build_parser() -> argparse.ArgumentParser:
     from aicore_sim.sweep.cli_sweep import add_parsers as _add_sweep  # sweep, search, report
 
     _add_sweep(sub)
+    _timeline().add_parsers(sub)  # diff
 
     # correlate, calibrate
     from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate

@@ -167,6 +167,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
     if mode != "functional":
         t1 = time.perf_counter()
         trace = engine.replay(prog.streams, platform, None, prog.allocations, prepared)
+        trace.sources = prog.sources
         wall["replay"] = time.perf_counter() - t1
         if after_replay is not None:
             after_replay(trace)

@@ -5,7 +5,8 @@ Every core's kernel runs on its own UB and only reads the launch's inputs, so co
 recorded independently; the parent process records the first range itself and forks one
 child per other range. The children inherit the inputs (copy-on-write, never copied) and
 write the outputs into the same shared memory (:meth:`MemoryImage.share_writable`); each
-sends back its streams as a table of distinct instructions plus one index array per core.
+sends back its streams as a table of distinct instructions plus one index array per core, and
+the kernel line of each instruction as its site table plus one site-id array per core.
 
 The result is the serial one, bit for bit:
 
@@ -27,6 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from aicore_sim import sources
 from aicore_sim.background import Background, available, usable_cpus
 from aicore_sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, RoundMode, Space
 from aicore_sim.memory import MemoryImage
@@ -155,9 +157,10 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
     try:
         for cores in cuts[1:]:
             def work(cores=cores):
-                streams, allocations, hazards = record_cores(
+                streams, allocations, hazards, sites = record_cores(
                     kernel, args, cores, block_dim, image, platform, effects, {})
-                return (*_pack(streams), allocations, hazards)
+                return (*_pack(streams), allocations, hazards,
+                        [s.tobytes() for s in sites], list(sources.SITES))
 
             children.append(Background(work))
         results = [record_cores(kernel, args, cuts[0], block_dim, image, platform, effects,
@@ -165,11 +168,13 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
         failed = False
         for child in children:
             try:
-                table, codes, allocations, hazards = child.result()
+                table, codes, allocations, hazards, sites, site_table = child.result()
             except Exception:  # noqa: BLE001 - the serial record raises it again, in order
                 failed = True
                 continue
-            results.append((_unpack(table, codes), allocations, hazards))
+            results.append((_unpack(table, codes), allocations, hazards,
+                            [sources.remap(np.frombuffer(s, np.int32), site_table)
+                             for s in sites]))
     finally:
         for child in children:
             child.close()
@@ -178,11 +183,12 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
             for name in image.writable:
                 image.gm[name][:] = initial.gm[name]
         return None
-    streams, allocations, hazards = [], [], []
-    for s, a, h in results:
+    streams, allocations, hazards, sites = [], [], [], []
+    for s, a, h, w in results:
         streams.extend(s)
         allocations.extend(a)
         hazards.extend(h)
-    return streams, allocations, hazards
+        sites.extend(w)
+    return streams, allocations, hazards, sites
 
 __all__ = ["available", "conflicts", "ranges", "record", "usable_cpus"]

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path as MplPath
 
-from aicore_sim.isa import Pipe
+from aicore_sim.isa import Pipe, Space
 from aicore_sim.trace import CoreTrace, Trace
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
@@ -39,12 +39,14 @@ IMAGE_COLUMNS = 1600
 
 
 def lane_spans(core: CoreTrace, pipe: Pipe) -> np.ndarray:
-    """(start, end) rows of the busy spans of one lane, sorted by start."""
+    """(start, end) rows of the busy spans of one lane (what the pipe executed), sorted by
+    start."""
     if pipe is Pipe.SCALAR:
         s = core.scalar_spans.reshape(-1, 2)
-    else:
+    else:  # execution only: a copy's hold by shared HBM is drawn as its stall
         r = core.rows(pipe)
-        s = np.stack([core.start[r], core.end[r]], axis=1) if r.size else np.zeros((0, 2))
+        s = (np.stack([core.start[r], core.end[r] - core.gm_stretch[r]], axis=1) if r.size
+             else np.zeros((0, 2)))
     s = np.asarray(s, dtype=np.int64)
     return s[np.argsort(s[:, 0], kind="stable")] if s.size else s.reshape(0, 2)
 
@@ -191,4 +193,69 @@ def plot_timeline(trace: Trace, path: str | os.PathLike, cores: Sequence[int] | 
     return _save(fig, path, dpi)
 
 
-__all__ = ["lane_spans", "occupancy", "plot_timeline"]
+def ub_occupancy(core: CoreTrace) -> tuple[np.ndarray, np.ndarray, int]:
+    """(cycles, live bytes) change points of a core's UB, and its reserved bytes.
+
+    ``reserved``: the bytes ``InitBuffer`` set aside (static for the launch). ``live``: the
+    bytes of the buffers between the first instruction touching them and the end of the last
+    one — what the kernel actually holds at each moment.
+    """
+    size = {a.name: int(a.nbytes) for a in core.allocations}
+    reserved = sum(size.values())
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    if core.index.size:
+        ids = np.fromiter(map(id, core.stream), np.int64, len(core.stream))[core.index]
+        objs, inv = np.unique(ids, return_inverse=True)
+        inv = inv.reshape(-1)
+        lo = np.full(objs.size, np.iinfo(np.int64).max)
+        hi = np.full(objs.size, np.iinfo(np.int64).min)
+        np.minimum.at(lo, inv, core.start)
+        np.maximum.at(hi, inv, core.end)
+        row_of = np.zeros(objs.size, np.int64)
+        row_of[inv] = np.arange(inv.size)
+        for k, r in enumerate(row_of.tolist()):
+            ins = core.stream[int(core.index[r])]
+            for o in (ins.dst, *ins.src):
+                if o is not None and o.buf in size and o.space is Space.UB:
+                    first[o.buf] = min(first.get(o.buf, int(lo[k])), int(lo[k]))
+                    last[o.buf] = max(last.get(o.buf, int(hi[k])), int(hi[k]))
+    delta: dict[int, int] = {0: 0}
+    for buf, t0 in first.items():
+        delta[t0] = delta.get(t0, 0) + size[buf]
+        delta[last[buf]] = delta.get(last[buf], 0) - size[buf]
+    t = np.array(sorted(delta), np.int64)
+    live = np.cumsum([delta[int(x)] for x in t]).astype(np.int64)
+    return t, live, reserved
+
+
+def plot_ub(trace: Trace, path: str | os.PathLike, cores: Sequence[int] | None = None,
+            dpi: int = 100) -> Path:
+    """UB bytes over time, one step line per core (live) with its reserved bytes dashed, like
+    an on-chip-memory view. At most 16 cores are drawn (the first 16 of ``cores``)."""
+    path = Path(path)
+    sel = (list(range(len(trace.cores))) if cores is None else [int(c) for c in cores])[:16]
+    fig = Figure(figsize=(12, 4.5))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    scale = 1.0 / trace.clock_mhz
+    end = max(trace.makespan, 1)
+    for c in sel:
+        t, live, reserved = ub_occupancy(trace.cores[c])
+        x = np.append(t, end) * scale
+        (line,) = ax.step(x, np.append(live, live[-1]) / 1024, where="post", lw=1,
+                          label=f"AIV {c}")
+        ax.axhline(reserved / 1024, color=line.get_color(), lw=0.6, ls="--")
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("UB KiB (solid: live, dashed: reserved)")
+    ax.set_xlim(0, end * scale)
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"UB occupancy per core ({len(sel)} of {len(trace.cores)} cores)",
+                 fontsize=10, loc="left")
+    if sel:
+        ax.legend(fontsize=7, ncol=min(len(sel), 8), loc="upper right", frameon=False)
+    fig.tight_layout()
+    return _save(fig, path, dpi)
+
+
+__all__ = ["lane_spans", "occupancy", "plot_timeline", "plot_ub", "ub_occupancy"]

@@ -10,13 +10,14 @@ The result, a :class:`Program`, is what the SimPy replay consumes.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import copysign
 
 import numpy as np
 
-from aicore_sim import parallel, semantics
+from aicore_sim import parallel, semantics, sources
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Instr, Opcode, Pipe, Space
 from aicore_sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
@@ -24,6 +25,9 @@ from aicore_sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
 _NO_WRITER = -1
 _GM, _SCALAR = Space.GM, Pipe.SCALAR
 _EFFECTS = semantics.EFFECTS
+_getframe = sys._getframe
+_CODE_SITES, _kernel_frame, _new_site = (sources.CODE_SITES, sources.kernel_frame,
+                                         sources.new_site)
 
 ALL_EFFECTS = semantics.HAS_EFFECT
 """Opcodes whose effect the record pass applies when the launch computes numbers."""
@@ -79,6 +83,11 @@ class CoreRecorder:
         nblocks = image.ub_bytes // UB_ALIGN + 1
         self._writer_pos = np.full(nblocks, _NO_WRITER, dtype=np.int64)
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
+        self.sites: list[int] = []  # stream position -> site id (sources.py) of its API call
+        # the kernel function (code object) of the last call and its sites by bytecode
+        # offset: consecutive calls mostly come from one function, found by identity
+        self._code: object = None
+        self._sites: dict[int, int] = {}
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
         self._intern = (intern if intern is not None else {}).setdefault
@@ -88,8 +97,27 @@ class CoreRecorder:
 
     # -- recording ---------------------------------------------------------------------------
 
-    def emit(self, ins: Instr) -> None:
-        """Append ``ins`` to the stream and apply its effect to the functional image."""
+    def emit(self, ins: Instr, depth: int = 2) -> None:
+        """Append ``ins`` to the stream, note the kernel line that issued it, and apply its
+        effect to the functional image.
+
+        The kernel line is the frame ``depth`` above this one (2: the caller of the API
+        function calling ``emit``; an API function that reaches ``emit`` through a helper of
+        its own passes 3), or the first kernel frame above it when that is still the API.
+        """
+        f = _getframe(depth)
+        code = f.f_code
+        if code is self._code:  # the usual case: the kernel function of the last call
+            sites = self._sites
+        else:
+            sites = _CODE_SITES.get(id(code))
+            if sites is None:  # the simulator's own code (or a code not seen yet)
+                f, sites = _kernel_frame(f)
+            self._code, self._sites = f.f_code, sites
+        sid = sites.get(f.f_lasti)
+        if sid is None:
+            sid = _new_site(f, sites)
+        self.sites.append(sid)
         s = ins.scalar
         if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
             ins = self._intern(ins, ins)
@@ -143,6 +171,7 @@ class Program:
     hazards: list[Hazard] = field(default_factory=list)
     numerics: bool = True
     jobs: int = 1  # processes the record pass ran on (1 also when it fell back to serial)
+    sources: sources.Sources | None = None  # the kernel line of every instruction
 
     @property
     def instruction_count(self) -> int:
@@ -163,11 +192,13 @@ def current() -> CoreRecorder:
 
 def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_dim: int,
                   image: MemoryImage, platform, effects: frozenset,
-                  intern: dict[Instr, Instr]) -> tuple[list, list, list]:
-    """Streams, allocation tables and hazards of ``cores``, recorded one after the other."""
+                  intern: dict[Instr, Instr]) -> tuple[list, list, list, list]:
+    """Streams, allocation tables, hazards and site ids (int32 arrays) of ``cores``, recorded
+    one after the other."""
     streams: list[list[Instr]] = []
     allocations: list[list[Allocation]] = []
     hazards: list[Hazard] = []
+    sites: list[np.ndarray] = []
     for core in cores:
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
         rec = CoreRecorder(core, block_dim, image, ub, platform, effects, intern)
@@ -181,7 +212,11 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)
-    return streams, allocations, hazards
+        sites.append(np.array(rec.sites, np.int32))
+    return streams, allocations, hazards, sites
+
+
+sources.stop_at(_record_cores)  # the TPipe teardown it runs is attributed to its line
 
 
 def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,
@@ -218,9 +253,9 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
         _AUTO_SYNC = saved_auto_sync
         if was_enabled:
             gc.enable()
-    streams, allocations, hazards = parts
+    streams, allocations, hazards, sites = parts
     return Program(streams, allocations, image, image if initial is None else initial, hazards,
-                   numerics, jobs)
+                   numerics, jobs, sources.Sources(list(sources.SITES), sites))
 
 
 def stream_difference(a: list[list[Instr]], b: list[list[Instr]]

@@ -7,13 +7,17 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
 :func:`summarize` returns a plain JSON-ready ``dict``:
 
 - ``makespan_cycles`` / ``makespan_us`` (at the preset clock);
-- ``cores``: per core its finish cycle, busy cycles and utilisation per pipe, UB high-water
-  mark, and per pipe where the time it was not executing went (``waits``, shares of it);
+- ``cores``: per core its finish cycle, busy cycles (the sum of the pipe's instruction slices
+  in the trace) and utilisation per pipe, ``gm_stretch_cycles`` (copies held by shared HBM
+  past their single-core time: drawn and counted as ``gm_bandwidth`` stalls, not as busy),
+  ``occupied_share`` ((busy + stretch) / finish), UB high-water mark, and per pipe where the
+  time it was not executing went (``waits``, shares of it);
 - ``bytes_gm_to_ub`` / ``bytes_ub_to_gm``, ``achieved_gbps`` and ``hbm_roofline_pct``
   (payload bytes / (``hbm_bytes_per_cycle`` x makespan));
-- ``bound_by``: the pipe with the highest busy share on the critical (last-finishing) core, and
-  a sentence saying why;
+- ``bound_by``: the pipe with the highest occupied share on the critical (last-finishing)
+  core, and a sentence saying why;
 - ``waits``: the chip-wide breakdown of each pipe's non-executing time;
+- ``hotspots``: cycles per kernel source line and pipe, the top lines (``hotspots.py``);
 - ``hazards`` and, when a golden is given, ``golden`` (mismatches, max abs / rel error: see
   :func:`compare_golden`).
 
@@ -27,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim.hotspots import hotspots
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
@@ -64,10 +69,11 @@ def ub_high_water(core: CoreTrace) -> int:
 def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     """Where ``pipe`` of ``core`` spent the ``window`` cycles it was not executing.
 
-    Busy time of a copy includes the cycles it waited for shared HBM (``gm_bandwidth``), so
-    executing = busy - gm_bandwidth. The rest of the window is split into the recorded stalls
-    (flag waits by flag, a full queue, auto-sync, barrier) and plain ``idle`` (nothing queued:
-    the pipe was starved or the core had finished).
+    Executing = busy (the sum of the pipe's instruction slices); a copy's wait for shared HBM
+    past its single-core time is not in it but is the ``gm_bandwidth`` stall. The rest of the
+    window is split into the recorded stalls (HBM bandwidth, flag waits by flag, a full queue,
+    auto-sync, barrier) and plain ``idle`` (nothing queued: the pipe was starved or the core
+    had finished).
     """
     busy = core.busy_cycles(pipe)
     cycles = dict.fromkeys(WAIT_KINDS, 0)
@@ -83,7 +89,7 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     for w, c in zip(waits.tolist(), per_wait.tolist()):
         name = stall_what(flag_code, w, core.stream)
         flags[name] = flags.get(name, 0) + int(c)
-    executing = busy - cycles["gm_bandwidth"]
+    executing = busy
     waiting = max(window - executing, 0)
     stalled = sum(cycles[c] for c in STALL_CAUSES)
     cycles["idle"] = max(waiting - stalled, 0)
@@ -97,6 +103,7 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
 
 def _core_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
     busy = {p.name: core.busy_cycles(p) for p in PIPE_ORDER}
+    stretch = {p.name: core.gm_stretch_cycles(p) for p in PIPE_ORDER}
     finish = core.finish
     gm_ub, ub_gm = copy_bytes(core)
     return {
@@ -104,8 +111,11 @@ def _core_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
         "cycles": int(finish),
         "instructions": int(core.index.size),
         "busy_cycles": busy,
+        "gm_stretch_cycles": stretch,
         "utilisation": {k: (v / makespan if makespan else 0.0) for k, v in busy.items()},
         "busy_share": {k: (v / finish if finish else 0.0) for k, v in busy.items()},
+        "occupied_share": {k: ((v + stretch[k]) / finish if finish else 0.0)
+                           for k, v in busy.items()},
         "bytes_gm_to_ub": gm_ub,
         "bytes_ub_to_gm": ub_gm,
         "ub_high_water_bytes": ub_high_water(core),
@@ -142,20 +152,24 @@ _WHY = {
 
 
 def bound_by(cores: list[dict[str, Any]], critical: int) -> dict[str, Any]:
-    """The pipe with the highest busy share on the critical core, with a sentence why."""
+    """The pipe occupied the largest share of the critical core's time, with a sentence why.
+
+    A pipe is occupied while it executes and while one of its copies waits for shared HBM
+    bandwidth past its single-core time (``gm_stretch_cycles``): an HBM-bound kernel is bound
+    by its copy pipe.
+    """
     c = cores[critical]
-    share = c["busy_share"]
+    share = c["occupied_share"]
     pipe = max(share, key=lambda k: (share[k], k != "SCALAR"))
     others = ", ".join(f"{k} {share[k]:.0%}" for k in share if k != pipe)
     sentence = (f"{pipe} ({_WHY[pipe]}) is busy {share[pipe]:.0%} of the critical core "
                 f"{c['core']}'s {c['cycles']} cycles (others: {others})")
-    w = c["waits"][pipe]
-    gm = w["cycles"]["gm_bandwidth"]
-    busy = c["busy_cycles"][pipe]
-    if pipe in ("MTE2", "MTE3") and busy and gm / busy >= 0.2:
-        sentence += f"; {gm / busy:.0%} of its busy time is waiting for shared HBM bandwidth"
+    gm = c["gm_stretch_cycles"][pipe]
+    held = c["busy_cycles"][pipe] + gm
+    if pipe in ("MTE2", "MTE3") and held and gm / held >= 0.2:
+        sentence += f"; {gm / held:.0%} of its busy time is waiting for shared HBM bandwidth"
     if share[pipe] < 0.6:
-        cause, s = _top_wait(w)
+        cause, s = _top_wait(c["waits"][pipe])
         sentence += (f"; no pipe is saturated, so the core is latency-bound: {pipe} spends "
                      f"{s:.0%} of its non-executing time on {cause}")
     else:
@@ -269,7 +283,10 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
     n = len(cores)
     d["utilisation"] = {k: (v / (makespan * n) if makespan and n else 0.0)
                         for k, v in busy_total.items()}
+    d["gm_stretch_cycles"] = {p.name: sum(c["gm_stretch_cycles"][p.name] for c in cores)
+                              for p in PIPE_ORDER}
     d["waits"] = _chip_waits(cores)
+    d["hotspots"] = hotspots(trace)
     if cores and makespan:
         critical = max(range(n), key=lambda i: cores[i]["cycles"])
         d["bound_by"] = bound_by(cores, critical)

@@ -17,6 +17,13 @@ Per core the trace holds, as numpy arrays:
   pipe being drained (``barrier``);
 - ``stalls``: the same rows as tuples with the cause and the ``what`` in words (built on
   first use; bulk readers use ``stall_rows``).
+
+A copy limited by the shared HBM bandwidth ends later than its single-core time: its row's
+``end`` is when it completed (what the pipe and the makespan see), and a ``gm_bandwidth`` stall
+row covers the stretch from its single-core end to that completion. ``gm_stretch`` gives that
+stretch per row; an instruction *executes* over ``[start, end - gm_stretch)``, which is what
+:meth:`CoreTrace.busy_cycles` sums and the trace draws as its slice (the stretch is drawn, and
+reported, as the stall).
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aicore_sim.isa import Instr, Pipe
+from aicore_sim.sources import Sources
 
 STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier")
+_GM_BW = STALL_CAUSES.index("gm_bandwidth")
 
 
 _NO_STALLS = np.zeros((0, 5), np.int64)
@@ -64,6 +73,7 @@ class CoreTrace:
     double_sets: list[tuple[int, int]]
     allocations: list = field(default_factory=list)
     _stalls: list | None = field(default=None, repr=False, compare=False)
+    _stretch: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def stalls(self) -> list[tuple[int, int, int, str, str]]:
@@ -90,13 +100,40 @@ class CoreTrace:
         """Row numbers of the instructions executed on ``pipe`` (for SCALAR: the S ops)."""
         return np.flatnonzero(self.pipe == int(pipe))
 
+    @property
+    def gm_stretch(self) -> np.ndarray:
+        """Per row, the cycles the instruction was held past its single-core time by the
+        shared HBM bandwidth (the duration of its ``gm_bandwidth`` stall; 0 for most rows)."""
+        if self._stretch is None:
+            out = np.zeros(self.index.size, np.int64)
+            rows = self.stall_rows
+            g = rows[rows[:, 3] == _GM_BW]
+            for p in np.unique(g[:, 0]).tolist():
+                r = np.flatnonzero(self.pipe == p)  # completion order: ends non-decreasing
+                gp = g[g[:, 0] == p]
+                j = np.searchsorted(self.end[r], gp[:, 2], side="left")
+                if j.size and (j.max() >= r.size or np.any(self.end[r[j]] != gp[:, 2])):
+                    raise ValueError(f"core {self.core}: a gm_bandwidth stall of "
+                                     f"{Pipe(p).name} ends when no instruction does")
+                out[r[j]] = gp[:, 2] - gp[:, 1]
+            self._stretch = out
+        return self._stretch
+
     def busy_cycles(self, pipe: Pipe) -> int:
-        """Cycles ``pipe`` was executing something (scalar: issue work included)."""
+        """Cycles ``pipe`` was executing something (scalar: issue work included); a copy's
+        wait for shared HBM bandwidth is not executing (see :meth:`gm_stretch_cycles`)."""
         if pipe is Pipe.SCALAR:
             s = self.scalar_spans
             return int((s[:, 1] - s[:, 0]).sum()) if s.size else 0
         r = self.rows(pipe)
-        return int((self.end[r] - self.start[r]).sum())
+        return int((self.end[r] - self.start[r]).sum()) - self.gm_stretch_cycles(pipe)
+
+    def gm_stretch_cycles(self, pipe: Pipe) -> int:
+        """Cycles ``pipe``'s copies were held by the shared HBM bandwidth past their
+        single-core time (the sum of its ``gm_bandwidth`` stalls)."""
+        rows = self.stall_rows
+        g = rows[(rows[:, 0] == int(pipe)) & (rows[:, 3] == _GM_BW)]
+        return int((g[:, 2] - g[:, 1]).sum())
 
 
 @dataclass
@@ -105,6 +142,7 @@ class Trace:
 
     cores: list[CoreTrace]
     clock_mhz: float
+    sources: Sources | None = None  # the kernel line of every instruction (sources.py)
 
     @classmethod
     def from_cores(cls, sims, streams, platform, allocations=None) -> Trace:

@@ -106,10 +106,16 @@ def test_timestamps_whole_ns_and_cycles_in_args(run) -> None:
         if "index" not in e["args"]:
             continue  # issue and stall slices
         # the start and end cycles are not in the args any more: the stream index finds them
-        start, end = run.trace.time_of(e["pid"] - 1, e["args"]["index"])
-        assert e["ts"] == round(start * 1000 / clock) / 1000
-        assert e["args"]["cycles"] == end - start
-        assert abs(e["ts"] * clock - start) <= clock / 1000  # ts * clock: within a ns
+        core, index = e["pid"] - 1, e["args"]["index"]
+        start, end = run.trace.time_of(core, index)
+        ct = run.trace.cores[core]
+        stretch = int(ct.gm_stretch[np.flatnonzero(ct.index == index)[0]])
+        # the slice starts at its cycle rounded to the ns, or up to 3 ns later behind a run of
+        # lengthened sub-ns slices (the most these runs show; see perfetto._lane_ns)
+        late = round(e["ts"] * 1000) - round(start * 1000 / clock)
+        assert 0 <= late <= 3
+        assert e["dur"] >= 0.001  # every slice keeps a positive extent
+        assert e["args"]["cycles"] == end - start - stretch  # execution, HBM hold excluded
         seen += 1
     assert seen == run.trace.instruction_count()
 
@@ -332,16 +338,24 @@ def test_instruction_args_say_what_is_not_said_elsewhere() -> None:
     assert x[0]["name"] == "DataCopyPad.GM2UB" and x[0]["cat"] == "copy"
     # 64 fp16 = 128 bytes in one block, from GM tensor x into UB buffer in16
     assert x[0]["args"] == {"index": 0, "cycles": 228, "bytes": 128, "block_count": 1,
-                            "buffer": "in16", "src": "x", "dtype": "float16"}
+                            "buffer": "in16", "src": "x", "dtype": "float16",
+                            "source": "tests/kernels.py:62 copy_cast"}
     assert x[0]["ts"] == 0.001 and x[0]["dur"] == 0.228  # cycles 1 -> 229 at 1000 MHz
     assert x[1]["name"] == "SetFlag<MTE2_V>(0)"
-    assert x[1]["args"] == {"index": 1, "cycles": 1, "event": "MTE2_V", "event_id": 0}
+    assert x[1]["args"] == {"index": 1, "cycles": 1, "event": "MTE2_V", "event_id": 0,
+                            "source": "tests/kernels.py:64 copy_cast"}
     assert x[3]["args"] == {"index": 3, "cycles": 18, "elements": 64, "buffer": "out32",
-                            "src": "in16", "dtype": "float32"}
+                            "src": "in16", "dtype": "float32",
+                            "source": "tests/kernels.py:66 copy_cast"}
     # 64 fp32 = 256 bytes from UB buffer out32 to GM tensor y
     assert x[6]["args"] == {"index": 6, "cycles": 356, "bytes": 256, "block_count": 1,
-                            "buffer": "out32", "dst": "y", "dtype": "float32"}
-    assert x[7]["name"] == "PipeBarrier<PIPE_ALL>" and x[7]["args"] == {"index": 7, "cycles": 1}
+                            "buffer": "out32", "dst": "y", "dtype": "float32",
+                            "source": "tests/kernels.py:70 copy_cast"}
+    # the kernel-end teardown's barrier: the record pass's line that runs TPipe.Destroy()
+    assert x[7]["name"] == "PipeBarrier<PIPE_ALL>"
+    assert x[7]["args"]["source"].startswith("aicore_sim/program.py:")
+    assert x[7]["args"]["source"].endswith(" _record_cores")
+    assert {k: v for k, v in x[7]["args"].items() if k != "source"} == {"index": 7, "cycles": 1}
     assert "dtype" not in obj["otherData"]  # two dtypes: said per slice
     stalls = [e for e in obj["traceEvents"] if e.get("cat") == "stall"]
     assert stalls[0]["name"] == "stall: flag"
@@ -444,6 +458,11 @@ def _x(pid: int, tid: int, ts: float, dur: float) -> dict:
     ([_x(1, 1, 0.0005, 1.0)], "sub-nanosecond"),
     ([_x(1, 1, 0.0, -1.0)], "dur"),
     ([_x(1, 1, 0.0, 2.0), _x(1, 1, 1.0, 2.0)], "overlaps"),
+    # Perfetto nests a slice in another starting at the same ns, and a 0-ns slice at the
+    # start or at the end of another (what 1-cycle flags rounded to 0 ns used to give)
+    ([_x(1, 1, 1.0, 2.0), _x(1, 1, 1.0, 1.0)], "nests"),
+    ([_x(1, 1, 1.0, 0.0), _x(1, 1, 1.0, 2.5)], "nests"),
+    ([_x(1, 1, 0.0, 1.0), _x(1, 1, 1.0, 0.0)], "nests"),
     ([{"ph": "s", "id": 1, "cat": "f", "pid": 1, "tid": 1, "ts": 5.0},
       {"ph": "f", "id": 1, "cat": "f", "pid": 1, "tid": 2, "ts": 4.0}], "backward"),
     ([{"ph": "s", "id": 1, "cat": "f", "pid": 1, "tid": 1, "ts": 5.0}], "lacks"),
@@ -453,6 +472,6 @@ def test_validator_rejects(events, fragment) -> None:
     assert problems and any(fragment in p for p in problems), problems
 
 
-def test_validator_allows_back_to_back_and_zero_length() -> None:
-    ev = [_x(1, 1, 0.0, 1.0), _x(1, 1, 1.0, 0.0), _x(1, 1, 1.0, 2.5)]
+def test_validator_allows_back_to_back_and_lone_zero_length() -> None:
+    ev = [_x(1, 1, 0.0, 1.0), _x(1, 1, 1.0, 1.5), _x(1, 1, 3.0, 0.0), _x(1, 1, 3.5, 1.0)]
     assert validate_chrome_trace({"traceEvents": ev}) == []

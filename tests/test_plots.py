@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from aicore_sim import plots
+from aicore_sim.isa import Pipe
 from aicore_sim.launch import launch
 from aicore_sim.platform import load_platform
 from aicore_sim.plots import occupancy, plot_timeline
@@ -62,3 +63,30 @@ def test_plots_is_not_imported_by_the_engine() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_ub_occupancy_of_copy_cast(tmp_path) -> None:
+    n = 64
+    x = np.arange(n, dtype=np.float16)
+    r = launch(kernels.copy_cast, ["x", "y", {"n": n}], {"x": x, "y": np.zeros(n, np.float32)},
+               {"y": (np.float32, (n,))}, TINY, block_dim=1)
+    t, live, reserved = plots.ub_occupancy(r.trace.cores[0])
+    assert reserved == 64 * 2 + 64 * 4  # in16 (64 fp16) + out32 (64 fp32) = 384 bytes
+    copy_in, cast, copy_out = (r.trace.time_of(0, i) for i in (0, 3, 6))
+    # in16 is live from its GM->UB copy to the end of the Cast that reads it; out32 from the
+    # Cast that writes it to the end of the UB->GM copy
+    assert t.tolist() == [0, copy_in[0], cast[0], cast[1], copy_out[1]]
+    assert live.tolist() == [0, 128, 384, 256, 0]
+    p = plots.plot_ub(r.trace, tmp_path / "ub.png")
+    assert p.read_bytes()[:8] == PNG
+
+
+def test_lane_spans_leave_the_hbm_hold_to_the_stall() -> None:
+    n = 64
+    x = np.arange(2 * n, dtype=np.float32)
+    r = launch(kernels.copy_in, ["x", "y", {"n": n}], {"x": x, "y": np.zeros_like(x)},
+               {"y": (np.float32, (2 * n,))}, TINY, block_dim=2)  # two cores share 1 B/cycle
+    for ct in r.trace.cores:
+        spans = plots.lane_spans(ct, Pipe.MTE2)
+        assert int((spans[:, 1] - spans[:, 0]).sum()) == ct.busy_cycles(Pipe.MTE2)
+    assert sum(ct.gm_stretch_cycles(Pipe.MTE2) for ct in r.trace.cores) > 0

@@ -46,12 +46,15 @@ def _sync_instr(op: Opcode, event: HardEvent, eventId: int, implicit: bool) -> I
 
 def SetFlag(event: HardEvent, eventId: int, *, implicit: bool = False) -> None:
     """``SetFlag<event>(eventId)``: fires once every earlier source-pipe instruction is done."""
-    program.current().emit(_sync_instr(Opcode.SET_FLAG, event, eventId, implicit))
+    # an implicit flag comes from a TQue method: the kernel line is one frame further up
+    program.current().emit(_sync_instr(Opcode.SET_FLAG, event, eventId, implicit),
+                           3 if implicit else 2)
 
 
 def WaitFlag(event: HardEvent, eventId: int, *, implicit: bool = False) -> None:
     """``WaitFlag<event>(eventId)``: blocks the destination pipe until the flag is set."""
-    program.current().emit(_sync_instr(Opcode.WAIT_FLAG, event, eventId, implicit))
+    program.current().emit(_sync_instr(Opcode.WAIT_FLAG, event, eventId, implicit),
+                           3 if implicit else 2)
 
 
 _BARRIERS = {None: Instr(Pipe.SCALAR, Opcode.BARRIER, barrier=None),

@@ -106,7 +106,8 @@ def _binary(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTen
         raise KernelError(f"{name}: operand dtypes differ ({dst.dtype}, {a.dtype}, {b.dtype})")
     rec = program.current()
     rec.emit(Instr(Pipe.VECTOR, op, dst=dst.operand(n, f"{name} dst"),
-                   src=(a.operand(n, f"{name} src0"), b.operand(n, f"{name} src1")), count=n))
+                   src=(a.operand(n, f"{name} src0"), b.operand(n, f"{name} src1")), count=n),
+             3)  # the kernel line is above Mul / Add, which call this
 
 
 def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:

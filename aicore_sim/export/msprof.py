@@ -13,8 +13,10 @@ column. What each filled column holds:
   ``aic_*`` cell (the cube core) is ``NA``;
 - ``aiv_total_cycles``: the core's cycles from its start (after the op head,
   ``platform.op_head_cycles``) to its last completion; ``aiv_time(us)`` = that / clock MHz;
-- ``aiv_<pipe>_time(us)`` = the pipe's busy cycles / clock MHz (``vec`` = VECTOR, ``scalar`` =
-  the scalar unit's busy time, issue work included); ``aiv_<pipe>_ratio`` = busy / total cycles;
+- ``aiv_<pipe>_time(us)`` = the pipe's busy cycles plus its copies' hold by shared HBM
+  (``gm_stretch_cycles``: a board's pipe counter runs then too) / clock MHz (``vec`` = VECTOR,
+  ``scalar`` = the scalar unit's busy time, issue work included); ``aiv_<pipe>_ratio`` = that
+  / total cycles;
 - ``aiv_mte2_active_bw(GB/s)`` / ``aiv_mte3_active_bw(GB/s)``: payload bytes moved GM->UB /
   UB->GM over that pipe's busy time (10^9 bytes per second; 0 when the pipe never ran);
 - everything else the model does not produce (icache miss rate, the scalar single/dual issue
@@ -92,17 +94,21 @@ def pipe_utilization_rows(summary: Mapping[str, Any], op_head_cycles: int
                           ) -> list[dict[str, str]]:
     """The aiv cells of one row per core (keys are msprof column names; the rest are NA)."""
     clock = float(summary["clock_mhz"])
+    def _occupied(core: Mapping[str, Any], pipe: str) -> int:
+        # a board's pipe counter runs while a copy waits for HBM too: busy + the HBM hold
+        return int(core["busy_cycles"][pipe]) + int(core.get("gm_stretch_cycles", {}).get(pipe, 0))
+
     rows = []
     for core in summary["cores"]:
         total = max(int(core["cycles"]) - int(op_head_cycles), 0)
         row = {"block_id": str(core["core"]), "sub_block_id": "vector0",
                "aiv_time(us)": _num(total / clock), "aiv_total_cycles": str(total)}
         for pipe, stem in PIPE_COLUMNS.items():
-            busy = int(core["busy_cycles"][pipe])
+            busy = _occupied(core, pipe)
             row[f"aiv_{stem}_time(us)"] = _num(busy / clock)
             row[f"aiv_{stem}_ratio"] = _num(busy / total if total else 0.0)
         for stem, key in (("mte2", "bytes_gm_to_ub"), ("mte3", "bytes_ub_to_gm")):
-            busy_us = int(core["busy_cycles"][stem.upper()]) / clock
+            busy_us = _occupied(core, stem.upper()) / clock
             gbps = core[key] / busy_us / 1e3 if busy_us else 0.0  # B/µs / 1e3 = GB/s
             row[f"aiv_{stem}_active_bw(GB/s)"] = _num(gbps)
         rows.append(row)

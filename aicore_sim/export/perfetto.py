@@ -38,7 +38,9 @@ Args of an instruction slice. Its name is the opcode (``SetFlag<V_MTE2>(3)``,
   the other buffers or GM tensors read / written, by name, when not ``buffer`` itself;
 - ``dtype`` of the destination, only when the trace uses more than one (otherwise it is said
   once, as ``otherData.dtype``);
-- ``event`` and ``event_id`` for SetFlag / WaitFlag; ``implicit`` and ``label`` when set.
+- ``event`` and ``event_id`` for SetFlag / WaitFlag; ``implicit`` and ``label`` when set;
+- ``source``: the kernel port's line that issued it, ``"<path>:<line> <function>"`` with the
+  path relative to the checkout (``aicore_sim/sources.py``), when the trace has sources.
 
 Dropped from earlier versions as derivable: ``opcode`` (the name), ``start_cycle`` /
 ``end_cycle`` (``ts * otherData.clock_mhz``, to within a cycle; ``cycles`` is exact), byte
@@ -134,6 +136,27 @@ def tid_of(core: int, pipe: Pipe, stall: bool = False) -> int:
 def _ns(cycles: np.ndarray | int, clock_mhz: float) -> np.ndarray:
     """Cycles to whole nanoseconds (rounded), as int64."""
     return np.rint(np.asarray(cycles, dtype=np.float64) * (1000.0 / clock_mhz)).astype(np.int64)
+
+
+def _lane_ns(start: np.ndarray, end: np.ndarray, clock_mhz: float) -> tuple[np.ndarray, np.ndarray]:
+    """Whole-ns (start, end) of one lane's slices, given in cycles and sorted by start, such that
+    each slice lasts at least 1 ns and none starts before the previous one ends.
+
+    Rounding each cycle to the nearest ns would give a 1-cycle slice (0.54 ns at 1850 MHz) no
+    extent half of the time, and Perfetto nests a 0-ns slice inside the next one starting at
+    the same ns. Here the end is ``x_i = max(E_i, S_i + 1, x_{i-1} + 1)`` (``S``, ``E``: the
+    rounded cycles) and the start ``max(S_i, x_{i-1})``: a slice moves later only behind a run
+    of sub-ns slices, by at most the ns those were lengthened, and the lane catches up at its
+    next gap. The closed form ``x_i = i + max_{j<=i}(A_j - j)``, ``A = max(E, S + 1)``, is one
+    cumulative maximum.
+    """
+    s, e = _ns(start, clock_mhz), _ns(end, clock_mhz)
+    if not s.size:
+        return s, e
+    i = np.arange(s.size, dtype=np.int64)
+    x = i + np.maximum.accumulate(np.maximum(e, s + 1) - i)
+    s[1:] = np.maximum(s[1:], x[:-1])
+    return s, x
 
 
 def _name(ins: Instr) -> str:
@@ -470,18 +493,27 @@ class _Core:
         self.core, self.pid = ct.core, pid_of(ct.core)
         self.sid = sid_of[ct.index] if ct.index.size else np.zeros(0, np.int32)
         self.used, self.local = _small_unique(self.sid, len(shapes.first))  # shapes used here
-        self.s_ns, self.e_ns = _ns(ct.start, clock), _ns(ct.end, clock)
-        self.cycles = np.asarray(ct.end - ct.start, np.int64)
-        self._issue: np.ndarray | None = None
+        # an instruction's slice is its execution: a copy's wait for shared HBM past its
+        # single-core time is the gm_bandwidth stall on the stall lane (trace.py)
+        end = np.asarray(ct.end, np.int64) - ct.gm_stretch
+        self.cycles = end - ct.start
+        pipe = np.asarray(ct.pipe)
+        self.s_ns, self.e_ns = np.empty_like(self.cycles), np.empty_like(self.cycles)
+        r = np.flatnonzero(pipe == int(Pipe.SCALAR))
+        self.issue = _issue_pieces(ct.scalar_spans, ct.start[r], ct.end[r])
+        # the SCALAR lane holds the scalar instructions and the issue slices: placed together
+        both = np.concatenate([ct.start[r], self.issue[:, 0]])
+        order = np.argsort(both, kind="stable")
+        s, e = _lane_ns(both[order], np.concatenate([end[r], self.issue[:, 1]])[order], clock)
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        s, e = s[back], e[back]
+        self.s_ns[r], self.e_ns[r] = s[:r.size], e[:r.size]
+        self.issue_ns = np.stack([s[r.size:], e[r.size:]], axis=1)
+        for p in (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3):  # in-order pipes: rows in start order
+            r = np.flatnonzero(pipe == int(p))
+            self.s_ns[r], self.e_ns[r] = _lane_ns(ct.start[r], end[r], clock)
         self._flows: tuple[np.ndarray, np.ndarray] | None = None
-
-    @property
-    def issue(self) -> np.ndarray:
-        if self._issue is None:
-            ct = self.ct
-            r = np.flatnonzero(np.asarray(ct.pipe) == int(Pipe.SCALAR))
-            self._issue = _issue_pieces(ct.scalar_spans, ct.start[r], ct.end[r])
-        return self._issue
 
     @property
     def flows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -691,12 +723,24 @@ class _Writer:
             text, pipe = self._shape_text(sid)
             frags.append(f'{text},"pid":{c.pid},"tid":{tid_of(c.core, pipe)}}}'.encode())
         table, local, index = _text_table(frags), c.local, c.ct.index
+        src = self._sources(c)
         for r in self._ranges(c.sid.size):
             s = c.s_ns[r]
+            source = [] if src is None else [b',"source":"', _Text(src[0][src[1][r]]), b'"']
             yield self._emit(s.size, [
                 b',{"ph":"X","ts":', _Us(s), b',"dur":', _Us(c.e_ns[r] - s),
                 b',"args":{"index":', _Int(index[r]), b',"cycles":', _Int(c.cycles[r]),
-                _Text(table[local[r]])])
+                *source, _Text(table[local[r]])])
+
+    def _sources(self, c: _Core) -> tuple[np.ndarray, np.ndarray] | None:
+        """(text table of the sites this core uses, row -> table row), or None without sources."""
+        srcs = self.trace.sources
+        if srcs is None or c.core >= len(srcs.per_core):
+            return None
+        site = srcs.per_core[c.core][c.ct.index].astype(np.int64)
+        used, row = np.unique(site, return_inverse=True)
+        labels = [str(srcs.table[k]) if k >= 0 else "unknown" for k in used.tolist()]
+        return _str_table(labels), row.reshape(-1)
 
     def _issue(self, c: _Core) -> Iterator[np.ndarray]:
         pieces = c.issue
@@ -706,9 +750,9 @@ class _Writer:
                        "tid": tid_of(c.core, Pipe.SCALAR)})[1:].encode()
         for r in self._ranges(pieces.shape[0]):
             a, b = pieces[r, 0], pieces[r, 1]
-            t0 = _ns(a, c.clock)
+            t0, t1 = c.issue_ns[r, 0], c.issue_ns[r, 1]
             yield self._emit(a.size, [
-                b',{"ph":"X","ts":', _Us(t0), b',"dur":', _Us(_ns(b, c.clock) - t0),
+                b',{"ph":"X","ts":', _Us(t0), b',"dur":', _Us(t1 - t0),
                 b',"args":{"cycles":', _Int(b - a), b'},' + tail])
 
     def _stalls(self, c: _Core) -> Iterator[np.ndarray]:
@@ -720,10 +764,15 @@ class _Writer:
             "name": f"stall: {k}", "cat": "stall", "pid": c.pid,
             "tid": tid_of(c.core, Pipe(p), stall=True)})[1:].encode() for p, k in kinds])
         words = _str_table(words)
+        s_ns, e_ns = np.empty_like(a), np.empty_like(a)
+        for p in np.unique(pipe).tolist():  # one stall lane per pipe, in start order
+            rp = np.flatnonzero(pipe == p)
+            rp = rp[np.argsort(a[rp], kind="stable")]
+            s_ns[rp], e_ns[rp] = _lane_ns(a[rp], b[rp], c.clock)
         for r in self._ranges(a.size):
-            t0 = _ns(a[r], c.clock)
+            t0 = s_ns[r]
             yield self._emit(t0.size, [
-                b',{"ph":"X","ts":', _Us(t0), b',"dur":', _Us(_ns(b[r], c.clock) - t0),
+                b',{"ph":"X","ts":', _Us(t0), b',"dur":', _Us(e_ns[r] - t0),
                 b',"args":{"cycles":', _Int(b[r] - a[r]), b',"what":"', _Text(words[what[r]]),
                 b'"},', _Text(table[kind[r]])])
 
@@ -958,9 +1007,10 @@ def validate_chrome_trace(obj: Mapping[str, Any] | Iterable[Mapping[str, Any]]) 
 
     Rules checked: every event has a ``ph``; no pid or tid is 0; a tid belongs to one pid only
     (tids are global in Perfetto's JSON import); timestamps and durations have no fraction of a
-    nanosecond; ``X`` events have ``dur >= 0`` and never overlap another ``X`` event of the same
-    (pid, tid); each flow id has one ``s`` and one ``f`` and the ``f`` is not earlier than the
-    ``s``; counters carry numeric args.
+    nanosecond; ``X`` events have ``dur >= 0`` and never overlap or nest in another ``X``
+    event of the same (pid, tid) — two slices starting at the same ns nest, and so does a 0-ns
+    slice at the start or end of another; each flow id has one ``s`` and one ``f`` and the
+    ``f`` is not earlier than the ``s``; counters carry numeric args.
     """
     events = obj.get("traceEvents") if isinstance(obj, Mapping) else list(obj)
     if not isinstance(events, list):
@@ -1019,10 +1069,13 @@ def validate_chrome_trace(obj: Mapping[str, Any] | Iterable[Mapping[str, Any]]) 
                 bad(i, "counter without numeric args")
     for (pid, tid), rows in slices.items():
         rows.sort()
-        for (a0, a1, ia), (b0, _b1, ib) in zip(rows, rows[1:]):
-            if b0 < a1:
+        for (a0, a1, ia), (b0, b1, ib) in zip(rows, rows[1:]):
+            if b0 < a1 and b0 != a0:
                 bad(ib, f"X event overlaps event {ia} on pid {pid} tid {tid} "
                         f"([{a0}, {a1}) ns vs start {b0} ns)")
+            elif b0 == a0 or (b0 == a1 and (a0 == a1 or b0 == b1)):
+                bad(ib, f"X event nests with event {ia} on pid {pid} tid {tid} "
+                        f"([{a0}, {a1}) ns and [{b0}, {b1}) ns: a 0-ns slice touching another)")
     for (_cat, fid), seen in flows.items():
         if "s" not in seen or "f" not in seen:
             i = next(iter(seen.values()))[0]

@@ -143,7 +143,9 @@ def plot_heatmap(rows: list[dict[str, Any]], axes: Sequence[str], path: Path) ->
         return False
     ncol = min(3, len(names))
     nrow = -(-len(names) // ncol)
-    fig = Figure(figsize=(5.2 * ncol, 4.0 * nrow))
+    # constrained layout makes room for each panel's colour bar and its label (with the
+    # default layout the label ran into the next panel's y axis)
+    fig = Figure(figsize=(5.6 * ncol, 4.0 * nrow), layout="constrained")
     for i, g in enumerate(names):
         ax = fig.add_subplot(nrow, ncol, i + 1)
         rs = groups[g]

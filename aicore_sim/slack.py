@@ -1,0 +1,125 @@
+"""What-if slack: the makespan a launch would have with one pipe free or faster, or HBM unlimited.
+
+Step of the flow: after a replay, from the recorded streams (no new record): each scenario is
+one more timing-only replay of the same streams with the per-instruction costs changed, so the
+figures are replays, not estimates. Scenarios, for each pipe P of SCALAR, MTE2, VECTOR, MTE3:
+
+- ``P free``: P's instructions cost 0 cycles (for SCALAR: the scalar instructions, the issue
+  cost of every instruction and the data-cache misses);
+- ``P 2x``: P's costs halved (rounded up);
+
+and ``HBM unlimited``: no transfer waits for the shared HBM bandwidth (each copy takes its
+single-core time). A free copy pipe still shares HBM: that is the ``HBM unlimited`` lever.
+
+The costs are the replay's own prepared columns (``engine.core.prepare``), changed and handed
+to :func:`aicore_sim.engine.replay` as its ``prepared`` entry; scenarios run in ``jobs``
+forked processes at once (:class:`~aicore_sim.background.Background`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aicore_sim import engine
+from aicore_sim.background import Background
+from aicore_sim.engine.core import prepare
+from aicore_sim.isa import Instr, Pipe
+
+PIPES = (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3, Pipe.SCALAR)
+HBM = "HBM"
+
+
+def scenarios() -> list[tuple[str, str]]:
+    """(lever, change) pairs in report order: each pipe free and 2x, then HBM unlimited."""
+    out = [(p.name, change) for p in PIPES for change in ("free", "2x")]
+    out.append((HBM, "unlimited"))
+    return out
+
+
+def _scale(v: int, change: str) -> int:
+    return 0 if change == "free" else -(-v // 2)
+
+
+def _columns(base: tuple, lever: str, change: str) -> tuple:
+    """One core's prepared columns with the scenario's costs (the base is not modified)."""
+    occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left = base
+    if lever == HBM:
+        return occ, issue, [0] * len(gmb), kind, fkey, eff, pipe_of, sets_left
+    p = int(Pipe[lever])
+    occ = [_scale(o, change) if q == p else o for o, q in zip(occ, pipe_of)]
+    if p == int(Pipe.SCALAR):
+        issue = [_scale(v, change) for v in issue]
+    return occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left
+
+
+def _platform(platform: Any, lever: str, change: str) -> Any:
+    if lever == Pipe.SCALAR.name:  # data-cache misses are scalar-unit time
+        return platform.with_overrides(
+            dcache_miss_cycles=_scale(int(platform.dcache_miss_cycles), change))
+    return platform
+
+
+def replay_makespan(streams: list[list[Instr]], platform: Any, columns: list[tuple],
+                    lever: str, change: str, allocations=None) -> int:
+    """Makespan of one scenario: a timing-only replay with the changed costs."""
+    plat = _platform(platform, lever, change)
+    changed = [_columns(c, lever, change) for c in columns]
+    key = (id(plat.costs), float(plat.clock_mhz))
+    trace = engine.replay(streams, plat, None, allocations, {key: (plat.costs, changed)})
+    return trace.makespan
+
+
+def slack(streams: list[list[Instr]], platform: Any, makespan: int, jobs: int = 1,
+          allocations=None, progress: Callable[[str], None] | None = None
+          ) -> list[dict[str, Any]]:
+    """One row per scenario: ``lever``, ``change``, ``makespan_cycles``, ``delta_cycles``
+    (scenario - ``makespan``, the recorded one) and ``delta_pct``; best lever first is
+    :func:`lever`'s job, the rows stay in :func:`scenarios` order."""
+    columns = [prepare(s, platform) for s in streams]
+    todo = scenarios()
+    results: dict[tuple[str, str], int] = {}
+    jobs = max(1, int(jobs))
+    while todo:
+        batch, todo = todo[:jobs], todo[jobs:]
+        running = [(sc, Background(lambda sc=sc: replay_makespan(
+            streams, platform, columns, *sc, allocations), enabled=jobs > 1)) for sc in batch]
+        try:
+            for sc, job in running:
+                results[sc] = job.result()
+                if progress is not None:
+                    progress(f"{sc[0]} {sc[1]}")
+        finally:
+            for _, job in running:
+                job.close()
+    rows = []
+    for lever_name, change in scenarios():
+        m = results[(lever_name, change)]
+        rows.append({"lever": lever_name, "change": change, "makespan_cycles": m,
+                     "delta_cycles": m - makespan,
+                     "delta_pct": 100.0 * (m - makespan) / makespan if makespan else 0.0})
+    return rows
+
+
+def lever(rows: list[dict[str, Any]]) -> str | None:
+    """The lever whose best scenario shortens the makespan most (None if none does)."""
+    best = min(rows, key=lambda r: r["delta_cycles"], default=None)
+    return best["lever"] if best is not None and best["delta_cycles"] < 0 else None
+
+
+def format_slack(rows: list[dict[str, Any]], makespan: int) -> str:
+    """``"MTE2 2x faster -> -38.0 %"`` lines, best first."""
+    if not rows:
+        return "slack: nothing to replay"
+    words = {"free": "free", "2x": "2x faster", "unlimited": "unlimited"}
+    lines = [f"what-if slack (timing-only replays of the recorded streams; now {makespan:,} "
+             f"cycles):"]
+    for r in sorted(rows, key=lambda r: (r["delta_cycles"], r["lever"], r["change"])):
+        lines.append(f"  {r['lever'] + ' ' + words[r['change']]:<18} -> "
+                     f"{r['makespan_cycles']:>12,} cycles ({r['delta_pct']:+.1f} %)")
+    best = lever(rows)
+    lines.append(f"  lever: {best}" if best else "  lever: none (no scenario is faster)")
+    return "\n".join(lines)
+
+
+__all__ = ["HBM", "PIPES", "format_slack", "lever", "replay_makespan", "scenarios", "slack"]

@@ -1,0 +1,146 @@
+"""Source attribution: which line of the kernel port issued each recorded instruction.
+
+Step of the flow: the record pass (``program.CoreRecorder.emit``) finds, once per Ascend C
+call, the first frame outside the simulator's own package (the kernel port's line calling
+the API) and stores a small int per instruction; a :class:`Sources` (the site table plus one
+int32 array per core, by stream index) goes with the program into the Trace, where the
+summary's hot spots and the trace's ``source`` args read it.
+
+A *site* is ``(path, line, function)``: the path relative to the folder holding the
+``aicore_sim`` package (the checkout, or site-packages), e.g.
+``op_models/moe_token_unpermute_with_ep_grad/kernel_prob_not_none.py``; a file elsewhere keeps
+its absolute path. Instructions the simulator issues on the kernel's behalf at its end (the
+``TPipe`` teardown: pending free-event waits and the final ``PipeBarrier<PIPE_ALL>``) are
+attributed to the record pass's line that runs the teardown.
+
+Cost, per call: the kernel's frame (two above ``emit``, or three for an API function that
+goes through a helper of its own or a ``TQue`` method's flag), its code compared by identity
+with the last call's, and a dict look-up of its bytecode offset; another kernel function
+costs a look-up by code id (:data:`CODE_SITES`), a frame of the simulator's own code a walk
+up. Measured on P1 in ``reports/source_attribution.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+PACKAGE_DIR = str(Path(__file__).resolve().parent)
+"""The simulator's package: frames here are the API, not the kernel."""
+ROOT = Path(PACKAGE_DIR).parent
+"""Paths of sites are relative to this folder (the checkout, or site-packages)."""
+
+NO_SITE = -1
+
+
+class Site(NamedTuple):
+    """A line of a kernel port that called an Ascend C API."""
+
+    path: str
+    line: int
+    func: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line} {self.func}"
+
+
+API = None
+""":data:`CODE_SITES` value of a code object of the simulator's own: the kernel line is above."""
+CODE_SITES: dict[int, dict[int, int] | None] = {}
+"""id of a code object -> {bytecode offset: site id}, or :data:`API`. The record pass's fast
+path (``program.CoreRecorder.emit``) looks frames up here; offsets, not lines, because a
+frame's line is computed by scanning its code's line table while its offset is at hand."""
+SITES: list[Site] = []
+"""This process's site table (ids are indices; a forked record inherits it and extends it)."""
+_codes: dict[int, object] = {}  # id -> code object: kept alive, so no id is ever reused
+_by_site: dict[Site, int] = {}
+_api_files: dict[str, bool] = {}
+_stop: list[object] = [None]  # the code object that counts as a kernel line (see stop_at)
+
+
+def stop_at(func) -> None:
+    """Attribute instructions issued under ``func`` (simulator code) to ``func``'s own line."""
+    _stop[0] = func.__code__
+    CODE_SITES.pop(id(func.__code__), None)
+
+
+@functools.cache
+def _relative(filename: str) -> str:
+    try:
+        return Path(filename).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return os.path.abspath(filename)
+
+
+def _site_id(site: Site) -> int:
+    sid = _by_site.get(site)
+    if sid is None:
+        sid = _by_site[site] = len(SITES)
+        SITES.append(site)
+    return sid
+
+
+def code_sites(code) -> dict[int, int] | None:
+    """The :data:`CODE_SITES` entry of ``code`` (created on first use)."""
+    key = id(code)
+    if key in CODE_SITES:
+        return CODE_SITES[key]
+    name = code.co_filename
+    api = _api_files.get(name)
+    if api is None:
+        api = _api_files[name] = os.path.abspath(name).startswith(PACKAGE_DIR + os.sep)
+    _codes[key] = code
+    got = CODE_SITES[key] = API if api and code is not _stop[0] else {}
+    return got
+
+
+def kernel_frame(f) -> tuple[object, dict[int, int]]:
+    """The first frame from ``f`` up that is not the simulator's own code, and its code's
+    :data:`CODE_SITES` entry."""
+    while True:
+        sites = CODE_SITES.get(id(f.f_code), 0)
+        if sites == 0:
+            sites = code_sites(f.f_code)
+        if sites is not API:
+            return f, sites
+        f = f.f_back
+
+
+def new_site(f, sites: dict[int, int]) -> int:
+    """Site id of the line frame ``f`` is at, entered in ``sites`` (its code's entry)."""
+    code = f.f_code
+    sid = sites[f.f_lasti] = _site_id(Site(_relative(code.co_filename), f.f_lineno,
+                                           code.co_name))
+    return sid
+
+
+def remap(sites: np.ndarray, table: list[Site]) -> np.ndarray:
+    """Site ids of another process's ``table`` as ids of this process's :data:`SITES`."""
+    lut = np.array([_site_id(s) for s in table] + [NO_SITE], np.int32)
+    return lut[sites]  # NO_SITE (-1) maps to the last entry: NO_SITE
+
+
+@dataclass
+class Sources:
+    """The sites of a launch's instructions: ``table`` of sites and, per core, the site id of
+    each stream position (int32; :data:`NO_SITE` when unknown)."""
+
+    table: list[Site]
+    per_core: list[np.ndarray]
+
+    def site(self, core: int, index: int) -> Site | None:
+        sid = int(self.per_core[core][index])
+        return self.table[sid] if sid != NO_SITE else None
+
+    def labels(self) -> list[str]:
+        """``"path:line func"`` of every site id."""
+        return [str(s) for s in self.table]
+
+
+__all__ = ["API", "CODE_SITES", "NO_SITE", "ROOT", "SITES", "Site", "Sources", "code_sites",
+           "kernel_frame", "new_site", "remap", "stop_at"]

@@ -1,0 +1,82 @@
+"""What-if slack (``aicore_sim/slack.py``): replays of the recorded streams with one pipe free
+or 2x faster, or HBM unlimited, name the lever of an HBM-bound and of a vector-bound case, and
+a scenario's figure is what a direct replay under the changed platform gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from aicore_sim import engine, slack
+from op_models.moe_token_unpermute_with_ep_grad import cases
+from op_models.moe_token_unpermute_with_ep_grad.api import run_case
+
+P1 = cases.get_case("p1_deepseek_v3")
+# P1's shape with 96 tokens instead of 4096: 768 rows of 14 KiB over 48 cores, HBM-bound like
+# P1 (MTE2 busy 94 % of the critical core, 81 % of it waiting for shared HBM)
+HBM_BOUND = P1.with_(name="p1_96_tokens", tokens_num=96)
+# 16 tokens x top-16 x 4096 bf16: 16 cores, each casting and scaling 16 rows of 4096 elements
+# with little HBM traffic: VECTOR is occupied 80 % of the critical core
+VECTOR_BOUND = P1.with_(name="bf16_16x16x4096", tokens_num=16, top_k=16, hidden=4096)
+
+
+@pytest.fixture(scope="module")
+def hbm_case():
+    _, r, _ = run_case(HBM_BOUND, mode="timing-only", jobs=1)
+    return r, slack.slack(r.program.streams, r.platform, r.trace.makespan, jobs=2)
+
+
+def test_hbm_bound_case_names_hbm(hbm_case) -> None:
+    r, rows = hbm_case
+    assert [(x["lever"], x["change"]) for x in rows] == slack.scenarios()
+    assert slack.lever(rows) == "HBM"
+    by = {(x["lever"], x["change"]): x for x in rows}
+    hbm = by[("HBM", "unlimited")]
+    assert hbm["delta_pct"] < -40  # the HBM hold is most of the makespan
+    assert hbm["delta_cycles"] == hbm["makespan_cycles"] - r.trace.makespan
+    assert all(x["delta_pct"] > -5 for x in rows if x["lever"] != "HBM")
+
+
+def test_a_scenario_is_a_direct_replay_under_the_changed_platform(hbm_case) -> None:
+    r, rows = hbm_case
+    # HBM unlimited: the platform with 10^12 bytes per cycle of HBM, replayed from scratch
+    fast = r.platform.with_overrides(hbm_bytes_per_cycle=1e12)
+    direct = engine.replay(r.program.streams, fast, None, r.program.allocations)
+    got = next(x for x in rows if x["lever"] == "HBM")["makespan_cycles"]
+    assert got == direct.makespan
+    # and SCALAR free includes the data-cache misses: the platform without miss cycles
+    no_miss = r.platform.with_overrides(dcache_miss_cycles=0)
+    cols = [engine.core.prepare(s, no_miss) for s in r.program.streams]
+    assert next(x for x in rows if (x["lever"], x["change"]) == ("SCALAR", "free")
+                )["makespan_cycles"] == slack.replay_makespan(
+        r.program.streams, no_miss, cols, "SCALAR", "free")
+
+
+def test_vector_bound_case_names_vector() -> None:
+    _, r, _ = run_case(VECTOR_BOUND, mode="timing-only", jobs=1)
+    rows = slack.slack(r.program.streams, r.platform, r.trace.makespan, jobs=1)
+    assert slack.lever(rows) == "VECTOR"
+    by = {(x["lever"], x["change"]): x["makespan_cycles"] for x in rows}
+    # halving every vector cost gains less than removing it, and both beat every other lever
+    assert by[("VECTOR", "free")] < by[("VECTOR", "2x")] < min(
+        v for (p, _), v in by.items() if p != "VECTOR")
+    # no transfer of this case waits for HBM: unlimited HBM changes nothing
+    assert by[("HBM", "unlimited")] == r.trace.makespan
+
+
+def test_run_slack(tmp_path) -> None:
+    out = tmp_path / "run"
+    p = subprocess.run([sys.executable, "-m", "aicore_sim", "run", "--out", str(out),
+                        "--no-plot", "--trace", "none", "--slack", "--jobs", "1"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((out / "summary.json").read_text())
+    rows = s["slack"]["rows"]
+    assert len(rows) == len(slack.scenarios()) == 9  # 4 pipes x (free, 2x) + HBM unlimited
+    assert s["slack"]["lever"] == slack.lever(rows)
+    best = min(rows, key=lambda x: x["delta_cycles"])
+    assert f"lever: {best['lever']}" in p.stdout
+    assert f"{best['makespan_cycles']:>12,} cycles ({best['delta_pct']:+.1f} %)" in p.stdout
