@@ -478,9 +478,9 @@ LIMITS: dict[str, tuple[float, float]] = {
     "ub_align": (1, 4096),
     "l2_size": (1, 1 << 40),
     "hbm_size": (1, 1 << 50),
-    "ddr_rate": (1e-9, 1e9),
-    "hbm_efficiency": (1e-9, 1e6),
-    "l2_rate": (1e-9, 1e9),
+    "ddr_rate": (1e-9, 1e15),
+    "hbm_efficiency": (1e-9, 1e15),  # what-ifs model "unlimited" HBM this way
+    "l2_rate": (1e-9, 1e15),
     "queue_depth": (1, 1024),
     "dcache_size": (1, 1 << 30),
     "dcache_line": (1, 1 << 20),
