@@ -44,8 +44,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field, fields
 from typing import Any, Protocol
 
+from aicore_sim.ascendc.host import RunContext, TilingError
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
-from aicore_sim.errors import SimError
 
 OP_TYPE = "MoeTokenUnpermuteWithEp"
 
@@ -348,40 +348,13 @@ class TilingResult:
         return self
 
 
-class TilingError(SimError):
-    """The host tiling rejected a case (aclnn would return 561002)."""
+class _RunContext(RunContext):
+    """Mutable stand-in for ``gert::TilingContext`` during one call (private); the generic
+    accessors and logging are :class:`aicore_sim.ascendc.host.RunContext`."""
 
-    def __init__(self, message: str, rule: str | None = None) -> None:
-        super().__init__(message)
-        self.rule = rule
-
-
-class _RunContext:
-    """Mutable stand-in for ``gert::TilingContext`` during one call (private)."""
-
-    def __init__(self, ctx: TilingContext, platform: PlatformAdapter) -> None:
-        self.ctx = ctx
-        self.platform = platform
-        self.tiling_key: int | None = None
-        self.block_dim: int | None = None
-        self.workspace: list[int] = []
-        self.saved: TilingData | None = None
-        self.errors: list[tuple[str, str]] = []
-        self.warnings: list[str] = []
-        self.log: list[str] = []
-
-    def GetNodeName(self) -> str:
-        return self.ctx.node_name
-
-    def attr(self, index: int) -> Any:
-        return self.ctx.attrs.get(index)
-
-    def LogD(self, msg: str) -> None:
-        self.log.append(f"[D] {msg}")
-
-    def LogE(self, rule: str, msg: str) -> None:
-        self.log.append(f"[E] {self.GetNodeName()}: {msg}")
-        self.errors.append((rule, msg))
+    ctx: TilingContext
+    platform: PlatformAdapter
+    saved: TilingData | None
 
     def result(self, status: int, param: MoeTokenUnpermuteWithEpParam | None) -> TilingResult:
         if status != GRAPH_SUCCESS:

@@ -50,8 +50,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field, fields
 from typing import Any, Protocol
 
+from aicore_sim.ascendc.host import RunContext, TilingError
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
-from aicore_sim.errors import SimError
 
 OP_TYPE = "MoeTokenUnpermuteWithEpGrad"
 
@@ -414,14 +414,6 @@ class TilingResult:
         return self
 
 
-class TilingError(SimError):
-    """The host tiling rejected a case (aclnn would return 561002)."""
-
-    def __init__(self, message: str, rule: str | None = None) -> None:
-        super().__init__(message)
-        self.rule = rule
-
-
 # --------------------------------------------------------------------------------------------
 # The run context: inputs + platform + what the tiling writes back
 # --------------------------------------------------------------------------------------------
@@ -433,35 +425,13 @@ class _AttrTypeError(Exception):
         self.index = index
 
 
-class _RunContext:
-    """Mutable stand-in for ``gert::TilingContext`` during one call (private)."""
+class _RunContext(RunContext):
+    """Mutable stand-in for ``gert::TilingContext`` during one call (private); the generic
+    accessors and logging are :class:`aicore_sim.ascendc.host.RunContext`."""
 
-    def __init__(self, ctx: TilingContext, platform: PlatformAdapter) -> None:
-        self.ctx = ctx
-        self.platform = platform
-        self.tiling_key: int | None = None
-        self.block_dim: int | None = None
-        self.workspace: list[int] = []
-        self.saved: TilingData | None = None
-        self.errors: list[tuple[str, str]] = []
-        self.warnings: list[str] = []
-        self.log: list[str] = []
-
-    # gert-like accessors used by the ported functions
-    def GetNodeName(self) -> str:
-        return self.ctx.node_name
-
-    def GetPlatformInfo(self) -> PlatformAdapter:
-        return self.platform
-
-    def SetBlockDim(self, block_dim: int) -> None:
-        self.block_dim = block_dim
-
-    def SetTilingKey(self, key: int) -> None:
-        self.tiling_key = key
-
-    def SetWorkspace(self, sizes: list[int]) -> None:
-        self.workspace = list(sizes)
+    ctx: TilingContext
+    platform: PlatformAdapter
+    saved: TilingData | None
 
     def SaveTiling(self, tiling: TilingData) -> None:
         self.saved = TilingData.from_list(tiling.as_list())
@@ -481,14 +451,6 @@ class _RunContext:
                 raise _AttrTypeError(index, "a list of int", value)
             return [int(v) for v in value]
         return value
-
-    # logging
-    def LogD(self, msg: str) -> None:
-        self.log.append(f"[D] {msg}")
-
-    def LogE(self, rule: str, msg: str) -> None:
-        self.log.append(f"[E] {self.GetNodeName()}: {msg}")
-        self.errors.append((rule, msg))
 
     def result(self, status: int) -> TilingResult:
         if status != GRAPH_SUCCESS:
