@@ -4,7 +4,8 @@ Models the part of ``gert::TilingContext`` a tiling function talks to during one
 node name, attributes by IR index, the platform, the tiling key / block dim / workspace it
 writes back, and the error and debug log (``OP_LOGE`` / ``OP_LOGD``). An operator's port
 subclasses :class:`RunContext` with the tiling-data and result types of its own operator;
-:class:`TilingError` is what a rejected tiling raises (aclnn would return 561002).
+:class:`TilingError` is what a rejected tiling raises (aclnn would return 561002);
+:class:`AclnnError` is a failed aclnn two-phase call with its status code.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from aicore_sim.errors import SimError
 
-__all__ = ["RunContext", "TilingError"]
+__all__ = ["AclnnError", "RunContext", "TilingError"]
 
 
 class TilingError(SimError):
@@ -21,6 +22,15 @@ class TilingError(SimError):
 
     def __init__(self, message: str, rule: str | None = None) -> None:
         super().__init__(message)
+        self.rule = rule
+
+
+class AclnnError(SimError):
+    """An aclnn call failed; ``code`` is the aclnn status (161001, 161002, 561002)."""
+
+    def __init__(self, code: int, message: str, rule: str | None = None) -> None:
+        super().__init__(f"[{code}] {message}")
+        self.code = code
         self.rule = rule
 
 

@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.host import AclnnError
 from aicore_sim.dtypes import bfloat16, float16, float32, int32
-from aicore_sim.errors import SimError
 from aicore_sim.launch import RunResult, launch
 from aicore_sim.platform import Platform, load_platform
 from op_models.moe_token_unpermute_with_ep import cases as _cases
@@ -75,15 +75,6 @@ DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype], ...] = tuple(
 NUMERIC_KEYS = (2, 3)  # keys whose control flow reads vector results (see module docstring)
 
 GM_NAMES = ("permuted_tokens", "sorted_indices", "probs", "unpermuted_tokens")
-
-
-class AclnnError(SimError):
-    """An aclnn call failed; ``code`` is the aclnn status (161001, 161002, 561002)."""
-
-    def __init__(self, code: int, message: str, rule: str | None = None) -> None:
-        super().__init__(f"[{code}] {message}")
-        self.code = code
-        self.rule = rule
 
 
 @dataclass

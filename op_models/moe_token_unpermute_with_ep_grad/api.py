@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.host import AclnnError
 from aicore_sim.dtypes import bfloat16, float16, float32, int32
-from aicore_sim.errors import SimError
 from aicore_sim.launch import RunResult, launch
 from aicore_sim.memory import MemoryImage
 from aicore_sim.platform import Platform, load_platform
@@ -88,15 +88,6 @@ GM_NAMES = (
     "permuted_tokens_grad",
     "probs_grad",
 )
-
-
-class AclnnError(SimError):
-    """An aclnn call failed; ``code`` is the aclnn status (161001, 161002, 561002)."""
-
-    def __init__(self, code: int, message: str, rule: str | None = None) -> None:
-        super().__init__(f"[{code}] {message}")
-        self.code = code
-        self.rule = rule
 
 
 @dataclass
