@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
+from aicore_sim.sweep.plan import Plan, check_knobs
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
     TensorDesc,
@@ -165,37 +165,11 @@ def ub_bytes(case: _cases.Case, td: TilingData) -> int:
     return sum(_up(b, 32) for b in bufs)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A point's tiling: data, key, block dim, UB bytes and the rules it breaks."""
-
-    tiling: TilingData | None
-    tiling_key: int | None
-    block_dim: int
-    ub_bytes: int
-    violations: tuple[tuple[str, str], ...]
-
-    @property
-    def feasible(self) -> bool:
-        return self.tiling is not None and not self.violations
-
-    def tiling_dict(self) -> dict[str, int]:
-        return {} if self.tiling is None else self.tiling.as_dict()
-
-    def record_key(self) -> tuple:
-        return (self.tiling_key, self.block_dim,
-                tuple(self.tiling.as_list()) if self.tiling is not None else ())
-
-
 def plan(case: _cases.Case, platform: Platform, strategy: str = "upstream",
          knobs: dict[str, int] | None = None) -> Plan:
     """The tiling of one point: the host tiling, the overridden knobs, derived fields, checks."""
     knobs = dict(knobs or {})
-    unknown = sorted(set(knobs) - set(KNOBS))
-    if unknown:
-        raise ValueError(f"unknown tiling knob(s) {unknown}; valid: {', '.join(KNOBS)}")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown tiling strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+    check_knobs(knobs, strategy, KNOBS, STRATEGIES)
     cores = int(knobs.pop("cores", min(platform.aiv_core_num, case.tokens_num)))
     if not 1 <= cores <= min(platform.aiv_core_num, case.tokens_num):
         return Plan(None, None, cores, 0, (("cores_range", (

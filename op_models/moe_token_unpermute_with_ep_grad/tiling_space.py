@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
+from aicore_sim.sweep.plan import Plan, check_knobs
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     TensorDesc,
@@ -343,38 +343,11 @@ def _strategy_knobs(name: str, case: _cases.Case, platform: Platform, td: Tiling
     raise ValueError(f"unknown tiling strategy {name!r}; valid: {', '.join(STRATEGIES)}")
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A point's tiling: data, key, block dim, UB bytes and the rules it breaks."""
-
-    tiling: TilingData | None
-    tiling_key: int | None
-    block_dim: int
-    ub_bytes: int
-    violations: tuple[tuple[str, str], ...]
-
-    @property
-    def feasible(self) -> bool:
-        return self.tiling is not None and not self.violations
-
-    def tiling_dict(self) -> dict[str, int]:
-        return {} if self.tiling is None else self.tiling.as_dict()
-
-    def record_key(self) -> tuple:
-        """What the record pass depends on besides the case and the UB size."""
-        return (self.tiling_key, self.block_dim,
-                tuple(self.tiling.as_list()) if self.tiling is not None else ())
-
-
 def plan(case: _cases.Case, platform: Platform, strategy: str = "upstream",
          knobs: dict[str, int] | None = None) -> Plan:
     """The tiling of one point: strategy, then overridden knobs, then checks."""
     knobs = dict(knobs or {})
-    unknown = sorted(set(knobs) - set(KNOBS))
-    if unknown:
-        raise ValueError(f"unknown tiling knob(s) {unknown}; valid: {', '.join(KNOBS)}")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown tiling strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+    check_knobs(knobs, strategy, KNOBS, STRATEGIES)
     cores = int(knobs.pop("cores", platform.aiv_core_num))
     if not 1 <= cores <= platform.aiv_core_num:
         return Plan(None, None, cores, 0, (("cores_range", f"cores {cores} must be in [1, "
