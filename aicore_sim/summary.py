@@ -162,12 +162,13 @@ def bound_by(cores: list[dict[str, Any]], critical: int) -> dict[str, Any]:
     share = c["occupied_share"]
     pipe = max(share, key=lambda k: (share[k], k != "SCALAR"))
     others = ", ".join(f"{k} {share[k]:.0%}" for k in share if k != pipe)
-    sentence = (f"{pipe} ({_WHY[pipe]}) is busy {share[pipe]:.0%} of the critical core "
+    sentence = (f"{pipe} ({_WHY[pipe]}) is occupied {share[pipe]:.0%} of the critical core "
                 f"{c['core']}'s {c['cycles']} cycles (others: {others})")
     gm = c["gm_stretch_cycles"][pipe]
     held = c["busy_cycles"][pipe] + gm
     if pipe in ("MTE2", "MTE3") and held and gm / held >= 0.2:
-        sentence += f"; {gm / held:.0%} of its busy time is waiting for shared HBM bandwidth"
+        sentence += (f"; {gm / held:.0%} of that time its copies wait for shared HBM "
+                     f"bandwidth")
     if share[pipe] < 0.6:
         cause, s = _top_wait(c["waits"][pipe])
         sentence += (f"; no pipe is saturated, so the core is latency-bound: {pipe} spends "
@@ -336,7 +337,13 @@ def format_summary(d: Mapping[str, Any]) -> str:
     if "makespan_cycles" in d:
         lines.append(f"makespan {d['makespan_cycles']} cycles = {d['makespan_us']:.3f} us")
         util = ", ".join(f"{k} {v:.0%}" for k, v in d["utilisation"].items())
-        lines.append(f"mean pipe utilisation: {util}")
+        lines.append(f"mean pipe utilisation (executing): {util}")
+        cells = d["block_dim"] * d["makespan_cycles"]
+        held = {k: v for k, v in d.get("gm_stretch_cycles", {}).items() if v}
+        if held and cells:
+            occ = ", ".join(f"{k} {d['utilisation'][k] + v / cells:.0%}"
+                            for k, v in held.items())
+            lines.append(f"copy pipes occupied incl. waits for shared HBM: {occ}")
         lines.append(
             f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
             f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s = "
