@@ -151,12 +151,20 @@ _WHY = {
 }
 
 
-def bound_by(cores: list[dict[str, Any]], critical: int) -> dict[str, Any]:
+# From this share of the HBM roofline on, the chip's copies are bandwidth-bound together even
+# when no single pipe of the critical core is saturated (its MTE2 and MTE3 take turns).
+HBM_BOUND_SHARE = 0.75
+
+
+def bound_by(cores: list[dict[str, Any]], critical: int,
+             hbm_share: float = 0.0) -> dict[str, Any]:
     """The pipe occupied the largest share of the critical core's time, with a sentence why.
 
     A pipe is occupied while it executes and while one of its copies waits for shared HBM
     bandwidth past its single-core time (``gm_stretch_cycles``): an HBM-bound kernel is bound
-    by its copy pipe.
+    by its copy pipe. ``hbm_share`` is the chip's traffic over the makespan as a share of the
+    HBM roofline: from :data:`HBM_BOUND_SHARE` on, an unsaturated critical core is named
+    bandwidth-bound (its copy pipes take turns on the saturated HBM), not latency-bound.
     """
     c = cores[critical]
     share = c["occupied_share"]
@@ -169,7 +177,11 @@ def bound_by(cores: list[dict[str, Any]], critical: int) -> dict[str, Any]:
     if pipe in ("MTE2", "MTE3") and held and gm / held >= 0.2:
         sentence += (f"; {gm / held:.0%} of that time its copies wait for shared HBM "
                      f"bandwidth")
-    if share[pipe] < 0.6:
+    if share[pipe] < 0.6 and hbm_share >= HBM_BOUND_SHARE:
+        sentence += (f"; no single pipe is saturated, but the chip moves data at "
+                     f"{hbm_share:.0%} of the HBM roofline: the copies of all cores together "
+                     f"are bound by HBM bandwidth")
+    elif share[pipe] < 0.6:
         cause, s = _top_wait(c["waits"][pipe])
         sentence += (f"; no pipe is saturated, so the core is latency-bound: {pipe} spends "
                      f"{s:.0%} of its non-executing time on {cause}")
@@ -290,7 +302,7 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
     d["hotspots"] = hotspots(trace)
     if cores and makespan:
         critical = max(range(n), key=lambda i: cores[i]["cycles"])
-        d["bound_by"] = bound_by(cores, critical)
+        d["bound_by"] = bound_by(cores, critical, d["hbm_roofline_pct"] / 100.0)
     else:
         d["bound_by"] = None
     return d
