@@ -151,24 +151,37 @@ _WHY = {
 }
 
 
-def bound_by(cores: list[dict[str, Any]], critical: int) -> dict[str, Any]:
+# From this share of the HBM roofline on, the chip's copies are bandwidth-bound together even
+# when no single pipe of the critical core is saturated (its MTE2 and MTE3 take turns).
+HBM_BOUND_SHARE = 0.75
+
+
+def bound_by(cores: list[dict[str, Any]], critical: int,
+             hbm_share: float = 0.0) -> dict[str, Any]:
     """The pipe occupied the largest share of the critical core's time, with a sentence why.
 
     A pipe is occupied while it executes and while one of its copies waits for shared HBM
     bandwidth past its single-core time (``gm_stretch_cycles``): an HBM-bound kernel is bound
-    by its copy pipe.
+    by its copy pipe. ``hbm_share`` is the chip's traffic over the makespan as a share of the
+    HBM roofline: from :data:`HBM_BOUND_SHARE` on, an unsaturated critical core is named
+    bandwidth-bound (its copy pipes take turns on the saturated HBM), not latency-bound.
     """
     c = cores[critical]
     share = c["occupied_share"]
     pipe = max(share, key=lambda k: (share[k], k != "SCALAR"))
     others = ", ".join(f"{k} {share[k]:.0%}" for k in share if k != pipe)
-    sentence = (f"{pipe} ({_WHY[pipe]}) is busy {share[pipe]:.0%} of the critical core "
+    sentence = (f"{pipe} ({_WHY[pipe]}) is occupied {share[pipe]:.0%} of the critical core "
                 f"{c['core']}'s {c['cycles']} cycles (others: {others})")
     gm = c["gm_stretch_cycles"][pipe]
     held = c["busy_cycles"][pipe] + gm
     if pipe in ("MTE2", "MTE3") and held and gm / held >= 0.2:
-        sentence += f"; {gm / held:.0%} of its busy time is waiting for shared HBM bandwidth"
-    if share[pipe] < 0.6:
+        sentence += (f"; {gm / held:.0%} of that time its copies wait for shared HBM "
+                     f"bandwidth")
+    if share[pipe] < 0.6 and hbm_share >= HBM_BOUND_SHARE:
+        sentence += (f"; no single pipe is saturated, but the chip moves data at "
+                     f"{hbm_share:.0%} of the HBM roofline: the copies of all cores together "
+                     f"are bound by HBM bandwidth")
+    elif share[pipe] < 0.6:
         cause, s = _top_wait(c["waits"][pipe])
         sentence += (f"; no pipe is saturated, so the core is latency-bound: {pipe} spends "
                      f"{s:.0%} of its non-executing time on {cause}")
@@ -289,7 +302,7 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
     d["hotspots"] = hotspots(trace)
     if cores and makespan:
         critical = max(range(n), key=lambda i: cores[i]["cycles"])
-        d["bound_by"] = bound_by(cores, critical)
+        d["bound_by"] = bound_by(cores, critical, d["hbm_roofline_pct"] / 100.0)
     else:
         d["bound_by"] = None
     return d
@@ -336,7 +349,13 @@ def format_summary(d: Mapping[str, Any]) -> str:
     if "makespan_cycles" in d:
         lines.append(f"makespan {d['makespan_cycles']} cycles = {d['makespan_us']:.3f} us")
         util = ", ".join(f"{k} {v:.0%}" for k, v in d["utilisation"].items())
-        lines.append(f"mean pipe utilisation: {util}")
+        lines.append(f"mean pipe utilisation (executing): {util}")
+        cells = d["block_dim"] * d["makespan_cycles"]
+        held = {k: v for k, v in d.get("gm_stretch_cycles", {}).items() if v}
+        if held and cells:
+            occ = ", ".join(f"{k} {d['utilisation'][k] + v / cells:.0%}"
+                            for k, v in held.items())
+            lines.append(f"copy pipes occupied incl. waits for shared HBM: {occ}")
         lines.append(
             f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
             f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s = "

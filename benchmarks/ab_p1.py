@@ -1,6 +1,6 @@
 """A/B of two source trees on P1: the record pass, and the ``aicore-sim run`` command.
 
-    flock /tmp/aicore-bench.lock python benchmarks/ab_p1.py BASE_TREE HEAD_TREE [--rounds 3]
+    python benchmarks/ab_p1.py BASE_TREE HEAD_TREE [--rounds 3]
 
 ``BASE_TREE`` / ``HEAD_TREE`` are checkouts (e.g. ``git archive main | tar -x -C base``). For
 each round and tree, interleaved: ``aicore-sim run --case p1_deepseek_v3 --mode timing-only

@@ -74,6 +74,24 @@ def test_vector_bound_kernel() -> None:
     assert s["queue_full"] + s["barrier"] > 0
 
 
+def test_saturated_hbm_without_a_saturated_pipe_is_bandwidth_bound() -> None:
+    # 8 cores each copy 256 B in, then out. Alone a copy takes 100 + 256 = 356 cycles; the
+    # chip's 1 B/cycle HBM drains the 8 concurrent 256 B copies in 8 * 256 = 2048 cycles, so
+    # MTE2 holds [1, 2049) and MTE3 [2050, 4098): each is occupied only half of the 4100
+    # cycles, while 4096 B / 4100 cycles = 99.9 % of the roofline are moved.
+    n = 64
+    x = np.arange(8 * n, dtype=np.float32)
+    r = launch(kernels.copy_in, ["x", "y", {"n": n}], {"x": x, "y": np.zeros_like(x)},
+               {"y": (np.float32, (8 * n,))}, TINY, block_dim=8)
+    d = summarize(r)
+    assert d["makespan_cycles"] == 4100
+    assert d["cores"][0]["occupied_share"]["MTE2"] == 2049 / 4100
+    assert round(d["hbm_roofline_pct"], 3) == round(100 * 4096 / 4100, 3)
+    assert d["bound_by"]["pipe"] == "MTE2"
+    assert "latency-bound" not in d["bound_by"]["why"]
+    assert "the chip moves data at 100% of the HBM roofline" in d["bound_by"]["why"]
+
+
 def test_chip_waits_sum_over_cores() -> None:
     n = 64
     x = np.arange(2 * n, dtype=np.float32)
