@@ -37,6 +37,7 @@ __all__ = [
     "TensorSpec",
     "call",
     "golden_check",
+    "retiled_state",
 ]
 
 Spec = tuple[tuple[int, ...], np.dtype]  # (shape, dtype) of one tensor
@@ -241,3 +242,17 @@ def golden_check(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: di
     from aicore_sim.summary import compare_golden
 
     return compare_golden(result.outputs, model.golden(inputs, attrs, pc))
+
+
+def retiled_state(pc: PreparedCall) -> Any:
+    """The executor in ``pc.state`` with the tiling ``pc`` carries (a sweep may have overridden
+    tiling data, key or block dim after ``prepare``); unchanged when they still agree.
+
+    The executor needs a dataclass field ``tiling`` holding a dataclass with ``tiling_data``,
+    ``tiling_key`` and ``block_dim`` (the host tiling result)."""
+    ex = pc.state
+    tr = ex.tiling
+    if (pc.tiling, pc.tiling_key, pc.block_dim) == (tr.tiling_data, tr.tiling_key, tr.block_dim):
+        return ex
+    return replace(ex, tiling=replace(tr, tiling_data=pc.tiling, tiling_key=pc.tiling_key,
+                                      block_dim=pc.block_dim))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
+from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
 
 NAME = "moe_token_unpermute_with_ep"
 _FLOATS = ("bfloat16", "float16", "float32")
@@ -184,17 +184,9 @@ class MoeTokenUnpermuteWithEpModel:
                             tuple(ex.warnings))
 
     def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        import dataclasses
-
         from op_models.moe_token_unpermute_with_ep import api
 
-        ex = pc.state
-        tr = ex.tiling
-        if (pc.tiling, pc.tiling_key, pc.block_dim) != (tr.tiling_data, tr.tiling_key,
-                                                         tr.block_dim):
-            ex = dataclasses.replace(ex, tiling=dataclasses.replace(
-                tr, tiling_data=pc.tiling, tiling_key=pc.tiling_key, block_dim=pc.block_dim))
-        return api.execute(None, pc.workspace_size, ex, mode=mode, **launch_kw)
+        return api.execute(None, pc.workspace_size, retiled_state(pc), mode=mode, **launch_kw)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
+from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
 
 NAME = "moe_token_unpermute_with_ep_grad"
 _FLOATS = ("bfloat16", "float16", "float32")
@@ -162,17 +162,9 @@ class MoeTokenUnpermuteWithEpGradModel:
                             tr.block_dim, size, ex, tuple(ex.warnings))
 
     def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        import dataclasses
-
         from op_models.moe_token_unpermute_with_ep_grad import api
 
-        ex = pc.state
-        tr = ex.tiling
-        if (pc.tiling, pc.tiling_key, pc.block_dim) != (tr.tiling_data, tr.tiling_key,
-                                                         tr.block_dim):
-            ex = dataclasses.replace(ex, tiling=dataclasses.replace(
-                tr, tiling_data=pc.tiling, tiling_key=pc.tiling_key, block_dim=pc.block_dim))
-        return api.execute(None, pc.workspace_size, ex, mode=mode, **launch_kw)
+        return api.execute(None, pc.workspace_size, retiled_state(pc), mode=mode, **launch_kw)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
