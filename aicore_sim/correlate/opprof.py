@@ -7,7 +7,7 @@ Rules (each broken rule is an :class:`OpprofError` naming the file and the rule)
 
 - a *launch* is a folder holding one ``PipeUtilization*.csv`` (``PipeUtilization.csv`` or
   ``PipeUtilization_<17-digit timestamp>.csv``) and one ``OpBasicInfo*.csv``; folders are searched
-  recursively, so ``OPPROF_<ts>_XXX/``, ``OPPROF_<ts>_XXX/<OpName>/<index>/`` (several
+  recursively, so ``OPPROF_<ts>_<id>/``, ``OPPROF_<ts>_<id>/<OpName>/<index>/`` (several
   operators) and an extra ``deviceN/`` level all work; with several launches under the folder
   the caller chooses one by operator name and launch index (:func:`choose`);
 - columns are found by name, never by position (older releases order them differently; extra
