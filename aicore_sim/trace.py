@@ -28,6 +28,7 @@ reported, as the stall).
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,23 +146,28 @@ class Trace:
     sources: Sources | None = None  # the kernel line of every instruction (sources.py)
 
     @classmethod
-    def from_cores(cls, sims, streams, platform, allocations=None) -> Trace:
-        cores = []
-        for c, sim in enumerate(sims):
-            ev = np.array(sim.events, dtype=np.int64).reshape(-1, 3)
-            stream = streams[c]
+    def from_cores(cls, sims, parts, streams, platform, allocations=None) -> Trace:
+        """The trace of replayed cores ``sims``, one per group of ``parts`` (lists of core
+        numbers, engine/groups.py): every core of a group gets its group's timeline (the same
+        read-only arrays) with its own stream and allocations."""
+        cores: list[CoreTrace | None] = [None] * len(streams)
+        for sim, members in zip(sims, parts):
+            ev = np.frombuffer(array("q", sim.events), np.int64).reshape(-1, 3)
             pipe_of = np.frombuffer(bytes(sim.pipe_of), dtype=np.int8)
             idx = ev[:, 0].copy()
-            cores.append(CoreTrace(
-                core=c, stream=stream, index=idx, start=ev[:, 1].copy(), end=ev[:, 2].copy(),
+            cols = dict(
+                index=idx, start=ev[:, 1].copy(), end=ev[:, 2].copy(),
                 pipe=pipe_of[idx] if idx.size else np.zeros(0, np.int8),
-                scalar_spans=np.array(sim.spans, dtype=np.int64).reshape(-1, 2),
-                releases=np.array(sim.releases, dtype=np.int64).reshape(-1, 2),
-                stall_rows=(np.array(sim.stalls, dtype=np.int64).reshape(-1, 5)
-                            if len(sim.stalls) else _NO_STALLS),
-                double_sets=list(sim.double_sets),
-                allocations=list(allocations[c]) if allocations else [],
-            ))
+                scalar_spans=np.frombuffer(array("q", sim.spans), np.int64).reshape(-1, 2),
+                releases=np.frombuffer(array("q", sim.releases), np.int64).reshape(-1, 2),
+                stall_rows=(np.frombuffer(array("q", sim.stalls), np.int64).reshape(-1, 5)
+                            if len(sim.stalls) else _NO_STALLS))
+            for a in cols.values():
+                a.flags.writeable = False
+            for c in members:
+                cores[c] = CoreTrace(core=c, stream=streams[c], double_sets=list(sim.double_sets),
+                                     allocations=list(allocations[c]) if allocations else [],
+                                     **cols)
         return cls(cores, float(platform.clock_mhz))
 
     @property

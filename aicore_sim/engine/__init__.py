@@ -13,15 +13,18 @@ import simpy
 
 from aicore_sim.engine.core import CoreSim, prepare
 from aicore_sim.engine.gm import GmBandwidth
+from aicore_sim.engine.groups import groups
 from aicore_sim.isa import Instr, Pipe
 from aicore_sim.memory import MemoryImage
 from aicore_sim.trace import Trace
 
 
 def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = None,
-           allocations=None, prepared: dict | None = None) -> Trace:
+           allocations=None, prepared: dict | None = None, group: bool = True) -> Trace:
     """Replay all cores together. With ``image`` (the timed image) effects are applied at
-    each instruction's completion; without it the run is timing-only.
+    each instruction's completion; without it the run is timing-only, and cores whose
+    timelines are provably equal are replayed once (``groups.py``; ``group=False`` replays
+    every core, for the tests that compare the two).
 
     ``prepared``: a dict the caller keeps with ``streams`` to replay them again (sweeps); the
     per-instruction costs and flags are computed once per (costs, clock) and reused from it
@@ -32,13 +35,13 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _replay(streams, platform, image, allocations, prepared)
+        return _replay(streams, platform, image, allocations, prepared, group)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _replay(streams, platform, image, allocations, prepared) -> Trace:
+def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     env = simpy.Environment()
     gm = GmBandwidth(env, platform.hbm_bytes_per_cycle)
     start = int(platform.op_head_cycles)
@@ -50,9 +53,15 @@ def _replay(streams, platform, image, allocations, prepared) -> Trace:
         columns = [prepare(stream, platform) for stream in streams]
         if prepared is not None:
             prepared[key] = (platform.costs, columns)
+    # Without effects, cores with equal timelines run once (groups.py); with effects each
+    # core reads and writes its own data, so each runs.
+    parts = (groups(streams, columns, platform) if image is None and group
+             else [[c] for c in range(len(streams))])
     cores = []
-    for c, stream in enumerate(streams):
-        sim = CoreSim(env, c, stream, platform, gm, image, start, columns[c])
+    for members in parts:
+        c = members[0]
+        sim = CoreSim(env, c, streams[c], platform, gm, image, start, columns[c],
+                      weight=len(members))
         cores.append(sim)
         env.process(sim.issuer_process())
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):
@@ -60,6 +69,6 @@ def _replay(streams, platform, image, allocations, prepared) -> Trace:
     env.run()
     for sim in cores:
         sim.check_finished()
-    return Trace.from_cores(cores, streams, platform, allocations)
+    return Trace.from_cores(cores, parts, streams, platform, allocations)
 
 __all__ = ["replay"]

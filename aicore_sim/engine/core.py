@@ -80,8 +80,9 @@ class CoreSim:
 
     def __init__(self, env: simpy.Environment, core: int, stream: list[Instr], platform,
                  gm: GmBandwidth, image: MemoryImage | None, start: int,
-                 prepared: tuple | None = None) -> None:
+                 prepared: tuple | None = None, weight: int = 1) -> None:
         self.env, self.core, self.stream = env, core, stream
+        self.weight = weight  # cores whose timeline this one stands for (engine/__init__.py)
         self.depth = int(platform.queue_depth)
         self.miss_cycles = int(platform.dcache_miss_cycles)
         self.dcache = DCache(platform.dcache_size, platform.dcache_line)
@@ -204,7 +205,7 @@ class CoreSim:
         gm_mem = self.image.gm if effect else None
         flags, wake = self.flags, self.wake
         stalls, releases = self.stalls, self.releases
-        timeout = env.timeout
+        timeout, transfer, weight = env.timeout, self.gm.transfer, self.weight
         t = 0
         while True:
             if not q:
@@ -244,7 +245,7 @@ class CoreSim:
                 pending = semantics.read(stream[i], ub, gm_mem) if effect and eff[i] else None
                 if gmb[i]:
                     floor = env.now + occ[i]
-                    if (yield self.gm.transfer(gmb[i], floor)):
+                    if (yield transfer(gmb[i], floor, weight)):
                         stalls += (pipe, floor, env.now, _GM_BW, gmb[i])
                 else:
                     yield timeout(occ[i])
