@@ -23,11 +23,12 @@ from aicore_sim.isa import Instr, Opcode, Pipe, Space
 from aicore_sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
 
 _NO_WRITER = -1
+_PENDING_LOOK = 32  # recent writes searched by a scalar UB read before the block map
 _GM, _SCALAR = Space.GM, Pipe.SCALAR
 _EFFECTS = semantics.EFFECTS
 _getframe = sys._getframe
-_CODE_SITES, _kernel_frame, _new_site = (sources.CODE_SITES, sources.kernel_frame,
-                                         sources.new_site)
+_CODE_SITES, _kernel_frame, _code_tag = (sources.CODE_SITES, sources.kernel_frame,
+                                         sources.code_tag)
 
 ALL_EFFECTS = semantics.HAS_EFFECT
 """Opcodes whose effect the record pass applies when the launch computes numbers."""
@@ -67,6 +68,10 @@ class CoreRecorder:
     between processes.
     """
 
+    __slots__ = ("core", "block_num", "image", "ub_bytes", "ub", "platform", "effects",
+                 "stream", "pipe_count", "hazards", "_writer_pos", "_writes", "pipe_index",
+                 "sites", "_code", "_tag", "event_ids", "pipes", "_intern", "auto_sync")
+
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
                  platform, effects: frozenset = ALL_EFFECTS,
                  intern: dict[Instr, Instr] | None = None) -> None:
@@ -81,13 +86,18 @@ class CoreRecorder:
         self.pipe_count = [0, 0, 0, 0]
         self.hazards: list[Hazard] = []
         nblocks = image.ub_bytes // UB_ALIGN + 1
+        # last non-scalar UB writer per 32-byte block: the writes of ``_writes`` (first block,
+        # end block, stream position; in program order) are not yet in ``_writer_pos``
         self._writer_pos = np.full(nblocks, _NO_WRITER, dtype=np.int64)
+        self._writes: list[int] = []
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
-        self.sites: list[int] = []  # stream position -> site id (sources.py) of its API call
-        # the kernel function (code object) of the last call and its sites by bytecode
-        # offset: consecutive calls mostly come from one function, found by identity
+        # stream position -> where the kernel called the API: the call's bytecode offset
+        # plus its function's tag (sources.py), made site ids by ``site_ids`` at the end
+        self.sites: list[int] = []
+        # the kernel function (code object) of the last call and its tag: consecutive calls
+        # mostly come from one function, found by identity
         self._code: object = None
-        self._sites: dict[int, int] = {}
+        self._tag = 0
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
         self._intern = (intern if intern is not None else {}).setdefault
@@ -97,30 +107,24 @@ class CoreRecorder:
 
     # -- recording ---------------------------------------------------------------------------
 
-    def emit(self, ins: Instr, depth: int = 2) -> None:
+    def emit(self, ins: Instr, depth: int = 2, shared: bool = False) -> None:
         """Append ``ins`` to the stream, note the kernel line that issued it, and apply its
         effect to the functional image.
 
         The kernel line is the frame ``depth`` above this one (2: the caller of the API
         function calling ``emit``; an API function that reaches ``emit`` through a helper of
         its own passes 3), or the first kernel frame above it when that is still the API.
+        ``shared``: ``ins`` is already one object for all its equal calls (the API keeps one
+        per distinct sync call), so it is stored as it is, not looked up in the intern table.
         """
         f = _getframe(depth)
-        code = f.f_code
-        if code is self._code:  # the usual case: the kernel function of the last call
-            sites = self._sites
-        else:
-            sites = _CODE_SITES.get(id(code))
-            if sites is None:  # the simulator's own code (or a code not seen yet)
-                f, sites = _kernel_frame(f)
-            self._code, self._sites = f.f_code, sites
-        sid = sites.get(f.f_lasti)
-        if sid is None:
-            sid = _new_site(f, sites)
-        self.sites.append(sid)
-        s = ins.scalar
-        if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
-            ins = self._intern(ins, ins)
+        if f.f_code is not self._code:  # not the kernel function of the last call
+            f = self._caller(f)
+        self.sites.append(self._tag + f.f_lasti)
+        if not shared:
+            s = ins.scalar
+            if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
+                ins = self._intern(ins, ins)
         stream = self.stream
         pos = len(stream)
         stream.append(ins)
@@ -135,10 +139,23 @@ class CoreRecorder:
                     raise KernelError(f"core {self.core}: {ins.describe()} writes GM tensor "
                                       f"'{dst.buf}', which the launch passed as an input")
             elif p is not _SCALAR:
-                self._writer_pos[dst.addr // UB_ALIGN: -(-(dst.addr + dst.nbytes) // UB_ALIGN)] \
-                    = pos
+                a = dst.addr
+                self._writes += (a // UB_ALIGN, -(-(a + dst.nbytes) // UB_ALIGN), pos)
         if ins.op in self.effects:
             _EFFECTS[ins.op](ins, self.ub_bytes, self.image.gm, None)
+
+    def _caller(self, f):
+        """The kernel frame at or above ``f`` (a frame of the simulator's own code is the API,
+        not the kernel), made the current one."""
+        if _CODE_SITES.get(id(f.f_code)) is None:  # the simulator's own, or not seen yet
+            f = _kernel_frame(f)[0]
+        self._code = f.f_code
+        self._tag = _code_tag(self._code)
+        return f
+
+    def site_ids(self) -> np.ndarray:
+        """Site id (sources.py) of every stream position, int32."""
+        return sources.site_ids(self.sites)
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.
@@ -146,10 +163,26 @@ class CoreRecorder:
         This is the producer the compiler's auto-sync makes a scalar UB read wait for.
         """
         b0, b1 = addr // UB_ALIGN, -(-(addr + nbytes) // UB_ALIGN)
-        pos = int(self._writer_pos[b0:b1].max(initial=_NO_WRITER))
+        pos = self._pending_writer(b0, b1)
+        if pos is None:
+            pos = int(self._writer_pos[b0:b1].max(initial=_NO_WRITER))
         if pos == _NO_WRITER:
             return None
         return self.stream[pos].pipe, self.pipe_index[pos]
+
+    def _pending_writer(self, b0: int, b1: int) -> int | None:
+        """The latest write not yet in the block map that touches blocks [b0, b1), looked
+        for among the last few (the producer of a scalar read is mostly a recent one);
+        otherwise the pending writes go into the map and None is returned."""
+        w = self._writes
+        for k in range(len(w) - 3, max(-3, len(w) - 3 * _PENDING_LOOK), -3):
+            if w[k] < b1 and w[k + 1] > b0:
+                return w[k + 2]
+        wp = self._writer_pos
+        for k in range(0, len(w), 3):
+            wp[w[k]:w[k + 1]] = w[k + 2]
+        w.clear()
+        return None
 
     def hazard(self, kind: str, message: str) -> None:
         self.hazards.append(Hazard(kind, self.core, message, ((self.core, len(self.stream)),)))
@@ -212,7 +245,7 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)
-        sites.append(np.array(rec.sites, np.int32))
+        sites.append(rec.site_ids())
     return streams, allocations, hazards, sites
 
 

@@ -15,9 +15,10 @@ attributed to the record pass's line that runs the teardown.
 
 Cost, per call: the kernel's frame (two above ``emit``, or three for an API function that
 goes through a helper of its own or a ``TQue`` method's flag), its code compared by identity
-with the last call's, and a dict look-up of its bytecode offset; another kernel function
-costs a look-up by code id (:data:`CODE_SITES`), a frame of the simulator's own code a walk
-up. Measured on P1 in ``reports/source_attribution.md``.
+with the last call's, and one int appended (the call's bytecode offset, tagged with the
+function); another kernel function costs a look-up by code id (:data:`CODE_SITES`), a frame
+of the simulator's own code a walk up. Offsets become sites once per core, per distinct
+offset (:func:`site_ids`). Measured in ``reports/source_attribution.md``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ _codes: dict[int, object] = {}  # id -> code object: kept alive, so no id is eve
 _by_site: dict[Site, int] = {}
 _api_files: dict[str, bool] = {}
 _stop: list[object] = [None]  # the code object that counts as a kernel line (see stop_at)
+_TAG = 1 << 24  # bytecode offsets of a function are below it
+_tags: dict[int, int] = {}  # id of a kernel code object -> its tag
+_tagged: list[object] = []  # kernel code objects by tag // _TAG
+_UNKNOWN = -2
+_lut = np.full((0, 0), _UNKNOWN, np.int32)  # site id by (tag // _TAG, offset)
 
 
 def stop_at(func) -> None:
@@ -111,12 +117,41 @@ def kernel_frame(f) -> tuple[object, dict[int, int]]:
         f = f.f_back
 
 
-def new_site(f, sites: dict[int, int]) -> int:
-    """Site id of the line frame ``f`` is at, entered in ``sites`` (its code's entry)."""
-    code = f.f_code
-    sid = sites[f.f_lasti] = _site_id(Site(_relative(code.co_filename), f.f_lineno,
-                                           code.co_name))
-    return sid
+def code_tag(code) -> int:
+    """The tag of kernel function ``code``: added to a call's bytecode offset, it says which
+    function the offset is of (:func:`site_ids`)."""
+    tag = _tags.get(id(code))
+    if tag is None:
+        tag = _tags[id(code)] = len(_tagged) * _TAG
+        _codes[id(code)] = code
+        _tagged.append(code)
+    return tag
+
+
+def site_ids(calls: list[int]) -> np.ndarray:
+    """Site ids (int32) of tagged calls (:func:`code_tag` + bytecode offset; negative: no
+    site), each line entered in the site table on first use."""
+    global _lut
+    v = np.array(calls, np.int64)
+    tag, offset = v // _TAG, v % _TAG
+    if v.size and (int(tag.max()) >= _lut.shape[0] or int(offset.max()) >= _lut.shape[1]):
+        grown = np.full((len(_tagged), max(_lut.shape[1], int(offset.max()) + 1)), _UNKNOWN,
+                        np.int32)
+        grown[:_lut.shape[0], :_lut.shape[1]] = _lut
+        _lut = grown
+    ok = v >= 0
+    out = np.full(v.size, NO_SITE, np.int32)
+    out[ok] = _lut[tag[ok], offset[ok]]
+    new = ok & (out == _UNKNOWN)
+    if new.any():  # calls not seen yet: their lines
+        for call in np.unique(v[new]).tolist():
+            code, at = _tagged[call // _TAG], call % _TAG
+            # the line of the (first offset, end offset, line) range holding the offset
+            line = next((ln for a, b, ln in code.co_lines() if a <= at < b), None)
+            _lut[call // _TAG, at] = _site_id(Site(_relative(code.co_filename), line or 0,
+                                                   code.co_name))
+        out[new] = _lut[tag[new], offset[new]]
+    return out
 
 
 def remap(sites: np.ndarray, table: list[Site]) -> np.ndarray:
@@ -143,4 +178,4 @@ class Sources:
 
 
 __all__ = ["API", "CODE_SITES", "NO_SITE", "ROOT", "SITES", "Site", "Sources", "code_sites",
-           "kernel_frame", "new_site", "remap", "stop_at"]
+           "code_tag", "kernel_frame", "remap", "site_ids", "stop_at"]

@@ -48,13 +48,13 @@ def SetFlag(event: HardEvent, eventId: int, *, implicit: bool = False) -> None:
     """``SetFlag<event>(eventId)``: fires once every earlier source-pipe instruction is done."""
     # an implicit flag comes from a TQue method: the kernel line is one frame further up
     program.current().emit(_sync_instr(Opcode.SET_FLAG, event, eventId, implicit),
-                           3 if implicit else 2)
+                           3 if implicit else 2, True)
 
 
 def WaitFlag(event: HardEvent, eventId: int, *, implicit: bool = False) -> None:
     """``WaitFlag<event>(eventId)``: blocks the destination pipe until the flag is set."""
     program.current().emit(_sync_instr(Opcode.WAIT_FLAG, event, eventId, implicit),
-                           3 if implicit else 2)
+                           3 if implicit else 2, True)
 
 
 _BARRIERS = {None: Instr(Pipe.SCALAR, Opcode.BARRIER, barrier=None),
@@ -63,7 +63,7 @@ _BARRIERS = {None: Instr(Pipe.SCALAR, Opcode.BARRIER, barrier=None),
 
 def PipeBarrier(pipe: Pipe | None) -> None:
     """``PipeBarrier<pipe>``: later ``pipe`` instructions wait for all earlier ones."""
-    program.current().emit(_BARRIERS[pipe])
+    program.current().emit(_BARRIERS[pipe], 2, True)
 
 
 def GetBlockIdx() -> int:
