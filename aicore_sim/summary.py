@@ -26,7 +26,10 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
+from itertools import compress, repeat
+from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 import numpy as np
@@ -35,6 +38,8 @@ from aicore_sim.hotspots import hotspots
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
+
+_OP, _NBYTES = attrgetter("op"), attrgetter("nbytes")
 
 PIPE_ORDER: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Display order of the pipes (the order data flows through a core)."""
@@ -50,15 +55,14 @@ WAIT_KINDS = ("gm_bandwidth", "flag", "queue_full", "auto_sync", "barrier", "idl
 
 def copy_bytes(core: CoreTrace) -> tuple[int, int]:
     """Payload bytes (GM->UB, UB->GM) of the copies ``core`` executed."""
-    gm_ub = ub_gm = 0
-    stream = core.stream
-    for i in core.index[(core.pipe == int(Pipe.MTE2)) | (core.pipe == int(Pipe.MTE3))]:
-        ins = stream[int(i)]
-        if ins.op is Opcode.COPY_GM_TO_UB:
-            gm_ub += ins.nbytes
-        elif ins.op is Opcode.COPY_UB_TO_GM:
-            ub_gm += ins.nbytes
-    return gm_ub, ub_gm
+    at = core.index[(core.pipe == int(Pipe.MTE2)) | (core.pipe == int(Pipe.MTE3))].tolist()
+    if not at:
+        return 0, 0
+    ins = itemgetter(*at)(core.stream) if len(at) > 1 else (core.stream[at[0]],)
+    ops = list(map(_OP, ins))
+    nbytes = list(map(_NBYTES, ins))
+    return (sum(compress(nbytes, map(is_, ops, repeat(Opcode.COPY_GM_TO_UB)))),
+            sum(compress(nbytes, map(is_, ops, repeat(Opcode.COPY_UB_TO_GM)))))
 
 
 def ub_high_water(core: CoreTrace) -> int:
@@ -86,8 +90,12 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     flag = rows[:, 3] == flag_code
     waits, where = np.unique(rows[flag, 4], return_inverse=True)  # WaitFlag stream indices
     per_wait = np.bincount(where.reshape(-1), weights=dur[flag], minlength=waits.size)
+    names: dict[int, str] = {}  # by WaitFlag object: a stream shares one per distinct call
     for w, c in zip(waits.tolist(), per_wait.tolist()):
-        name = stall_what(flag_code, w, core.stream)
+        ins = core.stream[w]
+        name = names.get(id(ins))
+        if name is None:
+            name = names[id(ins)] = stall_what(flag_code, w, core.stream)
         flags[name] = flags.get(name, 0) + int(c)
     executing = busy
     waiting = max(window - executing, 0)
@@ -101,13 +109,13 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
             "flag_cycles": dict(sorted(flags.items()))}
 
 
-def _core_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
+def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
+    """The part of a core's summary that only its timeline decides (the same for every core
+    of a replay group: their flags are the same too)."""
     busy = {p.name: core.busy_cycles(p) for p in PIPE_ORDER}
     stretch = {p.name: core.gm_stretch_cycles(p) for p in PIPE_ORDER}
     finish = core.finish
-    gm_ub, ub_gm = copy_bytes(core)
     return {
-        "core": core.core,
         "cycles": int(finish),
         "instructions": int(core.index.size),
         "busy_cycles": busy,
@@ -116,11 +124,24 @@ def _core_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
         "busy_share": {k: (v / finish if finish else 0.0) for k, v in busy.items()},
         "occupied_share": {k: ((v + stretch[k]) / finish if finish else 0.0)
                            for k, v in busy.items()},
-        "bytes_gm_to_ub": gm_ub,
-        "bytes_ub_to_gm": ub_gm,
-        "ub_high_water_bytes": ub_high_water(core),
         "waits": {p.name: pipe_waits(core, p, makespan) for p in PIPE_ORDER},
     }
+
+
+def _core_summaries(trace: Trace, makespan: int) -> list[dict[str, Any]]:
+    by_lead: dict[int, dict[str, Any]] = {}
+    out = []
+    for core in trace.cores:
+        timeline = by_lead.get(core.lead) if core.lead >= 0 else None
+        if timeline is None:
+            timeline = by_lead[core.lead] = _timeline_summary(core, makespan)
+        timeline = copy.deepcopy(timeline)
+        waits = timeline.pop("waits")
+        gm_ub, ub_gm = copy_bytes(core)
+        out.append({"core": core.core, **timeline, "bytes_gm_to_ub": gm_ub,
+                    "bytes_ub_to_gm": ub_gm, "ub_high_water_bytes": ub_high_water(core),
+                    "waits": waits})
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,7 +295,7 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
     """The timing part of the summary: everything that needs only the Trace and the platform."""
     makespan = trace.makespan
     clock = float(platform.clock_mhz)
-    cores = [_core_summary(c, makespan) for c in trace.cores]
+    cores = _core_summaries(trace, makespan)
     gm_ub = sum(c["bytes_gm_to_ub"] for c in cores)
     ub_gm = sum(c["bytes_ub_to_gm"] for c in cores)
     moved = gm_ub + ub_gm

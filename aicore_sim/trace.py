@@ -73,6 +73,9 @@ class CoreTrace:
     stall_rows: np.ndarray
     double_sets: list[tuple[int, int]]
     allocations: list = field(default_factory=list)
+    # the first core of this core's group (engine/groups.py): cores of one group share one
+    # timeline, the same arrays; a core replayed alone leads its own
+    lead: int = -1
     _stalls: list | None = field(default=None, repr=False, compare=False)
     _stretch: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -167,7 +170,7 @@ class Trace:
             for c in members:
                 cores[c] = CoreTrace(core=c, stream=streams[c], double_sets=list(sim.double_sets),
                                      allocations=list(allocations[c]) if allocations else [],
-                                     **cols)
+                                     lead=members[0], **cols)
         return cls(cores, float(platform.clock_mhz))
 
     @property

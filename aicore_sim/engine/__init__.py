@@ -50,7 +50,8 @@ def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     if held is not None and held[0] is platform.costs:  # the entry keeps its Costs alive
         columns = held[1]
     else:
-        columns = [prepare(stream, platform) for stream in streams]
+        priced: dict = {}  # the streams share Instr objects: each is priced once
+        columns = [prepare(stream, platform, priced) for stream in streams]
         if prepared is not None:
             prepared[key] = (platform.costs, columns)
     # Without effects, cores with equal timelines run once (groups.py); with effects each

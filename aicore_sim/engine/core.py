@@ -42,12 +42,14 @@ def _fire_at(env: simpy.Environment, ev: simpy.Event, delay: int) -> None:
     env.schedule(ev, delay=delay)
 
 
-def prepare(stream: list[Instr], platform) -> tuple:
+def prepare(stream: list[Instr], platform, priced: dict | None = None) -> tuple:
     """Per instruction, in one pass, what the hot loops need so they price nothing and hash no
     enums: occupancy, issue cost and shared-HBM bytes (cost.py); kind 0 = work, 1 = WaitFlag,
     2 = SetFlag; fkey = (event, id) as an int; eff = has a numeric effect; the pipe number
     (for the trace); and the SetFlags per flag. Read-only for the replay, so replays of one
-    stream on platforms with the same costs and clock can share it (``replay(prepared=)``)."""
+    stream on platforms with the same costs and clock can share it (``replay(prepared=)``).
+    ``priced`` (id of an Instr -> its price) may be shared by the streams of one launch, which
+    share Instr objects."""
     n = len(stream)
     occ, issue, gmb = [0] * n, [0] * n, [0] * n
     kind, fkey, eff = [0] * n, [0] * n, [False] * n
@@ -55,7 +57,8 @@ def prepare(stream: list[Instr], platform) -> tuple:
     sets_left: dict[int, int] = {}
     has_effect = semantics.HAS_EFFECT
     price = cost.price
-    priced: dict[int, tuple[int, int, int]] = {}  # id(Instr) -> price; streams share Instrs
+    if priced is None:
+        priced = {}
     for i, ins in enumerate(stream):
         op = ins.op
         c = priced.get(id(ins))
