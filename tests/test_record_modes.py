@@ -168,6 +168,10 @@ def test_overlapping_output_writes_of_two_ranges_are_conflicts() -> None:
 def test_ranges_split_evenly() -> None:
     assert parallel.ranges(48, 2) == [range(0, 24), range(24, 48)]
     assert parallel.ranges(5, 3) == [range(0, 2), range(2, 4), range(4, 5)]
+    # the parent's share: 1.1 * 48 / 2.1 = 25.1 cores; 3 of 2 cores: the rest keeps one
+    assert parallel.ranges(48, 2, 1.1) == [range(0, 25), range(25, 48)]
+    assert parallel.ranges(2, 2, 1.1) == [range(0, 1), range(1, 2)]
+    assert parallel.ranges(3, 2, 1.1) == [range(0, 2), range(2, 3)]
 
 
 @pytest.mark.skipif(not parallel.available(), reason="needs fork")
