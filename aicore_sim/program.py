@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import copysign
@@ -70,7 +71,8 @@ class CoreRecorder:
 
     __slots__ = ("core", "block_num", "image", "ub_bytes", "ub", "platform", "effects",
                  "stream", "pipe_count", "hazards", "_writer_pos", "_writes", "pipe_index",
-                 "sites", "_code", "_tag", "event_ids", "pipes", "_intern", "auto_sync")
+                 "sites", "_put", "_code", "_runs", "event_ids", "pipes", "_intern",
+                 "auto_sync")
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
                  platform, effects: frozenset = ALL_EFFECTS,
@@ -91,13 +93,16 @@ class CoreRecorder:
         self._writer_pos = np.full(nblocks, _NO_WRITER, dtype=np.int64)
         self._writes: list[int] = []
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
-        # stream position -> where the kernel called the API: the call's bytecode offset
-        # plus its function's tag (sources.py), made site ids by ``site_ids`` at the end
-        self.sites: list[int] = []
-        # the kernel function (code object) of the last call and its tag: consecutive calls
-        # mostly come from one function, found by identity
+        # stream position -> where the kernel called the API: the bytecode offset of the call
+        # in its function, which ``_runs`` gives (stream position where a run of calls from
+        # one function starts, the function's tag (sources.py), ...); ``site_ids`` makes
+        # them site ids once the core is recorded
+        self.sites = array("q")
+        self._put = self.sites.append
+        self._runs: list[int] = []
+        # the kernel function (code object) of the last call: consecutive calls mostly come
+        # from one function, found by identity
         self._code: object = None
-        self._tag = 0
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
         self._intern = (intern if intern is not None else {}).setdefault
@@ -120,7 +125,7 @@ class CoreRecorder:
         f = _getframe(depth)
         if f.f_code is not self._code:  # not the kernel function of the last call
             f = self._caller(f)
-        self.sites.append(self._tag + f.f_lasti)
+        self._put(f.f_lasti)
         if not shared:
             s = ins.scalar
             if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
@@ -150,12 +155,16 @@ class CoreRecorder:
         if _CODE_SITES.get(id(f.f_code)) is None:  # the simulator's own, or not seen yet
             f = _kernel_frame(f)[0]
         self._code = f.f_code
-        self._tag = _code_tag(self._code)
+        self._runs += (len(self.sites), _code_tag(self._code))
         return f
 
     def site_ids(self) -> np.ndarray:
         """Site id (sources.py) of every stream position, int32."""
-        return sources.site_ids(self.sites)
+        n = len(self.sites)
+        offsets = np.frombuffer(self.sites, np.int64) if n else np.zeros(0, np.int64)
+        runs = np.array(self._runs, np.int64).reshape(-1, 2)
+        tags = np.repeat(runs[:, 1], np.diff(np.append(runs[:, 0], n)))
+        return sources.site_ids(np.concatenate((np.full(n - tags.size, -1), tags)), offsets)
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.

@@ -15,18 +15,20 @@ attributed to the record pass's line that runs the teardown.
 
 Cost, per call: the kernel's frame (two above ``emit``, or three for an API function that
 goes through a helper of its own or a ``TQue`` method's flag), its code compared by identity
-with the last call's, and one int appended (the call's bytecode offset, tagged with the
-function); another kernel function costs a look-up by code id (:data:`CODE_SITES`), a frame
-of the simulator's own code a walk up. Offsets become sites once per core, per distinct
-offset (:func:`site_ids`). Measured in ``reports/source_attribution.md``.
+with the last call's, and its bytecode offset appended; a call from another kernel function
+costs a look-up by code id (:data:`CODE_SITES`) and notes where the run of that function's
+calls starts, a frame of the simulator's own code a walk up. Offsets become sites once per
+core, with numpy (:func:`site_ids`). Measured in ``reports/source_attribution.md``.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -62,11 +64,11 @@ _codes: dict[int, object] = {}  # id -> code object: kept alive, so no id is eve
 _by_site: dict[Site, int] = {}
 _api_files: dict[str, bool] = {}
 _stop: list[object] = [None]  # the code object that counts as a kernel line (see stop_at)
-_TAG = 1 << 24  # bytecode offsets of a function are below it
+_line_tables: dict[int, list] = {}  # id of a code object -> its co_lines()
 _tags: dict[int, int] = {}  # id of a kernel code object -> its tag
-_tagged: list[object] = []  # kernel code objects by tag // _TAG
+_tagged: list[object] = []  # kernel code objects by tag
 _UNKNOWN = -2
-_lut = np.full((0, 0), _UNKNOWN, np.int32)  # site id by (tag // _TAG, offset)
+_lut = np.full((0, 0), _UNKNOWN, np.int32)  # site id by (tag, offset)
 
 
 def stop_at(func) -> None:
@@ -118,39 +120,50 @@ def kernel_frame(f) -> tuple[object, dict[int, int]]:
 
 
 def code_tag(code) -> int:
-    """The tag of kernel function ``code``: added to a call's bytecode offset, it says which
-    function the offset is of (:func:`site_ids`)."""
+    """The tag of kernel function ``code``: with a call's bytecode offset, it says which line
+    the call is (:func:`site_ids`)."""
     tag = _tags.get(id(code))
     if tag is None:
-        tag = _tags[id(code)] = len(_tagged) * _TAG
+        tag = _tags[id(code)] = len(_tagged)
         _codes[id(code)] = code
         _tagged.append(code)
     return tag
 
 
-def site_ids(calls: list[int]) -> np.ndarray:
-    """Site ids (int32) of tagged calls (:func:`code_tag` + bytecode offset; negative: no
-    site), each line entered in the site table on first use."""
+def _line_of(code, offset: int) -> int:
+    """The source line of bytecode ``offset`` of ``code`` (0 where it has none)."""
+    table = _line_tables.get(id(code))
+    if table is None:  # (first offset, end offset, line) ranges, in offset order
+        table = _line_tables[id(code)] = list(code.co_lines())
+    k = bisect.bisect_right(table, offset, key=itemgetter(0)) - 1
+    return (table[k][2] or 0) if k >= 0 and offset < table[k][1] else 0
+
+
+def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Site ids (int32) of calls given by their function's :func:`code_tag` and bytecode
+    offset (a negative tag or offset: no site); each line is entered in the site table on
+    first use."""
     global _lut
-    v = np.array(calls, np.int64)
-    tag, offset = v // _TAG, v % _TAG
-    if v.size and (int(tag.max()) >= _lut.shape[0] or int(offset.max()) >= _lut.shape[1]):
-        grown = np.full((len(_tagged), max(_lut.shape[1], int(offset.max()) + 1)), _UNKNOWN,
+    out = np.full(tags.size, NO_SITE, np.int32)
+    ok = np.flatnonzero((tags >= 0) & (offsets >= 0))
+    if not ok.size:
+        return out
+    tag, offset = tags[ok], offsets[ok]
+    rows, cols = int(tag.max()) + 1, int(offset.max()) + 1
+    if rows > _lut.shape[0] or cols > _lut.shape[1]:
+        grown = np.full((max(rows, _lut.shape[0]), max(cols, _lut.shape[1])), _UNKNOWN,
                         np.int32)
         grown[:_lut.shape[0], :_lut.shape[1]] = _lut
         _lut = grown
-    ok = v >= 0
-    out = np.full(v.size, NO_SITE, np.int32)
-    out[ok] = _lut[tag[ok], offset[ok]]
-    new = ok & (out == _UNKNOWN)
+    got = _lut[tag, offset]
+    new = got == _UNKNOWN
     if new.any():  # calls not seen yet: their lines
-        for call in np.unique(v[new]).tolist():
-            code, at = _tagged[call // _TAG], call % _TAG
-            # the line of the (first offset, end offset, line) range holding the offset
-            line = next((ln for a, b, ln in code.co_lines() if a <= at < b), None)
-            _lut[call // _TAG, at] = _site_id(Site(_relative(code.co_filename), line or 0,
-                                                   code.co_name))
-        out[new] = _lut[tag[new], offset[new]]
+        for t, at in set(zip(tag[new].tolist(), offset[new].tolist())):
+            code = _tagged[t]
+            _lut[t, at] = _site_id(Site(_relative(code.co_filename), _line_of(code, at),
+                                        code.co_name))
+        got = _lut[tag, offset]
+    out[ok] = got
     return out
 
 
