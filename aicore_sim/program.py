@@ -28,8 +28,7 @@ _PENDING_LOOK = 32  # recent writes searched by a scalar UB read before the bloc
 _GM, _SCALAR = Space.GM, Pipe.SCALAR
 _EFFECTS = semantics.EFFECTS
 _getframe = sys._getframe
-_CODE_SITES, _kernel_frame, _code_tag = (sources.CODE_SITES, sources.kernel_frame,
-                                         sources.code_tag)
+_CODE_TAGS, _kernel_frame, API = sources.CODE_TAGS, sources.kernel_frame, sources.API
 
 ALL_EFFECTS = semantics.HAS_EFFECT
 """Opcodes whose effect the record pass applies when the launch computes numbers."""
@@ -152,10 +151,11 @@ class CoreRecorder:
     def _caller(self, f):
         """The kernel frame at or above ``f`` (a frame of the simulator's own code is the API,
         not the kernel), made the current one."""
-        if _CODE_SITES.get(id(f.f_code)) is None:  # the simulator's own, or not seen yet
-            f = _kernel_frame(f)[0]
+        tag = _CODE_TAGS.get(id(f.f_code), API)
+        if tag == API:  # the simulator's own code, or code not seen yet
+            f, tag = _kernel_frame(f)
         self._code = f.f_code
-        self._runs += (len(self.sites), _code_tag(self._code))
+        self._runs += (len(self.sites), tag)
         return f
 
     def site_ids(self) -> np.ndarray:

@@ -16,7 +16,7 @@ attributed to the record pass's line that runs the teardown.
 Cost, per call: the kernel's frame (two above ``emit``, or three for an API function that
 goes through a helper of its own or a ``TQue`` method's flag), its code compared by identity
 with the last call's, and its bytecode offset appended; a call from another kernel function
-costs a look-up by code id (:data:`CODE_SITES`) and notes where the run of that function's
+costs a look-up by code id (:data:`CODE_TAGS`) and notes where the run of that function's
 calls starts, a frame of the simulator's own code a walk up. Offsets become sites once per
 core, with numpy (:func:`site_ids`). Measured in ``reports/source_attribution.md``.
 """
@@ -52,21 +52,21 @@ class Site(NamedTuple):
         return f"{self.path}:{self.line} {self.func}"
 
 
-API = None
-""":data:`CODE_SITES` value of a code object of the simulator's own: the kernel line is above."""
-CODE_SITES: dict[int, dict[int, int] | None] = {}
-"""id of a code object -> {bytecode offset: site id}, or :data:`API`. The record pass's fast
-path (``program.CoreRecorder.emit``) looks frames up here; offsets, not lines, because a
-frame's line is computed by scanning its code's line table while its offset is at hand."""
+API = -1
+""":data:`CODE_TAGS` value of a code object of the simulator's own: the kernel line is above."""
+CODE_TAGS: dict[int, int] = {}
+"""id of a code object -> its tag (the kernel function's number, >= 0), or :data:`API`. The
+record pass notes a call as its function's tag and the call's bytecode offset (offsets, not
+lines: a frame's line is computed by scanning its code's line table, its offset is at hand);
+:func:`site_ids` makes them sites."""
 SITES: list[Site] = []
 """This process's site table (ids are indices; a forked record inherits it and extends it)."""
 _codes: dict[int, object] = {}  # id -> code object: kept alive, so no id is ever reused
+_tagged: list[object] = []  # kernel code objects by tag
 _by_site: dict[Site, int] = {}
 _api_files: dict[str, bool] = {}
 _stop: list[object] = [None]  # the code object that counts as a kernel line (see stop_at)
 _line_tables: dict[int, list] = {}  # id of a code object -> its co_lines()
-_tags: dict[int, int] = {}  # id of a kernel code object -> its tag
-_tagged: list[object] = []  # kernel code objects by tag
 _UNKNOWN = -2
 _lut = np.full((0, 0), _UNKNOWN, np.int32)  # site id by (tag, offset)
 
@@ -74,7 +74,8 @@ _lut = np.full((0, 0), _UNKNOWN, np.int32)  # site id by (tag, offset)
 def stop_at(func) -> None:
     """Attribute instructions issued under ``func`` (simulator code) to ``func``'s own line."""
     _stop[0] = func.__code__
-    CODE_SITES.pop(id(func.__code__), None)
+    if CODE_TAGS.get(id(func.__code__)) == API:
+        del CODE_TAGS[id(func.__code__)]
 
 
 @functools.cache
@@ -93,41 +94,36 @@ def _site_id(site: Site) -> int:
     return sid
 
 
-def code_sites(code) -> dict[int, int] | None:
-    """The :data:`CODE_SITES` entry of ``code`` (created on first use)."""
+def code_tag(code) -> int:
+    """The :data:`CODE_TAGS` entry of ``code`` (made on first use)."""
     key = id(code)
-    if key in CODE_SITES:
-        return CODE_SITES[key]
+    tag = CODE_TAGS.get(key)
+    if tag is not None:
+        return tag
     name = code.co_filename
     api = _api_files.get(name)
     if api is None:
         api = _api_files[name] = os.path.abspath(name).startswith(PACKAGE_DIR + os.sep)
     _codes[key] = code
-    got = CODE_SITES[key] = API if api and code is not _stop[0] else {}
-    return got
-
-
-def kernel_frame(f) -> tuple[object, dict[int, int]]:
-    """The first frame from ``f`` up that is not the simulator's own code, and its code's
-    :data:`CODE_SITES` entry."""
-    while True:
-        sites = CODE_SITES.get(id(f.f_code), 0)
-        if sites == 0:
-            sites = code_sites(f.f_code)
-        if sites is not API:
-            return f, sites
-        f = f.f_back
-
-
-def code_tag(code) -> int:
-    """The tag of kernel function ``code``: with a call's bytecode offset, it says which line
-    the call is (:func:`site_ids`)."""
-    tag = _tags.get(id(code))
-    if tag is None:
-        tag = _tags[id(code)] = len(_tagged)
-        _codes[id(code)] = code
+    if api and code is not _stop[0]:
+        tag = API
+    else:
+        tag = len(_tagged)
         _tagged.append(code)
+    CODE_TAGS[key] = tag
     return tag
+
+
+def kernel_frame(f) -> tuple[object, int]:
+    """The first frame from ``f`` up that is not the simulator's own code, and its code's
+    tag."""
+    while True:
+        tag = CODE_TAGS.get(id(f.f_code))
+        if tag is None:
+            tag = code_tag(f.f_code)
+        if tag != API:
+            return f, tag
+        f = f.f_back
 
 
 def _line_of(code, offset: int) -> int:
@@ -190,5 +186,5 @@ class Sources:
         return [str(s) for s in self.table]
 
 
-__all__ = ["API", "CODE_SITES", "NO_SITE", "ROOT", "SITES", "Site", "Sources", "code_sites",
+__all__ = ["API", "CODE_TAGS", "NO_SITE", "ROOT", "SITES", "Site", "Sources",
            "code_tag", "kernel_frame", "remap", "site_ids", "stop_at"]
