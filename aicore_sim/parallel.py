@@ -33,7 +33,6 @@ from aicore_sim.background import Background, available, usable_cpus
 from aicore_sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, RoundMode, Space
 from aicore_sim.memory import MemoryImage
 
-
 PARENT_SHARE = 1.1
 """The parent's range is this many times a child's: besides its own range it only waits,
 while each child also packs its streams and the parent unpacks them (measured on P1: about a

@@ -27,8 +27,8 @@ import bisect
 import functools
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from operator import itemgetter
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
