@@ -24,6 +24,7 @@ import numpy as np
 from aicore_sim.casefile import case_document
 from op_models.moe_token_unpermute_with_ep_grad import cases
 from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
+from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
 from op_models.moe_token_unpermute_with_ep_grad.tiling_space import plan
 
 PLATFORM = "ascend910b1"
@@ -45,7 +46,8 @@ class Job:
 
     def write(self) -> None:
         self.inputs.mkdir(parents=True, exist_ok=True)
-        self.case_file.write_text(json.dumps(case_document(self.case, PLATFORM)))
+        # the backward op's case, also when renamed (cut to other token counts)
+        self.case_file.write_text(json.dumps(case_document(self.case, PLATFORM, MODEL)))
         for name, arr in cases.make_inputs(self.case, None).items():
             if arr is not None:
                 np.save(self.inputs / f"{name}.npy", arr)
