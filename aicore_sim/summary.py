@@ -12,6 +12,8 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
   past their single-core time: drawn and counted as ``gm_bandwidth`` stalls, not as busy),
   ``occupied_share`` ((busy + stretch) / finish), UB high-water mark, and per pipe where the
   time it was not executing went (``waits``, shares of it);
+- ``timeline_groups``: the cores in groups of equal timelines, each replayed once
+  (``engine/groups.py``; e.g. P1's 48 cores are 5 groups);
 - ``bytes_gm_to_ub`` / ``bytes_ub_to_gm``, ``achieved_gbps`` and ``hbm_roofline_pct``
   (payload bytes / (``hbm_bytes_per_cycle`` x makespan));
 - ``bound_by``: the pipe with the highest occupied share on the critical (last-finishing)
@@ -126,6 +128,13 @@ def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
                            for k, v in busy.items()},
         "waits": {p.name: pipe_waits(core, p, makespan) for p in PIPE_ORDER},
     }
+
+
+def _timeline_groups(trace: Trace) -> list[list[int]]:
+    groups: dict[int, list[int]] = {}
+    for core in trace.cores:
+        groups.setdefault(core.lead if core.lead >= 0 else -1 - core.core, []).append(core.core)
+    return list(groups.values())
 
 
 def _core_summaries(trace: Trace, makespan: int) -> list[dict[str, Any]]:
@@ -312,6 +321,8 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
         "ub_capacity_bytes": int(platform.ub_size),
         "ub_high_water_bytes": max((c["ub_high_water_bytes"] for c in cores), default=0),
         "cores": cores,
+        # cores replayed once for all (equal timelines, engine/groups.py), each group in order
+        "timeline_groups": _timeline_groups(trace),
     }
     busy_total = {p.name: sum(c["busy_cycles"][p.name] for c in cores) for p in PIPE_ORDER}
     n = len(cores)

@@ -18,6 +18,7 @@ from aicore_sim.engine.groups import groups
 from aicore_sim.launch import launch
 from aicore_sim.opmodel import call
 from aicore_sim.platform import load_platform
+from aicore_sim.summary import summarize
 from tests import kernels
 
 TINY4 = load_platform("tiny").with_overrides(aiv_core_num=4)
@@ -84,6 +85,7 @@ def test_four_equal_cores_are_one_group_sharing_hbm_four_ways():
     for ct in r.trace.cores:
         assert (int(ct.start[0]), int(ct.end[0])) == (1, 4097)
     assert r.cycles == 8196  # 4097, +1 SetFlag, +1 WaitFlag, 4096 for the UB->GM copy, +1
+    assert summarize(r)["timeline_groups"] == [[0, 1, 2, 3]]
     _assert_same_traces(r.trace, engine.replay(streams, TINY4, None, r.program.allocations,
                                                group=False))
 
