@@ -30,7 +30,7 @@ _NP = len(Pipe)
 
 def line_table(trace: Trace) -> tuple[list[str], np.ndarray] | None:
     """(site labels + ``"unknown"``, int64 array (sites + 1, pipes, 3) of cycles, HBM hold,
-    instructions), or None when the trace has no sources."""
+    instructions), sites in source order, or None when the trace has no sources."""
     src = trace.sources
     if src is None:
         return None
@@ -47,7 +47,11 @@ def line_table(trace: Trace) -> tuple[list[str], np.ndarray] | None:
                               minlength=n * _NP).astype(np.int64)
         acc[1] += np.bincount(key, weights=stretch, minlength=n * _NP).astype(np.int64)
         acc[2] += np.bincount(key, minlength=n * _NP)
-    return src.labels() + ["unknown"], acc.reshape(3, n, _NP).transpose(1, 2, 0)
+    # rows in source order (path, line, function), whatever order the sites were met in
+    order = sorted(range(n - 1), key=src.table.__getitem__) + [n - 1]
+    labels = src.labels() + ["unknown"]
+    return ([labels[i] for i in order],
+            acc.reshape(3, n, _NP).transpose(1, 2, 0)[order])
 
 
 def hotspots(trace: Trace, top: int = DEFAULT_TOP) -> list[dict[str, Any]]:
