@@ -164,7 +164,9 @@ class CoreRecorder:
         offsets = np.frombuffer(self.sites, np.int64) if n else np.zeros(0, np.int64)
         runs = np.array(self._runs, np.int64).reshape(-1, 2)
         tags = np.repeat(runs[:, 1], np.diff(np.append(runs[:, 0], n)))
-        return sources.site_ids(np.concatenate((np.full(n - tags.size, -1), tags)), offsets)
+        if tags.size < n:  # calls before the first run (none: the first call starts one)
+            tags = np.concatenate((np.full(n - tags.size, -1), tags))
+        return sources.site_ids(tags, offsets)
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.

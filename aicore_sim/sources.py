@@ -140,25 +140,31 @@ def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     offset (a negative tag or offset: no site); each line is entered in the site table on
     first use."""
     global _lut
+    if not tags.size:
+        return np.zeros(0, np.int32)
+    valid = int(tags.min()) >= 0 and int(offsets.min()) >= 0  # the usual case: all are calls
+    ok = None if valid else np.flatnonzero((tags >= 0) & (offsets >= 0))
+    tag, offset = (tags, offsets) if valid else (tags[ok], offsets[ok])
     out = np.full(tags.size, NO_SITE, np.int32)
-    ok = np.flatnonzero((tags >= 0) & (offsets >= 0))
-    if not ok.size:
+    if not tag.size:
         return out
-    tag, offset = tags[ok], offsets[ok]
     rows, cols = int(tag.max()) + 1, int(offset.max()) + 1
     if rows > _lut.shape[0] or cols > _lut.shape[1]:
         grown = np.full((max(rows, _lut.shape[0]), max(cols, _lut.shape[1])), _UNKNOWN,
                         np.int32)
         grown[:_lut.shape[0], :_lut.shape[1]] = _lut
         _lut = grown
-    got = _lut[tag, offset]
+    at = tag * _lut.shape[1] + offset  # into the flat table
+    got = _lut.reshape(-1).take(at)
     new = got == _UNKNOWN
     if new.any():  # calls not seen yet: their lines
-        for t, at in set(zip(tag[new].tolist(), offset[new].tolist())):
+        for t, off in set(zip(tag[new].tolist(), offset[new].tolist())):
             code = _tagged[t]
-            _lut[t, at] = _site_id(Site(_relative(code.co_filename), _line_of(code, at),
-                                        code.co_name))
-        got = _lut[tag, offset]
+            _lut[t, off] = _site_id(Site(_relative(code.co_filename), _line_of(code, off),
+                                         code.co_name))
+        got = _lut.reshape(-1).take(at)
+    if valid:
+        return got
     out[ok] = got
     return out
 
