@@ -94,8 +94,8 @@ class CoreRecorder:
         self.pipe_index: list[int] = []  # stream position -> index in its pipe's order
         # stream position -> where the kernel called the API: the bytecode offset of the call
         # in its function, which ``_runs`` gives (stream position where a run of calls from
-        # one function starts, the function's tag (sources.py), ...); ``site_ids`` makes
-        # them site ids once the core is recorded
+        # one function starts, the function's tag (sources.py), ...); ``calls`` pairs them
+        # once the core is recorded, and the record pass makes them site ids per range
         self.sites = array("q")
         self._put = self.sites.append
         self._runs: list[int] = []
@@ -122,8 +122,14 @@ class CoreRecorder:
         per distinct sync call), so it is stored as it is, not looked up in the intern table.
         """
         f = _getframe(depth)
-        if f.f_code is not self._code:  # not the kernel function of the last call
-            f = self._caller(f)
+        code = f.f_code
+        if code is not self._code:  # not the kernel function of the last call
+            tag = _CODE_TAGS.get(id(code), API)
+            if tag == API:  # the simulator's own code, or code not seen yet
+                f, tag = _kernel_frame(f)
+                code = f.f_code
+            self._code = code
+            self._runs += (len(self.sites), tag)
         self._put(f.f_lasti)
         if not shared:
             s = ins.scalar
@@ -148,25 +154,16 @@ class CoreRecorder:
         if ins.op in self.effects:
             _EFFECTS[ins.op](ins, self.ub_bytes, self.image.gm, None)
 
-    def _caller(self, f):
-        """The kernel frame at or above ``f`` (a frame of the simulator's own code is the API,
-        not the kernel), made the current one."""
-        tag = _CODE_TAGS.get(id(f.f_code), API)
-        if tag == API:  # the simulator's own code, or code not seen yet
-            f, tag = _kernel_frame(f)
-        self._code = f.f_code
-        self._runs += (len(self.sites), tag)
-        return f
-
-    def site_ids(self) -> np.ndarray:
-        """Site id (sources.py) of every stream position, int32."""
+    def calls(self) -> tuple[np.ndarray, np.ndarray]:
+        """(function tag, bytecode offset) of the API call of every stream position, int64
+        (:func:`sources.site_ids` makes them site ids)."""
         n = len(self.sites)
         offsets = np.frombuffer(self.sites, np.int64) if n else np.zeros(0, np.int64)
         runs = np.array(self._runs, np.int64).reshape(-1, 2)
         tags = np.repeat(runs[:, 1], np.diff(np.append(runs[:, 0], n)))
         if tags.size < n:  # calls before the first run (none: the first call starts one)
             tags = np.concatenate((np.full(n - tags.size, -1), tags))
-        return sources.site_ids(tags, offsets)
+        return tags, offsets
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
         """(pipe, index in that pipe) of the latest non-scalar writer of any byte read.
@@ -242,7 +239,7 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
     streams: list[list[Instr]] = []
     allocations: list[list[Allocation]] = []
     hazards: list[Hazard] = []
-    sites: list[np.ndarray] = []
+    calls: list[tuple[np.ndarray, np.ndarray]] = []
     for core in cores:
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
         rec = CoreRecorder(core, block_dim, image, ub, platform, effects, intern)
@@ -256,7 +253,11 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
         streams.append(rec.stream)
         allocations.append(list(ub.allocations))
         hazards.extend(rec.hazards)
-        sites.append(rec.site_ids())
+        calls.append(rec.calls())
+    # the calls' sites, for the whole range at once
+    ids = sources.site_ids(np.concatenate([t for t, _ in calls] or [np.zeros(0, np.int64)]),
+                           np.concatenate([o for _, o in calls] or [np.zeros(0, np.int64)]))
+    sites = np.split(ids, np.cumsum([t.size for t, _ in calls])[:-1]) if calls else []
     return streams, allocations, hazards, sites
 
 

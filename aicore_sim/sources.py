@@ -18,7 +18,8 @@ goes through a helper of its own or a ``TQue`` method's flag), its code compared
 with the last call's, and its bytecode offset appended; a call from another kernel function
 costs a look-up by code id (:data:`CODE_TAGS`) and notes where the run of that function's
 calls starts, a frame of the simulator's own code a walk up. Offsets become sites once per
-core, with numpy (:func:`site_ids`). Measured in ``reports/source_attribution.md``.
+range of cores recorded together, with numpy (:func:`site_ids`). Measured in
+``reports/source_attribution.md``.
 """
 
 from __future__ import annotations
