@@ -159,7 +159,7 @@ def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     got = _lut.reshape(-1).take(at)
     new = got == _UNKNOWN
     if new.any():  # calls not seen yet: their lines
-        for t, off in set(zip(tag[new].tolist(), offset[new].tolist())):
+        for t, off in (divmod(k, _lut.shape[1]) for k in np.unique(at[new]).tolist()):
             code = _tagged[t]
             _lut[t, off] = _site_id(Site(_relative(code.co_filename), _line_of(code, off),
                                          code.co_name))
