@@ -158,8 +158,10 @@ def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     at = tag * _lut.shape[1] + offset  # into the flat table
     got = _lut.reshape(-1).take(at)
     new = got == _UNKNOWN
-    if new.any():  # calls not seen yet: their lines
-        for t, off in (divmod(k, _lut.shape[1]) for k in np.unique(at[new]).tolist()):
+    if new.any():  # calls not seen yet: their lines, once per distinct call (no sort)
+        seen = np.zeros(_lut.size, bool)
+        seen[at[new]] = True
+        for t, off in (divmod(k, _lut.shape[1]) for k in np.flatnonzero(seen).tolist()):
             code = _tagged[t]
             _lut[t, off] = _site_id(Site(_relative(code.co_filename), _line_of(code, off),
                                          code.co_name))
