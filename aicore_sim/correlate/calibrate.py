@@ -25,8 +25,6 @@ import argparse
 import datetime as _dt
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ import numpy as np
 from aicore_sim.correlate.compare import FREQ_TOLERANCE
 from aicore_sim.correlate.opprof import PIPES, ProfiledLaunch, choose
 from aicore_sim.platform import Platform, apply_overlay, load_platform
+from aicore_sim.staging import write_staged
 
 KNOBS: tuple[str, ...] = ("mte2_scale", "mte3_scale", "vector_scale", "hbm_efficiency")
 """The fitted knobs, in report order."""
@@ -263,21 +262,6 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.2f}%"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def calibrate(launches: list[Launch], base: Platform) -> dict[str, Any]:
     """The fit of ``launches`` on ``base``: knobs, errors before / after, held-out errors."""
     before = errors(launches, [simulate(launch, base) for launch in launches])
@@ -346,7 +330,7 @@ def calibrate_main(args: argparse.Namespace) -> int:
                          launches, result["errors_before"], result["errors_after"], date,
                          load_hint(spec, out))
     result["load_with"] = load_hint(spec, out)
-    _write_atomic(out, text)
+    write_staged(out, text)
     # the file reproduces the fit: re-simulate through it
     check = apply_overlay(base, out)
     result["errors_overlay"] = errors(launches, [simulate(launch, check) for launch in launches])
