@@ -255,8 +255,9 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
         hazards.extend(rec.hazards)
         calls.append(rec.calls())
     # the calls' sites, for the whole range at once
-    ids = sources.site_ids(np.concatenate([t for t, _ in calls] or [np.zeros(0, np.int64)]),
-                           np.concatenate([o for _, o in calls] or [np.zeros(0, np.int64)]))
+    none = [np.zeros(0, np.int64)]
+    ids = sources.site_ids(np.concatenate(none + [t for t, _ in calls]),
+                           np.concatenate(none + [o for _, o in calls]))
     sites = np.split(ids, np.cumsum([t.size for t, _ in calls])[:-1]) if calls else []
     return streams, allocations, hazards, sites
 

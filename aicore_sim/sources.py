@@ -119,9 +119,7 @@ def kernel_frame(f) -> tuple[object, int]:
     """The first frame from ``f`` up that is not the simulator's own code, and its code's
     tag."""
     while True:
-        tag = CODE_TAGS.get(id(f.f_code))
-        if tag is None:
-            tag = code_tag(f.f_code)
+        tag = code_tag(f.f_code)
         if tag != API:
             return f, tag
         f = f.f_back
@@ -143,12 +141,12 @@ def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     global _lut
     if not tags.size:
         return np.zeros(0, np.int32)
-    valid = int(tags.min()) >= 0 and int(offsets.min()) >= 0  # the usual case: all are calls
-    ok = None if valid else np.flatnonzero((tags >= 0) & (offsets >= 0))
-    tag, offset = (tags, offsets) if valid else (tags[ok], offsets[ok])
-    out = np.full(tags.size, NO_SITE, np.int32)
+    # the usual case: every position is a call, looked up as it is
+    ok = None if min(int(tags.min()), int(offsets.min())) >= 0 else \
+        np.flatnonzero((tags >= 0) & (offsets >= 0))
+    tag, offset = (tags, offsets) if ok is None else (tags[ok], offsets[ok])
     if not tag.size:
-        return out
+        return np.full(tags.size, NO_SITE, np.int32)
     rows, cols = int(tag.max()) + 1, int(offset.max()) + 1
     if rows > _lut.shape[0] or cols > _lut.shape[1]:
         grown = np.full((max(rows, _lut.shape[0]), max(cols, _lut.shape[1])), _UNKNOWN,
@@ -166,8 +164,9 @@ def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
             _lut[t, off] = _site_id(Site(_relative(code.co_filename), _line_of(code, off),
                                          code.co_name))
         got = _lut.reshape(-1).take(at)
-    if valid:
+    if ok is None:
         return got
+    out = np.full(tags.size, NO_SITE, np.int32)
     out[ok] = got
     return out
 
