@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import zlib
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aicore_sim.hotspots import line_table
-from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe
+from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe, per_object
 
 STREAMS_FILE = "streams.npz"
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
@@ -70,18 +69,9 @@ def _digest(ins: Instr) -> int:
 
 
 def digests(streams: list[list[Instr]]) -> list[np.ndarray]:
-    """One int64 digest per instruction of each stream (computed once per distinct object:
-    the record pass interns equal instructions)."""
+    """One int64 digest per instruction of each stream (computed once per distinct object)."""
     seen: dict[int, int] = {}
-    out = []
-    for stream in streams:
-        ids = np.fromiter(map(id, stream), np.int64, len(stream))
-        objs, first, inv = np.unique(ids, return_index=True, return_inverse=True)
-        got = np.fromiter(map(seen.get, objs.tolist(), repeat(None)), object, objs.size)
-        for k in np.flatnonzero(got == None).tolist():  # noqa: E711 - element-wise
-            got[k] = seen[int(objs[k])] = _digest(stream[int(first[k])])
-        out.append(got.astype(np.int64)[inv.reshape(-1)])
-    return out
+    return [per_object(stream, seen, _digest, np.int64) for stream in streams]
 
 
 def save_streams(path: Path, streams: list[list[Instr]], sources: Any) -> None:

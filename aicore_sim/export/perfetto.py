@@ -75,7 +75,6 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -87,7 +86,7 @@ try:  # ISA-L's deflate: the same gzip format, about 4x faster than zlib at leve
 except ImportError:  # pragma: no cover - zlib is the fallback
     import zlib as _zlib
 
-from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space, per_object
 from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
@@ -241,27 +240,17 @@ class _Shapes:
 
     def of(self, stream: list[Instr]) -> np.ndarray:
         """Shape id of every instruction of a stream (int32, by stream index)."""
-        ids = np.fromiter(map(id, stream), np.int64, len(stream))
-        objs, first, inv = np.unique(ids, return_index=True, return_inverse=True)
-        by_id = self.by_id
-        got = np.fromiter(map(by_id.get, objs.tolist(), repeat(-1)), np.int32, objs.size)
-        miss = np.flatnonzero(got < 0).tolist()
-        if miss:
-            shape_ids, shapes = self.ids, self.first
-            new = []
-            for i in first[miss].tolist():
-                ins = stream[i]
-                dst = ins[_DST]
-                key = (_SHAPE_FIELDS(ins), None if dst is None else _OPERAND_SHAPE(dst),
-                       tuple(map(_OPERAND_SHAPE, ins[_SRC])))
-                sid = shape_ids.get(key)
-                if sid is None:
-                    sid = shape_ids[key] = len(shapes)
-                    shapes.append(ins)
-                new.append(sid)
-            got[miss] = new
-            by_id.update(zip(objs[miss].tolist(), new))
-        return got[inv]
+        return per_object(stream, self.by_id, self._shape, np.int32)
+
+    def _shape(self, ins: Instr) -> int:
+        dst = ins[_DST]
+        key = (_SHAPE_FIELDS(ins), None if dst is None else _OPERAND_SHAPE(dst),
+               tuple(map(_OPERAND_SHAPE, ins[_SRC])))
+        sid = self.ids.get(key)
+        if sid is None:
+            sid = self.ids[key] = len(self.first)
+            self.first.append(ins)
+        return sid
 
     def dtypes(self) -> set[str]:
         return {str(i.dst.dtype) for i in self.first if i.dst is not None
