@@ -10,8 +10,8 @@ The result, a :class:`Program`, is what the SimPy replay consumes.
 from __future__ import annotations
 
 import gc
+import struct
 import sys
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import copysign
@@ -70,7 +70,7 @@ class CoreRecorder:
 
     __slots__ = ("core", "block_num", "image", "ub_bytes", "ub", "platform", "effects",
                  "stream", "pipe_count", "hazards", "_writer_pos", "_writes", "pipe_index",
-                 "sites", "_put", "_code", "_runs", "event_ids", "pipes", "_intern",
+                 "sites", "_frame", "_code", "_runs", "event_ids", "pipes", "_intern",
                  "auto_sync")
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
@@ -96,11 +96,12 @@ class CoreRecorder:
         # in its function, which ``_runs`` gives (stream position where a run of calls from
         # one function starts, the function's tag (sources.py), ...); ``calls`` pairs them
         # once the core is recorded, and the record pass makes them site ids per range
-        self.sites = array("q")
-        self._put = self.sites.append
+        self.sites: list[int] = []  # a list: appending to an array("q") costs 4x as much
         self._runs: list[int] = []
-        # the kernel function (code object) of the last call: consecutive calls mostly come
-        # from one function, found by identity
+        # the kernel frame of the last call and its function (code object): consecutive
+        # calls mostly come from one frame, found by identity (holding it keeps the identity
+        # of a frame from being reused by another), else from one function
+        self._frame: object = None
         self._code: object = None
         self.event_ids: dict[object, set[int]] = {}  # HardEvent -> ids taken by TQue
         self.pipes: list[object] = []  # TPipe objects, torn down at kernel end
@@ -122,15 +123,22 @@ class CoreRecorder:
         per distinct sync call), so it is stored as it is, not looked up in the intern table.
         """
         f = _getframe(depth)
-        code = f.f_code
-        if code is not self._code:  # not the kernel function of the last call
-            tag = _CODE_TAGS.get(id(code), API)
-            if tag == API:  # the simulator's own code, or code not seen yet
-                f, tag = _kernel_frame(f)
-                code = f.f_code
-            self._code = code
-            self._runs += (len(self.sites), tag)
-        self._put(f.f_lasti)
+        if f is not self._frame:  # not the kernel frame of the last call
+            code = f.f_code
+            if code is not self._code:  # nor its function
+                try:
+                    tag = _CODE_TAGS[id(code)]
+                except KeyError:  # code not seen yet
+                    tag = API
+                if tag == API:  # the simulator's own code, or code not seen yet
+                    f, tag = _kernel_frame(f)
+                    code = f.f_code
+                self._code = code
+                runs = self._runs
+                runs.append(len(self.sites))
+                runs.append(tag)
+            self._frame = f
+        self.sites.append(f.f_lasti)
         if not shared:
             s = ins.scalar
             if s or copysign(1.0, s) > 0:  # -0.0 == 0.0: a -0.0 operand keeps its own object
@@ -156,10 +164,12 @@ class CoreRecorder:
 
     def calls(self) -> tuple[np.ndarray, np.ndarray]:
         """(function tag, bytecode offset) of the API call of every stream position, int64
-        (:func:`sources.site_ids` makes them site ids)."""
+        (:func:`sources.site_ids` makes them site ids); called once the kernel has ended, it
+        lets go of the kernel's last frame."""
+        self._frame = self._code = None
         n = len(self.sites)
-        offsets = np.frombuffer(self.sites, np.int64) if n else np.zeros(0, np.int64)
-        runs = np.array(self._runs, np.int64).reshape(-1, 2)
+        offsets = _int64s(self.sites)
+        runs = _int64s(self._runs).reshape(-1, 2)
         tags = np.repeat(runs[:, 1], np.diff(np.append(runs[:, 0], n)))
         if tags.size < n:  # calls before the first run (none: the first call starts one)
             tags = np.concatenate((np.full(n - tags.size, -1), tags))
@@ -199,6 +209,12 @@ class CoreRecorder:
         self.ub.check(addr, nbytes, what)
         if align and addr % align:
             self.hazard("misaligned", f"{what}: UB address {addr} is not {align}-byte aligned")
+
+
+def _int64s(values: list[int]) -> np.ndarray:
+    """A list of ints as an int64 array (struct packs them at half the cost of numpy's
+    conversions: a twentieth of a recorded instruction's cost instead of a tenth)."""
+    return np.frombuffer(struct.pack(f"{len(values)}q", *values), np.int64)
 
 
 @dataclass
