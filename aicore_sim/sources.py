@@ -14,11 +14,12 @@ its absolute path. Instructions the simulator issues on the kernel's behalf at i
 attributed to the record pass's line that runs the teardown.
 
 Cost, per call: the kernel's frame (two above ``emit``, or three for an API function that
-goes through a helper of its own or a ``TQue`` method's flag), its code compared by identity
-with the last call's, and its bytecode offset appended; a call from another kernel function
-costs a look-up by code id (:data:`CODE_TAGS`) and notes where the run of that function's
-calls starts, a frame of the simulator's own code a walk up. Offsets become sites once per
-range of cores recorded together, with numpy (:func:`site_ids`). Measured in
+goes through a helper of its own or a ``TQue`` method's flag), an identity test against the
+last call's frame, and its bytecode offset appended to a list. A call from another frame
+compares its code with the last call's; a call from another kernel function looks its tag up
+by code id (:data:`CODE_TAGS`) and notes where the run of that function's calls starts; a
+frame of the simulator's own code costs a walk up. Offsets become sites once per range of
+cores recorded together, with numpy (:func:`site_ids`). Measured in
 ``reports/source_attribution.md``.
 """
 
