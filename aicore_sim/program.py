@@ -170,9 +170,8 @@ class CoreRecorder:
         n = len(self.sites)
         offsets = _int64s(self.sites)
         runs = _int64s(self._runs).reshape(-1, 2)
+        # the first call starts a run (no frame is held before it), so the runs cover all
         tags = np.repeat(runs[:, 1], np.diff(np.append(runs[:, 0], n)))
-        if tags.size < n:  # calls before the first run (none: the first call starts one)
-            tags = np.concatenate((np.full(n - tags.size, -1), tags))
         return tags, offsets
 
     def last_ub_writer(self, addr: int, nbytes: int) -> tuple[Pipe, int] | None:
