@@ -141,15 +141,17 @@ def _core_summaries(trace: Trace, makespan: int) -> list[dict[str, Any]]:
     by_lead: dict[int, dict[str, Any]] = {}
     out = []
     for core in trace.cores:
-        timeline = by_lead.get(core.lead) if core.lead >= 0 else None
-        if timeline is None:
-            timeline = by_lead[core.lead] = _timeline_summary(core, makespan)
-        timeline = copy.deepcopy(timeline)
-        waits = timeline.pop("waits")
+        shared = by_lead.get(core.lead) if core.lead >= 0 else None
+        if shared is None:  # computed for this core (and kept for the rest of its group)
+            timeline = _timeline_summary(core, makespan)
+            if core.lead >= 0:
+                by_lead[core.lead] = timeline
+        else:  # a member's own copy, so no two cores share a dict
+            timeline = copy.deepcopy(shared)
         gm_ub, ub_gm = copy_bytes(core)
-        out.append({"core": core.core, **timeline, "bytes_gm_to_ub": gm_ub,
-                    "bytes_ub_to_gm": ub_gm, "ub_high_water_bytes": ub_high_water(core),
-                    "waits": waits})
+        out.append({"core": core.core, **{k: v for k, v in timeline.items() if k != "waits"},
+                    "bytes_gm_to_ub": gm_ub, "bytes_ub_to_gm": ub_gm,
+                    "ub_high_water_bytes": ub_high_water(core), "waits": timeline["waits"]})
     return out
 
 
