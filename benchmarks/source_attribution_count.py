@@ -1,5 +1,9 @@
 """Count what source attribution costs the record pass, in machine instructions (callgrind).
 
+This checks one internal budget (attribution under 5 % of the record pass), so it counts that
+phase inside one process; what users get from the command is measured by
+``op_end_to_end.py`` (the ``aicore-sim`` command as a subprocess, beside the numpy golden).
+
 Wall and CPU times on a shared 2-CPU machine vary by more than the budget being checked (5 %
 of the record pass), so this counts instructions instead: ``valgrind --tool=callgrind`` runs
 one process that builds P1's shape cut to ``--tokens`` tokens and records it, exiting right
