@@ -93,6 +93,10 @@ class Opcode(Enum):
     SET_VALUE_UB = "SetValue.UB"
 
 
+# L2 cache modes of a GM access (Instr.cache), as Ascend C's CacheMode names them.
+CACHE_NORMAL = 0
+CACHE_DISABLE = 1
+
 SYNC_OPS = frozenset({Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER})
 
 
@@ -142,6 +146,9 @@ class Instr(NamedTuple):
     - GetValue.UB: ``dep`` = (pipe, index in that pipe's program order) of the instruction
       that last wrote the bytes read, or None; the scalar unit waits for it (compiler auto-sync).
     - ``implicit`` marks flags inserted by TQue calls rather than written by the kernel.
+    - ``cache``: the L2 cache mode of a copy's GM tensor (``GlobalTensor.SetL2CacheHint``):
+      :data:`CACHE_NORMAL` (read and write allocate in L2) or :data:`CACHE_DISABLE` (the
+      access goes to HBM without allocating in L2).
     """
 
     pipe: Pipe
@@ -161,6 +168,7 @@ class Instr(NamedTuple):
     dep: tuple[Pipe, int] | None = None
     implicit: bool = False
     label: str = ""
+    cache: int = 0
 
     def describe(self) -> str:
         """A short human-readable form, e.g. ``MTE2 DataCopyPad.GM2UB grad->gradIn 1024B``."""
