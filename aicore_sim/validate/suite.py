@@ -20,7 +20,8 @@ mte2_us    aiv_mte2_time(us)       per core
 mte3_us    aiv_mte3_time(us)       per core
 vec_us     aiv_vec_time(us)        per core
 scalar_us  aiv_scalar_time(us)     per core
-vec_cycles (cycles of N calls)     per core: VECTOR busy cycles (bank_conflict_ub's unit)
+vec_ticks  (GetSystemCycle span)   per core: VECTOR busy time in system-counter ticks
+                                   (bank_conflict_ub's unit; ``platform.system_counter_mhz``)
 ========== ======================= ===========================================================
 """
 
@@ -40,7 +41,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "mte3_us": ("aiv_mte3_time(us)", "us"),
     "vec_us": ("aiv_vec_time(us)", "us"),
     "scalar_us": ("aiv_scalar_time(us)", "us"),
-    "vec_cycles": ("vector busy cycles", "cycles"),
+    "vec_ticks": ("vector time in GetSystemCycle ticks", "ticks"),
 }
 
 
@@ -50,7 +51,7 @@ class BoardValue:
 
     column: str  # a key of COLUMNS
     value: float
-    unit: str  # "us" or "cycles", as COLUMNS says for the column
+    unit: str  # "us" or "ticks", as COLUMNS says for the column
     scope: str  # "task" or "per_core"
     source: str  # file in the upstream repository the figure is read from
     commit: str  # upstream commit of that file
