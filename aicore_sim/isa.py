@@ -138,7 +138,10 @@ class Instr(NamedTuple):
       with strides in 32-byte blocks.
     - Cast: ``count``, ``round_mode``; Copy: ``mask``, ``repeat``,
       ``params = (dstBlkStride, srcBlkStride, dstRepStride, srcRepStride)``;
-      Duplicate / Muls: ``count``, ``scalar``; Mul / Add: ``count``;
+      Duplicate / Muls: ``count``, ``scalar``; Mul / Add: ``count``, or for Add's mask +
+      repeat form ``mask``, ``repeat``, ``count = mask * repeat`` and
+      ``params = (dstBlkStride, src0BlkStride, src1BlkStride, dstRepStride, src0RepStride,
+      src1RepStride)`` (count mode has empty ``params``);
       BlockReduceSum / WholeReduceSum: ``mask``, ``repeat``,
       ``params = (dstRepStride, srcBlkStride, srcRepStride)``.
     - SetFlag / WaitFlag: ``event``, ``event_id``; PipeBarrier: ``barrier`` (the pipe it drains,

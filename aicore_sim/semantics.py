@@ -10,7 +10,9 @@ Conventions (see docs/model.md, "Numerics"):
 - Widening casts are exact; narrowing casts (CAST_RINT) round to nearest, ties to even, from
   float32 (never from float64). fp16 overflow gives ±inf (IEEE); the device's optional
   saturation mode is not modelled.
-- Element-wise vector ops compute in their operand dtype with one IEEE rounding each.
+- Element-wise vector ops compute in their operand dtype with one IEEE rounding each; the
+  mask + repeat form of Add works on the lanes its block / repeat strides select, reading
+  both sources before writing.
 - Reductions use the documented adjacent-pair binary tree: inside one 32-byte block
   (BlockReduceSum) and across the 64 lanes of a repeat (WholeReduceSum), inactive lanes
   contributing +0.
@@ -140,6 +142,9 @@ def _muls(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
 
 def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
     def run(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+        if ins.params:  # the mask + repeat form (Add); count mode records no params
+            _binary_repeat(fn, ins, ub, out)
+            return
         a = _typed(ins.src[0], ub, ins.count)
         b = _typed(ins.src[1], ub, ins.count)
         _put(_typed(ins.dst, ub, ins.count), ..., fn(a, b), out)
@@ -175,6 +180,35 @@ def _copy(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     size = src.dtype.itemsize
     for b in range(size):
         _put(ub, do + b, ub[so + b], out)
+
+
+def _lane_bytes(op: Operand, mask: int, repeat: int, blk: int, rep: int) -> np.ndarray:
+    """(active lanes, itemsize) UB byte indices of a mask + repeat operand, in lane order."""
+    offs = _lane_offsets(op.dtype, mask, repeat, blk, rep) + op.addr
+    return offs[:, None] + np.arange(op.dtype.itemsize)
+
+
+def _binary_repeat(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], ins: Instr,
+                   ub: np.ndarray, out: Out) -> None:
+    """Element-wise ``fn`` on the leading ``mask`` lanes of each repeat, every operand with
+    its own block / repeat strides (``params = (dstBlk, src0Blk, src1Blk, dstRep, src0Rep,
+    src1Rep)``). Both sources are read in full before any lane is written, so a destination
+    that aliases a source (same address and strides) reads the old values."""
+    if ins.mask == 0 or ins.repeat == 0:
+        return  # no lane is active
+    d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = ins.params
+    a_op, b_op, dst = ins.src[0], ins.src[1], ins.dst
+    lanes = REPEAT_BYTES // dst.dtype.itemsize
+    if ins.mask == lanes and ins.params == (1, 1, 1, 8, 8, 8):  # contiguous, every lane
+        n = ins.repeat * lanes
+        r = fn(_typed(a_op, ub, n), _typed(b_op, ub, n))
+        _put(_typed(dst, ub, n), ..., r, out)
+        return
+    a = ub[_lane_bytes(a_op, ins.mask, ins.repeat, a_blk, a_rep)].reshape(-1).view(a_op.dtype)
+    b = ub[_lane_bytes(b_op, ins.mask, ins.repeat, b_blk, b_rep)].reshape(-1).view(b_op.dtype)
+    r = np.ascontiguousarray(fn(a, b), dtype=dst.dtype)
+    idx = _lane_bytes(dst, ins.mask, ins.repeat, d_blk, d_rep)
+    _put(ub, idx, r.view(np.uint8).reshape(idx.shape), out)
 
 
 def _gather_lanes(src: Operand, ub: np.ndarray, ins: Instr, blk: int, rep: int) -> np.ndarray:

@@ -10,6 +10,8 @@ from aicore_sim.ascendc.datacopy import (
     DataCopyExtParams,
     DataCopyPad,
     DataCopyPadExtParams,
+    DataCopyPadParams,
+    DataCopyParams,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType, PlatformAscendC
 from aicore_sim.ascendc.sync import (
@@ -32,12 +34,14 @@ from aicore_sim.ascendc.sync import (
     SetFlag,
     WaitFlag,
 )
-from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor
-from aicore_sim.ascendc.tpipe import GetTPipePtr, TBuf, TPipe, TPosition, TQue, TQueBind
+from aicore_sim.ascendc.tensors import GM_ADDR, CacheMode, GlobalTensor, LocalTensor, TPosition
+from aicore_sim.ascendc.tpipe import GetTPipePtr, TBuf, TPipe, TQue, TQueBind
+from aicore_sim.ascendc.utils import DivCeil, InitSocState
 from aicore_sim.ascendc.vector import (
     CAST_NONE,
     CAST_RINT,
     Add,
+    BinaryRepeatParams,
     BlockReduceSum,
     Cast,
     Copy,
@@ -53,6 +57,8 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "BinaryRepeatParams", "CacheMode", "DataCopyPadParams", "DataCopyParams", "DivCeil",
+    "InitSocState",
     "CAST_NONE", "CAST_RINT", "EVENT_ID0", "EVENT_ID1", "EVENT_ID2", "EVENT_ID3", "EVENT_ID4",
     "EVENT_ID5", "EVENT_ID6", "EVENT_ID7", "GM_ADDR", "PIPE_ALL", "PIPE_MTE2", "PIPE_MTE3",
     "PIPE_S", "PIPE_V", "Add", "BlockReduceSum", "Cast", "Copy", "CopyRepeatParams",

@@ -12,6 +12,12 @@ calCount * sizeof(T) / 32, 0, 0}``). Its alignment rules: the byte count must be
 ``misaligned`` hazard and, as on device, only the whole 32-byte blocks are moved. GM->UB runs
 on MTE2 and UB->GM on MTE3 (the same transfers as DataCopyPad, so the same copy curves); UB->UB
 is ``copy_ubuf_to_ubuf`` on the vector pipe.
+
+``DataCopyPad`` also takes the older 16-bit parameter structs, ``DataCopyParams`` (blockCount,
+blockLen in bytes, srcStride, dstStride; each a uint16, checked) with ``DataCopyPadParams``
+(isPad, leftPadding, rightPadding: uint8; paddingValue), meaning the same as the Ext forms.
+
+Every GM<->UB copy records the L2 cache mode of its GlobalTensor in ``Instr.cache``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ MAX_BLOCK_COUNT = 4095  # uint16 field, A2/A3 documented range
 MAX_BLOCK_LEN = 2097151  # bytes
 MAX_DATA_COPY_BLOCKS = 65535  # DataCopyParams.blockLen: uint16, in 32-byte blocks
 DATA_COPY_LABEL = "DataCopy"
+UINT16_MAX = 65535
+UINT8_MAX = 255
 
 
 @dataclass
@@ -50,6 +58,48 @@ class DataCopyPadExtParams:
     paddingValue: float = 0
 
 
+@dataclass
+class DataCopyParams:
+    """``DataCopyParams``: blockCount, blockLen, srcStride, dstStride, each a ``uint16_t``.
+
+    With ``DataCopyPad`` the lengths mean what ``DataCopyExtParams``' do (blockLen and the GM
+    stride in bytes, the UB stride in 32-byte blocks); a field outside [0, 65535] is a
+    ``KernelError`` when the copy is made."""
+
+    blockCount: int = 1
+    blockLen: int = 0
+    srcStride: int = 0
+    dstStride: int = 0
+
+
+@dataclass
+class DataCopyPadParams:
+    """``DataCopyPadParams``: isPad, leftPadding, rightPadding (``uint8_t``), paddingValue."""
+
+    isPad: bool = False
+    leftPadding: int = 0
+    rightPadding: int = 0
+    paddingValue: int = 0
+
+
+def _check_u16(p: DataCopyParams) -> DataCopyExtParams:
+    """The Ext form of a ``DataCopyParams`` whose fields fit their uint16 range."""
+    for field in ("blockCount", "blockLen", "srcStride", "dstStride"):
+        v = int(getattr(p, field))
+        if not 0 <= v <= UINT16_MAX:
+            raise KernelError(f"DataCopyPad: DataCopyParams.{field} {v} outside the uint16 "
+                              f"range [0, {UINT16_MAX}]")
+    return DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride)
+
+
+def _check_pad(p: DataCopyPadParams) -> None:
+    for field in ("leftPadding", "rightPadding"):
+        v = int(getattr(p, field))
+        if not 0 <= v <= UINT8_MAX:
+            raise KernelError(f"DataCopyPad: DataCopyPadParams.{field} {v} outside the uint8 "
+                              f"range [0, {UINT8_MAX}]")
+
+
 def _up32(x: int) -> int:
     return -(-x // 32) * 32
 
@@ -63,10 +113,18 @@ def _check(p: DataCopyExtParams) -> tuple[int, int, int, int]:
     return count, length, int(p.srcStride), int(p.dstStride)
 
 
-def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtParams | None = None
-                ) -> None:
-    """GM->UB (dst LocalTensor, src GlobalTensor) or UB->GM (dst GlobalTensor, src LocalTensor)."""
+def DataCopyPad(dst, src, params: DataCopyExtParams | DataCopyParams,
+                padParams: DataCopyPadExtParams | DataCopyPadParams | None = None) -> None:
+    """GM->UB (dst LocalTensor, src GlobalTensor) or UB->GM (dst GlobalTensor, src LocalTensor).
+
+    ``params`` is a ``DataCopyExtParams`` or a ``DataCopyParams`` (uint16 fields checked);
+    ``padParams`` a ``DataCopyPadExtParams`` or a ``DataCopyPadParams`` (uint8 paddings
+    checked)."""
     rec = program.current()
+    if isinstance(params, DataCopyParams):
+        params = _check_u16(params)
+    if isinstance(padParams, DataCopyPadParams):
+        _check_pad(padParams)
     count, length, s_stride, d_stride = _check(params)
     if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
         src._check_bound("DataCopyPad GM->UB source")
@@ -76,7 +134,8 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
         ub = dst.operand(0, f"DataCopyPad GM->UB into '{dst.buf}'", nbytes=ub_span)
         gm = Operand(Space.GM, src.name, src.base, gm_span, src.dtype)
         rec.emit(Instr(Pipe.MTE2, Opcode.COPY_GM_TO_UB, dst=ub, src=(gm,), count=count,
-                       nbytes=count * length, params=(count, length, s_stride, d_stride)))
+                       nbytes=count * length, params=(count, length, s_stride, d_stride),
+                       cache=src.cache))
     elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
         dst._check_bound("DataCopyPad UB->GM destination")
         ub_span = count * _up32(length) + max(count - 1, 0) * s_stride * 32 if count else 0
@@ -85,7 +144,8 @@ def DataCopyPad(dst, src, params: DataCopyExtParams, padParams: DataCopyPadExtPa
         rec.image.check_gm(dst.name, dst.base, gm_span, f"DataCopyPad UB->GM into '{dst.name}'")
         gm = Operand(Space.GM, dst.name, dst.base, gm_span, dst.dtype)
         rec.emit(Instr(Pipe.MTE3, Opcode.COPY_UB_TO_GM, dst=gm, src=(ub,), count=count,
-                       nbytes=count * length, params=(count, length, s_stride, d_stride)))
+                       nbytes=count * length, params=(count, length, s_stride, d_stride),
+                       cache=dst.cache))
     else:
         raise KernelError(
             "DataCopyPad: expected (LocalTensor, GlobalTensor) or (GlobalTensor, LocalTensor), "
@@ -121,7 +181,8 @@ def DataCopy(dst, src, calCount: int) -> None:
         ub = dst.operand(0, what, nbytes=nbytes)
         gm = Operand(Space.GM, src.name, src.base, nbytes, src.dtype)
         rec.emit(Instr(Pipe.MTE2, Opcode.COPY_GM_TO_UB, dst=ub, src=(gm,), count=1,
-                       nbytes=nbytes, params=(1, nbytes, 0, 0), label=DATA_COPY_LABEL))
+                       nbytes=nbytes, params=(1, nbytes, 0, 0), label=DATA_COPY_LABEL,
+                       cache=src.cache))
     elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
         what = f"DataCopy UB->GM from '{src.buf}' into '{dst.name}'"
         dst._check_bound("DataCopy UB->GM destination")
@@ -130,7 +191,8 @@ def DataCopy(dst, src, calCount: int) -> None:
         rec.image.check_gm(dst.name, dst.base, nbytes, what)
         gm = Operand(Space.GM, dst.name, dst.base, nbytes, dst.dtype)
         rec.emit(Instr(Pipe.MTE3, Opcode.COPY_UB_TO_GM, dst=gm, src=(ub,), count=1,
-                       nbytes=nbytes, params=(1, nbytes, 0, 0), label=DATA_COPY_LABEL))
+                       nbytes=nbytes, params=(1, nbytes, 0, 0), label=DATA_COPY_LABEL,
+                       cache=dst.cache))
     elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
         what = f"DataCopy UB->UB from '{src.buf}' into '{dst.buf}'"
         nbytes = _data_copy_bytes(rec, dst.dtype, calCount, what)

@@ -2,18 +2,29 @@
 
 What kernel ports index, slice and read with ``GetValue``; each scalar access is recorded as
 a scalar-unit instruction so its cost and its auto-sync wait appear in the replay.
+
+Two ways to get a LocalTensor: from a ``TQue`` / ``TBuf`` (``TPipe.InitBuffer`` placed it), or
+at a fixed UB byte address, ``LocalTensor(half, TPosition.VECCALC, addr, tileSize)`` as in
+Ascend C's static-tensor programming (the best-practice samples place every buffer by hand,
+some overlapping). The fixed form registers its window in the core's UB allocation table so the
+checks, the summary and the UB plots see it; see :class:`LocalTensor`.
+
+A GlobalTensor carries its L2 cache mode (``SetL2CacheHint(CacheMode...)``); every copy through
+it records the mode in ``Instr.cache``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
 from aicore_sim import program
 from aicore_sim.dtypes import as_dtype
 from aicore_sim.errors import KernelError, OutOfBoundsError
-from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.isa import CACHE_DISABLE, CACHE_NORMAL, Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.memory import UB_ALIGN, Allocation
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,16 +41,57 @@ class GM_ADDR:
 _UB = Space.UB
 
 
+class TPosition(Enum):
+    """Logical buffer positions (where a queue's data comes from / goes to)."""
+
+    GM = "GM"
+    VECIN = "VECIN"
+    VECOUT = "VECOUT"
+    VECCALC = "VECCALC"
+
+
+class CacheMode(Enum):
+    """``AscendC::CacheMode``: the L2 cache mode of a GlobalTensor (values as Ascend C's).
+
+    ``CACHE_MODE_NORMAL`` (the default) reads and writes through L2; ``CACHE_MODE_DISABLE``
+    goes to HBM without allocating in L2. ``CACHE_MODE_LAST`` and ``CACHE_MODE_PERSISTENT``
+    (documented as not yet supported on A2/A3) are named but refused by ``SetL2CacheHint``.
+    """
+
+    CACHE_MODE_DISABLE = 0
+    CACHE_MODE_NORMAL = 1
+    CACHE_MODE_LAST = 2
+    CACHE_MODE_PERSISTENT = 4
+
+
+_CACHE_CODES = {CacheMode.CACHE_MODE_NORMAL: CACHE_NORMAL,
+                CacheMode.CACHE_MODE_DISABLE: CACHE_DISABLE}
+
+
 class GlobalTensor:
     """``GlobalTensor<T>``: a typed view of a GM tensor from an element offset on."""
 
-    __slots__ = ("dtype", "name", "base", "size")
+    __slots__ = ("dtype", "name", "base", "size", "cache")
 
     def __init__(self, dtype) -> None:
         self.dtype = as_dtype(dtype)
         self.name = ""
         self.base = 0  # byte offset in the GM tensor
         self.size = -1
+        self.cache = CACHE_NORMAL  # Instr.cache code of every copy through this tensor
+
+    def SetL2CacheHint(self, mode: CacheMode) -> None:
+        """``SetL2CacheHint(mode)``: the L2 cache mode of every later copy through this
+        tensor and through tensors ``[]`` makes from it afterwards (recorded in
+        ``Instr.cache``; what it costs is the cost model's business). Only
+        ``CACHE_MODE_NORMAL`` and ``CACHE_MODE_DISABLE`` are modelled."""
+        if not isinstance(mode, CacheMode):
+            raise KernelError(f"SetL2CacheHint: expected a CacheMode, got {mode!r}")
+        code = _CACHE_CODES.get(mode)
+        if code is None:
+            raise KernelError(f"SetL2CacheHint: {mode.name} is not modelled (only "
+                              "CACHE_MODE_NORMAL and CACHE_MODE_DISABLE are)")
+        self.cache = code
 
     def SetGlobalBuffer(self, addr: GM_ADDR | None, bufferSize: int = -1) -> None:
         """Bind to a GM address. A nullptr binds too, as on device; any access through the
@@ -58,6 +110,7 @@ class GlobalTensor:
     def __getitem__(self, offset: int) -> GlobalTensor:
         t = GlobalTensor(self.dtype)
         t.name, t.base, t.size = self.name, self.base + int(offset) * self.dtype.itemsize, -1
+        t.cache = self.cache
         return t
 
     def operand(self, nbytes: int) -> Operand:
@@ -76,14 +129,64 @@ class GlobalTensor:
         return rec.image.gm[self.name][addr : addr + size].view(self.dtype)[0]
 
 
+def _fixed_window(dtype: np.dtype, pos: TPosition, addr: int, tileSize: int
+                  ) -> tuple[str, int, int]:
+    """Check and register ``LocalTensor<T>(pos, addr, tileSize)``; (buffer name, addr, end).
+
+    The rules are those Ascend C's CPU debug build asserts: a local position (not GM), an
+    address 32-byte aligned, ``tileSize`` > 0 elements, a length that is a whole number of
+    32-byte blocks, and the window inside the whole UB (the hardware buffer: 192 KiB on
+    A2/A3, the platform's ``ub_size``; not ``GetCoreMemSize``, which keeps back what TPipe
+    reserves)."""
+    what = f"LocalTensor<{dtype}>({pos.name}, {addr}, {tileSize})"
+    if pos is TPosition.GM:
+        raise KernelError(f"{what}: the position must be a local memory, not GM")
+    addr, tileSize = int(addr), int(tileSize)
+    if addr < 0 or addr % UB_ALIGN:
+        raise KernelError(f"{what}: addr {addr} must be a non-negative multiple of "
+                          f"{UB_ALIGN} bytes")
+    if tileSize <= 0:
+        raise KernelError(f"{what}: tileSize must be > 0 elements")
+    nbytes = tileSize * dtype.itemsize
+    if nbytes % UB_ALIGN:
+        raise KernelError(f"{what}: tensor length {nbytes} bytes is not a multiple of "
+                          f"{UB_ALIGN} bytes")
+    rec = program.current()
+    ub_size = rec.image.ub_bytes
+    if addr + nbytes > ub_size:
+        raise OutOfBoundsError(f"{what}: UB bytes [{addr}, {addr + nbytes}) pass the end of "
+                               f"the UB of {ub_size} bytes by {addr + nbytes - ub_size} bytes")
+    table = rec.ub.allocations
+    for a in table:
+        if a.addr == addr and a.nbytes == nbytes:
+            return a.name, addr, addr + nbytes  # the same window again: one allocation
+    name = f"{pos.name}@{addr:#x}"
+    if any(a.name == name for a in table):
+        name = f"{name}+{nbytes}"
+    table.append(Allocation(name, addr, nbytes))  # fixed: InitBuffer's placement is untouched
+    return name, addr, addr + nbytes
+
+
 class LocalTensor:
-    """``LocalTensor<T>``: a typed window on one UB buffer, from a byte address on."""
+    """``LocalTensor<T>``: a typed window on one UB buffer, from a byte address on.
+
+    ``LocalTensor(dtype, buf, addr, limit)`` is the form the queues and buffers build (``buf``
+    names the InitBuffer allocation, ``limit`` is its end). ``LocalTensor(dtype, pos, addr,
+    tileSize)`` with a :class:`TPosition` is Ascend C's ``LocalTensor<T>(pos, addr, tileSize)``:
+    ``tileSize`` elements at UB byte ``addr``, checked (see :func:`_fixed_window`: alignment,
+    length, inside the UB, else ``KernelError`` / ``OutOfBoundsError`` naming the rule and the
+    bytes) and registered as an allocation named ``"<POS>@<addr in hex>"``. Windows may overlap
+    (the samples alias a source and the destination); the same window made twice is one
+    allocation.
+    """
 
     __slots__ = ("dtype", "buf", "addr", "limit")
 
-    def __init__(self, dtype, buf: str, addr: int, limit: int) -> None:
+    def __init__(self, dtype, buf: str | TPosition, addr: int, limit: int) -> None:
         self.dtype = as_dtype(dtype)
-        self.buf = buf  # the InitBuffer allocation this tensor lives in
+        if buf.__class__ is TPosition:  # the fixed-address form: limit is tileSize
+            buf, addr, limit = _fixed_window(self.dtype, buf, addr, limit)
+        self.buf = buf  # the allocation this tensor lives in
         self.addr = addr  # byte address in UB
         self.limit = limit  # first byte after the allocation
 

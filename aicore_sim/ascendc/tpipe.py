@@ -20,24 +20,13 @@ queue calls insert the flags the Ascend C library inserts on arch 2201 (A2/A3):
 from __future__ import annotations
 
 from collections import deque
-from enum import Enum
 
 from aicore_sim import program
 from aicore_sim.ascendc.sync import PIPE_ALL, PipeBarrier, SetFlag, WaitFlag
-from aicore_sim.ascendc.tensors import LocalTensor
+from aicore_sim.ascendc.tensors import LocalTensor, TPosition
 from aicore_sim.dtypes import as_dtype
 from aicore_sim.errors import EventIdError, KernelError, OutOfBoundsError
 from aicore_sim.isa import HardEvent
-
-
-class TPosition(Enum):
-    """Logical buffer positions (where a queue's data comes from / goes to)."""
-
-    GM = "GM"
-    VECIN = "VECIN"
-    VECOUT = "VECOUT"
-    VECCALC = "VECCALC"
-
 
 # (source position, destination position) -> (enqueue event, free event), arch 2201
 _QUE_EVENTS: dict[tuple[TPosition, TPosition], tuple[HardEvent, HardEvent]] = {

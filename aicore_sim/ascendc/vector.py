@@ -1,7 +1,10 @@
 """Vector-pipe APIs: Cast, Copy, Duplicate, Muls, Mul, Add, BlockReduceSum, WholeReduceSum.
 
 Count-mode calls take an element count; the mask + repeat forms take a lane mask, a repeat
-count (<= 255) and block / repeat strides in 32-byte blocks, as in Ascend C.
+count (<= 255) and block / repeat strides in 32-byte blocks, as in Ascend C. ``Add`` has both:
+``Add(dst, src0, src1, count)`` and ``Add(dst, src0, src1, mask, repeatTime,
+BinaryRepeatParams(...))``; the mask is the normal (continuous) mode, the leading ``mask``
+lanes of every repeat.
 """
 
 from __future__ import annotations
@@ -29,6 +32,33 @@ class CopyRepeatParams:
     srcStride: int = 1
     dstRepeatSize: int = 8
     srcRepeatSize: int = 8
+
+
+@dataclass
+class BinaryRepeatParams:
+    """``BinaryRepeatParams``: block strides inside a repeat and repeat strides, in 32-byte
+    blocks, of dst, src0 and src1 (each a ``uint8_t``)."""
+
+    dstBlkStride: int = 1
+    src0BlkStride: int = 1
+    src1BlkStride: int = 1
+    dstRepStride: int = 8
+    src0RepStride: int = 8
+    src1RepStride: int = 8
+
+
+def _binary_repeat_params(p: BinaryRepeatParams, what: str) -> tuple[int, ...]:
+    """(dstBlk, src0Blk, src1Blk, dstRep, src0Rep, src1Rep), each checked to fit a uint8."""
+    if not isinstance(p, BinaryRepeatParams):
+        raise KernelError(f"{what}: expected BinaryRepeatParams, got {p!r}")
+    names = ("dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride",
+             "src0RepStride", "src1RepStride")
+    out = tuple(int(getattr(p, n)) for n in names)
+    for n, v in zip(names, out):
+        if not 0 <= v <= 255:
+            raise KernelError(f"{what}: BinaryRepeatParams.{n} {v} outside the uint8 range "
+                              "[0, 255]")
+    return out
 
 
 def _count(count: int, what: str) -> int:
@@ -114,8 +144,32 @@ def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> N
     _binary(Opcode.MUL, "Mul", dst, src0, src1, count)
 
 
-def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
-    _binary(Opcode.ADD, "Add", dst, src0, src1, count)
+def _binary_repeat(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
+                   mask: int, repeatTime: int, repeatParams: BinaryRepeatParams) -> None:
+    if not dst.dtype == a.dtype == b.dtype:
+        raise KernelError(f"{name}: operand dtypes differ ({dst.dtype}, {a.dtype}, {b.dtype})")
+    mask, repeat = _repeat_args(mask, repeatTime, dst.dtype, name)
+    params = _binary_repeat_params(repeatParams, name)
+    d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = params
+    rec = program.current()
+    d = dst.operand(0, f"{name} dst", nbytes=_span(dst, mask, repeat, d_blk, d_rep))
+    s0 = a.operand(0, f"{name} src0", nbytes=_span(a, mask, repeat, a_blk, a_rep))
+    s1 = b.operand(0, f"{name} src1", nbytes=_span(b, mask, repeat, b_blk, b_rep))
+    rec.emit(Instr(Pipe.VECTOR, op, dst=d, src=(s0, s1), mask=mask, repeat=repeat,
+                   count=mask * repeat, params=params), 3)
+
+
+def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+    """``Add(dst, src0, src1, count)`` or ``Add(dst, src0, src1, mask, repeatTime,
+    repeatParams)`` (mask + repeat form: ``mask`` leading lanes of each of ``repeatTime``
+    repeats, strides from the :class:`BinaryRepeatParams`)."""
+    if len(args) == 1:
+        _binary(Opcode.ADD, "Add", dst, src0, src1, args[0])
+    elif len(args) == 3:
+        _binary_repeat(Opcode.ADD, "Add", dst, src0, src1, *args)
+    else:
+        raise KernelError("Add: expected (dst, src0, src1, count) or (dst, src0, src1, mask, "
+                          f"repeatTime, repeatParams), got {3 + len(args)} arguments")
 
 
 def BlockReduceSum(dst: LocalTensor, src: LocalTensor, repeatTime: int, mask: int,
