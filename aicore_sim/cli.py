@@ -689,6 +689,10 @@ def build_parser() -> argparse.ArgumentParser:
     from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate
 
     _add_correlate(sub)
+
+    from aicore_sim.validate.cli_validate import add_parser as _add_validate  # validate
+
+    _add_validate(sub)
     return p
 
 
