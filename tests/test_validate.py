@@ -418,3 +418,26 @@ def test_cli_max_median_makes_it_a_check(installed, capsys) -> None:
     assert main(["validate", "--no-progress", "--max-median", "50"]) == 1
     assert "check failed: task_us: median |error|" in capsys.readouterr().err
     assert main(["validate", "--no-progress", "--max-worst", "-1"]) == 2
+
+
+def test_suites_found_through_entry_points(monkeypatch) -> None:
+    import importlib.metadata as md
+
+    eps = [md.EntryPoint("mine", "tests.test_validate:SUITE", suites_mod.GROUP)]
+    monkeypatch.setattr(suites_mod, "entry_points", lambda: eps)
+    assert suites_mod.find_suites() == [SUITE]
+    assert suites_mod.find_suites("test_suite") == [SUITE]  # the Suite's own name works too
+    with pytest.raises(suites_mod.UsageError, match="--suite x: no such validation suite"):
+        suites_mod.find_suites("x")
+    eps[:] = [md.EntryPoint("bad", "tests.test_validate:BOARD", suites_mod.GROUP)]
+    with pytest.raises(suites_mod.SuiteLoadError, match="'bad'.*tuple, not"):
+        suites_mod.find_suites()
+    eps[:] = [md.EntryPoint("gone", "tests.no_such_module:SUITE", suites_mod.GROUP)]
+    with pytest.raises(suites_mod.SuiteLoadError, match="cannot be loaded: ModuleNotFound"):
+        suites_mod.find_suites()
+
+
+def test_this_projects_suites_are_read_from_pyproject() -> None:
+    own = suites_mod._source_tree_eps()
+    assert own is not None  # the tests run from the source tree
+    assert all(e.group == suites_mod.GROUP for e in own)
