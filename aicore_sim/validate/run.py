@@ -154,7 +154,8 @@ def run_scenarios(selected: Sequence[tuple[Any, Scenario]], progress: bool = Tru
                 print(f"[{i + 1}/{len(selected)}] {sc.name}: {state} ({r.wall_s:.1f} s)",
                       file=sys.stderr, flush=True)
             if not r.ok and echo is not None:
-                echo(f"{sc.name}: failed to run: {r.error}")
+                with bar.external_write_mode(file=sys.stderr):  # the line above the bar
+                    echo(f"{sc.name}: failed to run: {r.error}")
             bar.update(1)
     finally:
         bar.close()
