@@ -252,8 +252,9 @@ def gm_bytes(instr: Instr) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int]:
-    """(single-core cycles, GM bus bytes) of a DataCopyPad, memoised on its geometry."""
+def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int, int]:
+    """(single-core cycles, GM bus bytes, completion latency) of a DataCopyPad, memoised on
+    its geometry."""
     rows, row_bytes, gap, addr, itemsize = _copy_geometry(instr)
     key = (instr.op, rows, row_bytes, gap, addr % GM_ALIGN_BEST_BYTES, itemsize)
     memo = t.copy_memo
@@ -262,24 +263,51 @@ def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int]:
         return hit
     c = t.costs
     gm_to_ub = instr.op is Opcode.COPY_GM_TO_UB
-    curve = t.mte2 if gm_to_ub else t.mte3
     bus = _bus_bytes(rows, row_bytes, gap, addr)
     nbytes: float = bus
     ratio = c.unaligned_512_bandwidth_ratio
     if addr % GM_ALIGN_BEST_BYTES and 0.0 < ratio < 1.0:
         nbytes /= ratio
-    cycles = curve(nbytes)
-    if rows > 1 and gap > 0:
-        if gm_to_ub:
-            k = c.mte2_stride_cycles_per_row_element
-        else:
-            k = c.mte3_stride_cycles_per_row_element
-        cycles += k * rows * ((gap // itemsize) % c.stride_modulo_elements)
-    result = (_round(cycles), bus)
+    if c.copy_model == "pipelined":
+        issue, per_row, rate, latency, scale = (
+            (c.mte2_issue_cycles, c.mte2_row_cycles, c.mte2_core_bytes_per_cycle,
+             c.mte2_latency_cycles, c.mte2_scale) if gm_to_ub else
+            (c.mte3_issue_cycles, c.mte3_row_cycles, c.mte3_core_bytes_per_cycle,
+             c.mte3_latency_cycles, c.mte3_scale))
+        cycles = max(issue + per_row * max(rows - 1, 0), nbytes / rate) * scale
+        result = (_round(cycles), bus, _round(latency * scale) if latency > 0 else 0)
+    else:
+        curve = t.mte2 if gm_to_ub else t.mte3
+        cycles = curve(nbytes)
+        if rows > 1 and gap > 0:
+            if gm_to_ub:
+                k = c.mte2_stride_cycles_per_row_element
+            else:
+                k = c.mte3_stride_cycles_per_row_element
+            cycles += k * rows * ((gap // itemsize) % c.stride_modulo_elements)
+        result = (_round(cycles), bus, 0)
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = result
     return result
+
+
+def copy_occupancy(instr: Instr, platform: Platform, hbm_bytes: float, hit_bytes: float
+                   ) -> int:
+    """Occupancy of a pipelined copy whose bytes the L2 model split into ``hbm_bytes`` (L2
+    misses, drawn from HBM at the core's rate) and ``hit_bytes`` (L2 hits or writes absorbed
+    by L2, at ``platform.l2_core_bytes_per_cycle``): max(issue + row x (rows - 1), hbm_bytes /
+    core rate + hit_bytes / L2 rate per core), scaled like :func:`occupancy_cycles`."""
+    c = platform.costs
+    rows = _copy_geometry(instr)[0]
+    if instr.op is Opcode.COPY_GM_TO_UB:
+        issue, per_row, rate, scale = (c.mte2_issue_cycles, c.mte2_row_cycles,
+                                       c.mte2_core_bytes_per_cycle, c.mte2_scale)
+    else:
+        issue, per_row, rate, scale = (c.mte3_issue_cycles, c.mte3_row_cycles,
+                                       c.mte3_core_bytes_per_cycle, c.mte3_scale)
+    stream = hbm_bytes / rate + hit_bytes / platform.l2_core_bytes_per_cycle
+    return _round(max(issue + per_row * max(rows - 1, 0), stream) * scale)
 
 
 def _copy_cycles(instr: Instr, t: _Tables) -> int:
@@ -363,20 +391,31 @@ def occupancy_cycles(instr: Instr, platform: Platform) -> int:
     raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
 
 
-def price(instr: Instr, platform: Platform) -> tuple[int, int, int]:
-    """(:func:`occupancy_cycles`, :func:`issue_cycles`, :func:`gm_bytes`) in one call, the
-    form the engine uses once per recorded instruction."""
+def price(instr: Instr, platform: Platform) -> tuple[int, int, int, int]:
+    """(:func:`occupancy_cycles`, :func:`issue_cycles`, :func:`gm_bytes`,
+    :func:`latency_cycles`) in one call, the form the engine uses once per recorded
+    instruction."""
     t = platform._cost_cache or _tables(platform)
     op = instr.op
     fixed = t.occ_fixed.get(op)
     if fixed is not None:
-        return fixed, t.issue[op], 0
+        return fixed, t.issue[op], 0, 0
     if op in _COPY_OPS:
-        occ, bus = _copy_price(instr, t)
-        return occ, t.issue[op], bus
+        occ, bus, latency = _copy_price(instr, t)
+        return occ, t.issue[op], bus, latency
     if op in _VECTOR_OPS:
-        return _vector_cycles(instr, t), t.issue[op], 0
+        return _vector_cycles(instr, t), t.issue[op], 0, 0
     raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
+
+
+def latency_cycles(instr: Instr, platform: Platform) -> int:
+    """Cycles after a copy's occupancy before its data is visible to a flag, a barrier or a
+    scalar read (pipelined copies only; 0 for everything else, and for curve copies, whose
+    curve already holds the latency inside the occupancy)."""
+    t = platform._cost_cache or _tables(platform)
+    if instr.op in _COPY_OPS:
+        return _copy_price(instr, t)[2]
+    return 0
 
 
 def issue_cycles(instr: Instr, platform: Platform) -> int:
@@ -406,7 +445,9 @@ def tail_cycles(instr: Instr, platform: Platform) -> int:
 __all__ = [
     "GM_GRANULE_BYTES",
     "gm_bytes",
+    "copy_occupancy",
     "issue_cycles",
+    "latency_cycles",
     "occupancy_cycles",
     "tail_cycles",
 ]

@@ -121,6 +121,21 @@ class Costs:
     mte2_scale: float = 1.0
     mte3_scale: float = 1.0
     vector_scale: float = 1.0
+    # Pipelined copies ([mte2.pipeline] / [mte3.pipeline]; copy_model "pipelined"): a copy
+    # holds its MTE for max(issue + row x (rows - 1), payload / core rate) and its data is
+    # visible latency cycles after that (cost.py). "curve" = the single-core curve, no latency.
+    copy_model: str = "curve"
+    mte2_issue_cycles: float = 0.0
+    mte2_row_cycles: float = 0.0
+    mte2_core_bytes_per_cycle: float = 0.0
+    mte2_latency_cycles: float = 0.0
+    mte3_issue_cycles: float = 0.0
+    mte3_row_cycles: float = 0.0
+    mte3_core_bytes_per_cycle: float = 0.0
+    mte3_latency_cycles: float = 0.0
+    # The L2 cache in front of HBM ([l2]; engine/l2.py): line (allocation) size in bytes,
+    # 0 = no L2 model (every GM byte is an HBM byte, as before).
+    l2_line_bytes: int = 0
 
     def curve(self, name: str) -> CopyCurve:
         """The copy curve called ``name`` (ValueError listing the known ones otherwise)."""
@@ -153,6 +168,14 @@ class Costs:
         for scale in _CALIBRATION_KEYS:
             if getattr(new, scale) <= 0:
                 raise ValueError(f"costs field {scale!r} must be > 0, got {getattr(new, scale)}")
+        if new.copy_model not in ("curve", "pipelined"):
+            raise ValueError(
+                f"costs field 'copy_model' must be 'curve' or 'pipelined', got {new.copy_model!r}"
+            )
+        if new.copy_model == "pipelined" and min(new.mte2_core_bytes_per_cycle,
+                                                  new.mte3_core_bytes_per_cycle) <= 0:
+            raise ValueError("costs fields 'mte2_core_bytes_per_cycle' and "
+                             "'mte3_core_bytes_per_cycle' must be > 0 with copy_model 'pipelined'")
         if new.vector_model not in ("linear", "vf"):
             raise ValueError(
                 f"costs field 'vector_model' must be 'linear' or 'vf', got {new.vector_model!r}"
@@ -183,6 +206,16 @@ _COSTS_SCALARS: dict[str, type] = {
     "mte2_scale": float,
     "mte3_scale": float,
     "vector_scale": float,
+    "copy_model": str,
+    "mte2_issue_cycles": float,
+    "mte2_row_cycles": float,
+    "mte2_core_bytes_per_cycle": float,
+    "mte2_latency_cycles": float,
+    "mte3_issue_cycles": float,
+    "mte3_row_cycles": float,
+    "mte3_core_bytes_per_cycle": float,
+    "mte3_latency_cycles": float,
+    "l2_line_bytes": int,
 }
 
 _COSTS_CACHE: dict[str, Costs] = {}
@@ -218,6 +251,32 @@ def _calibration(table: Mapping[str, Any]) -> dict[str, float]:
     if unknown:
         raise ValueError(f"[calibration]: unknown keys {unknown}; valid: {list(_CALIBRATION_KEYS)}")
     return {k: _check_value(k, v, float, "costs") for k, v in table.items()}
+
+
+_PIPELINE_KEYS = ("issue_cycles", "row_cycles", "core_bytes_per_cycle", "latency_cycles")
+
+
+def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The pipelined-copy fields of a cost file: both ``[mte2.pipeline]`` and
+    ``[mte3.pipeline]`` (copy_model "pipelined"), or neither (copy_model "curve")."""
+    tables = {p: doc[p].get("pipeline") for p in ("mte2", "mte3")}
+    if all(t is None for t in tables.values()):
+        return {}
+    out: dict[str, Any] = {"copy_model": "pipelined"}
+    for pipe, table in tables.items():
+        if table is None:
+            raise ValueError(f"[{pipe}.pipeline] missing: give both MTE2 and MTE3 pipelines")
+        unknown = sorted(set(table) - set(_PIPELINE_KEYS))
+        missing = sorted(set(_PIPELINE_KEYS) - set(table))
+        if unknown or missing:
+            raise ValueError(f"[{pipe}.pipeline]: unknown keys {unknown}, missing {missing}")
+        for key in _PIPELINE_KEYS:
+            value = _check_value(key, table[key], float, "costs")
+            if value < 0 or (key == "core_bytes_per_cycle" and value <= 0):
+                raise ValueError(f"[{pipe}.pipeline] {key} must be "
+                                 f"{'> 0' if key == 'core_bytes_per_cycle' else '>= 0'}")
+            out[f"{pipe}_{key}"] = value
+    return out
 
 
 def _costs_from_doc(doc: dict[str, Any]) -> Costs:
@@ -272,6 +331,8 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         wait_flag_cycles=int(doc["sync"]["wait_flag_cycles"]),
         barrier_cycles=int(doc["sync"]["barrier_cycles"]),
         **_calibration(doc.get("calibration", {})),
+        **_pipeline(doc),
+        l2_line_bytes=int(doc.get("l2", {}).get("line_bytes", 0)),
     )
     costs.curve(costs.mte2_profile)
     costs.curve(costs.mte3_profile)
@@ -337,6 +398,13 @@ class Platform:
     def l2_bytes_per_cycle(self) -> float:
         """Chip-wide L2 rate for hits: ai_core_cnt x l2_read_rate (ini values)."""
         return self.aic_core_num * self.l2_rate
+
+    @property
+    def l2_core_bytes_per_cycle(self) -> float:
+        """One AIV core's rate for L2 hits: the AI core's l2_read_rate (ini) shared by its
+        vector cores (aiv_core_num / aic_core_num of them; ASSUMPTION: an equal share)."""
+        per = self.aiv_core_num / self.aic_core_num if self.aic_core_num else 1.0
+        return self.l2_rate / max(per, 1.0)
 
     @property
     def cycle_ns(self) -> float:

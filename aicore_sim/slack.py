@@ -23,7 +23,7 @@ from typing import Any
 
 from aicore_sim import engine
 from aicore_sim.background import Background
-from aicore_sim.engine.core import prepare
+from aicore_sim.engine.core import Columns, prepare
 from aicore_sim.isa import Instr, Pipe
 
 PIPES = (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3, Pipe.SCALAR)
@@ -41,16 +41,15 @@ def _scale(v: int, change: str) -> int:
     return 0 if change == "free" else -(-v // 2)
 
 
-def _columns(base: tuple, lever: str, change: str) -> tuple:
+def _columns(base: Columns, lever: str, change: str) -> Columns:
     """One core's prepared columns with the scenario's costs (the base is not modified)."""
-    occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left = base
     if lever == HBM:
-        return occ, issue, [0] * len(gmb), kind, fkey, eff, pipe_of, sets_left
+        return base._replace(gmb=[0] * len(base.gmb))
     p = int(Pipe[lever])
-    occ = [_scale(o, change) if q == p else o for o, q in zip(occ, pipe_of)]
-    if p == int(Pipe.SCALAR):
-        issue = [_scale(v, change) for v in issue]
-    return occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left
+    occ = [_scale(o, change) if q == p else o for o, q in zip(base.occ, base.pipe_of)]
+    lat = [_scale(v, change) if q == p else v for v, q in zip(base.lat, base.pipe_of)]
+    issue = [_scale(v, change) for v in base.issue] if p == int(Pipe.SCALAR) else base.issue
+    return base._replace(occ=occ, lat=lat, issue=issue)
 
 
 def _platform(platform: Any, lever: str, change: str) -> Any:
@@ -60,7 +59,7 @@ def _platform(platform: Any, lever: str, change: str) -> Any:
     return platform
 
 
-def replay_makespan(streams: list[list[Instr]], platform: Any, columns: list[tuple],
+def replay_makespan(streams: list[list[Instr]], platform: Any, columns: list[Columns],
                     lever: str, change: str, allocations=None) -> int:
     """Makespan of one scenario: a timing-only replay with the changed costs."""
     plat = _platform(platform, lever, change)

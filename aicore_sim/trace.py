@@ -58,6 +58,15 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
     return Pipe(what).name  # queue_full
 
 
+def _union(start: np.ndarray, end: np.ndarray) -> int:
+    """Length of the union of intervals [start, end) given in non-decreasing start order."""
+    if not start.size:
+        return 0
+    reach = np.maximum.accumulate(end)  # the furthest any interval so far reaches
+    prev = np.concatenate(([start[0]], reach[:-1]))
+    return int((reach - np.maximum(start, prev)).clip(min=0).sum())
+
+
 @dataclass
 class CoreTrace:
     """Everything one core did in the replay (see the module docstring for the columns)."""
@@ -67,6 +76,7 @@ class CoreTrace:
     index: np.ndarray
     start: np.ndarray
     end: np.ndarray
+    visible: np.ndarray  # cycle the instruction's result is visible (>= end: copy latency)
     pipe: np.ndarray
     scalar_spans: np.ndarray
     releases: np.ndarray
@@ -124,13 +134,15 @@ class CoreTrace:
         return self._stretch
 
     def busy_cycles(self, pipe: Pipe) -> int:
-        """Cycles ``pipe`` was executing something (scalar: issue work included); a copy's
-        wait for shared HBM bandwidth is not executing (see :meth:`gm_stretch_cycles`)."""
+        """Cycles ``pipe`` was executing something or had work in flight (the union of its
+        instructions' [start, visible) intervals: a pipelined copy's latency counts, as a
+        board's pipe counter counts it; scalar: issue work included); a copy's wait for shared
+        HBM bandwidth is not executing (see :meth:`gm_stretch_cycles`)."""
         if pipe is Pipe.SCALAR:
             s = self.scalar_spans
             return int((s[:, 1] - s[:, 0]).sum()) if s.size else 0
         r = self.rows(pipe)
-        return int((self.end[r] - self.start[r]).sum()) - self.gm_stretch_cycles(pipe)
+        return _union(self.start[r], self.visible[r]) - self.gm_stretch_cycles(pipe)
 
     def gm_stretch_cycles(self, pipe: Pipe) -> int:
         """Cycles ``pipe``'s copies were held by the shared HBM bandwidth past their
@@ -155,11 +167,11 @@ class Trace:
         read-only arrays) with its own stream and allocations."""
         cores: list[CoreTrace | None] = [None] * len(streams)
         for sim, members in zip(sims, parts):
-            ev = np.frombuffer(array("q", sim.events), np.int64).reshape(-1, 3)
+            ev = np.frombuffer(array("q", sim.events), np.int64).reshape(-1, 4)
             pipe_of = np.frombuffer(bytes(sim.pipe_of), dtype=np.int8)
             idx = ev[:, 0].copy()
             cols = dict(
-                index=idx, start=ev[:, 1].copy(), end=ev[:, 2].copy(),
+                index=idx, start=ev[:, 1].copy(), end=ev[:, 2].copy(), visible=ev[:, 3].copy(),
                 pipe=pipe_of[idx] if idx.size else np.zeros(0, np.int8),
                 scalar_spans=np.frombuffer(array("q", sim.spans), np.int64).reshape(-1, 2),
                 releases=np.frombuffer(array("q", sim.releases), np.int64).reshape(-1, 2),

@@ -16,6 +16,7 @@ completes, so a missing flag shows up as a wrong number, as on hardware.
 from __future__ import annotations
 
 from collections import deque
+from typing import NamedTuple
 
 import simpy
 
@@ -42,16 +43,30 @@ def _fire_at(env: simpy.Environment, ev: simpy.Event, delay: int) -> None:
     env.schedule(ev, delay=delay)
 
 
-def prepare(stream: list[Instr], platform, priced: dict | None = None) -> tuple:
-    """Per instruction, in one pass, what the hot loops need so they price nothing and hash no
-    enums: occupancy, issue cost and shared-HBM bytes (cost.py); kind 0 = work, 1 = WaitFlag,
-    2 = SetFlag; fkey = (event, id) as an int; eff = has a numeric effect; the pipe number
-    (for the trace); and the SetFlags per flag. Read-only for the replay, so replays of one
-    stream on platforms with the same costs and clock can share it (``replay(prepared=)``).
-    ``priced`` (id of an Instr -> its price) may be shared by the streams of one launch, which
-    share Instr objects."""
+class Columns(NamedTuple):
+    """One core's prepared columns: per instruction (stream position), what the replay's hot
+    loops need so they price nothing and hash no enums."""
+
+    occ: list[int]  # cycles the instruction holds its pipe (cost.py)
+    issue: list[int]  # cycles the scalar unit spends issuing it
+    gmb: list[int]  # bytes it draws from the shared HBM server
+    lat: list[int]  # cycles after its occupancy before its result is visible (copies)
+    kind: list[int]  # 0 = work, 1 = WaitFlag, 2 = SetFlag
+    fkey: list[int]  # (event, id) of a flag as one int
+    eff: list[bool]  # has a numeric effect
+    pipe_of: bytearray  # the pipe number of each instruction
+    sets_left: dict[int, int]  # SetFlags per flag key
+
+
+def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Columns:
+    """The :class:`Columns` of one stream, in one pass: occupancy, issue cost, shared-HBM bytes
+    and latency from cost.py (then the L2 model's split of GM bytes, ``engine/l2.py``, when
+    the platform has one); flag kinds and keys; effects; pipes; SetFlags per flag. Read-only
+    for the replay, so replays of one stream on platforms with the same costs and clock can
+    share it (``replay(prepared=)``). ``priced`` (id of an Instr -> its price) may be shared
+    by the streams of one launch, which share Instr objects."""
     n = len(stream)
-    occ, issue, gmb = [0] * n, [0] * n, [0] * n
+    occ, issue, gmb, lat = [0] * n, [0] * n, [0] * n, [0] * n
     kind, fkey, eff = [0] * n, [0] * n, [False] * n
     pipe_of = bytearray(n)
     sets_left: dict[int, int] = {}
@@ -64,7 +79,7 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> tuple:
         c = priced.get(id(ins))
         if c is None:
             c = priced[id(ins)] = price(ins, platform)
-        occ[i], issue[i], gmb[i] = c
+        occ[i], issue[i], gmb[i], lat[i] = c
         pipe_of[i] = ins.pipe
         if op is _SET or op is _WAIT:
             key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
@@ -75,7 +90,7 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> tuple:
                 kind[i] = 1
         elif op in has_effect:
             eff[i] = True
-    return occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left
+    return Columns(occ, issue, gmb, lat, kind, fkey, eff, pipe_of, sets_left)
 
 
 class CoreSim:
@@ -83,7 +98,7 @@ class CoreSim:
 
     def __init__(self, env: simpy.Environment, core: int, stream: list[Instr], platform,
                  gm: GmBandwidth, image: MemoryImage | None, start: int,
-                 prepared: tuple | None = None, weight: int = 1) -> None:
+                 prepared: Columns | None = None, weight: int = 1) -> None:
         self.env, self.core, self.stream = env, core, stream
         self.weight = weight  # cores whose timeline this one stands for (engine/__init__.py)
         self.depth = int(platform.queue_depth)
@@ -100,13 +115,16 @@ class CoreSim:
         self.flag_waiters: dict[int, simpy.Event] = {}
         if prepared is None:
             prepared = prepare(stream, platform)
-        occ, issue, gmb, kind, fkey, eff, pipe_of, sets_left = prepared
-        self.occ, self.issue, self.gmb = occ, issue, gmb
-        self.kind, self.fkey, self.eff, self.pipe_of = kind, fkey, eff, pipe_of
-        self.sets_left = dict(sets_left)  # counted down by the replay
+        self.occ, self.issue, self.gmb, self.lat = (prepared.occ, prepared.issue,
+                                                    prepared.gmb, prepared.lat)
+        self.kind, self.fkey, self.eff = prepared.kind, prepared.fkey, prepared.eff
+        self.pipe_of = prepared.pipe_of
+        self.sets_left = dict(prepared.sets_left)  # counted down by the replay
         self.issued_at = [0] * len(stream)  # cycle each instruction entered its queue
         self.done = [0, 0, 0, 0]
-        self.ends: list[list[int]] = [[], [], [], []]  # end cycle, per pipe
+        # per pipe, per instruction in its program order: the cycle by which it and every
+        # earlier instruction of the pipe are complete and visible (latency included)
+        self.ends: list[list[int]] = [[], [], [], []]
         self.popped: list[deque] = [deque(), deque(), deque(), deque()]  # start cycles
         self.issued = [0, 0, 0, 0]
         self.watch: list[list[tuple[int, simpy.Event]]] = [[], [], [], []]
@@ -115,7 +133,9 @@ class CoreSim:
         # trace buffers (see trace.py for their meaning)
         # Flat lists of ints, extended with `+=` (4x cheaper per row than array('q').extend,
         # measured: the replay's hottest lines); trace.py turns them into numpy arrays.
-        self.events: list[int] = []  # (stream index, start, end) per executed instruction
+        # (stream index, start, end, visible) per executed instruction: it holds its pipe
+        # [start, end) and its result is visible from `visible` (>= end; copies' latency)
+        self.events: list[int] = []
         self.spans: list[int] = []  # (start, end) of scalar-unit busy time, coalesced
         self.releases: list[int] = []  # (WaitFlag index, SetFlag index)
         # (pipe, start, end, cause code, what) as ints; trace.py says what `what` is per cause
@@ -200,7 +220,7 @@ class CoreSim:
         for work or a flag, to start a GM transfer at its real start (HBM sharing depends on
         it), and, on the timed image, to read sources at the start and write at the end.
         """
-        env, q, occ, gmb = self.env, self.q[pipe], self.occ, self.gmb
+        env, q, occ, gmb, lat = self.env, self.q[pipe], self.occ, self.gmb, self.lat
         stream, kind, fkey, eff = self.stream, self.kind, self.fkey, self.eff
         events, ub, done, watch = self.events, self.ub, self.done, self.watch
         ends, popped, issued_at = self.ends[pipe], self.popped[pipe], self.issued_at
@@ -210,6 +230,7 @@ class CoreSim:
         stalls, releases = self.stalls, self.releases
         timeout, transfer, weight = env.timeout, self.gm.transfer, self.weight
         t = 0
+        vis = 0  # every instruction of this pipe so far is visible from this cycle
         while True:
             if not q:
                 ev = wake[pipe] = env.event()
@@ -240,6 +261,9 @@ class CoreSim:
                 releases += (i, s)
                 t = start + occ[i]
             elif k == 2:
+                # a SetFlag leaves the queue once the pipe's earlier work is visible
+                if vis > start:
+                    start = vis
                 t = start + occ[i]
                 self._set_flag(fkey[i], i, t)
             elif gmb[i] or effect:
@@ -257,8 +281,11 @@ class CoreSim:
                     semantics.commit(pending)
             else:
                 t = start + occ[i]  # timing only: nothing can observe the interval
-            events += (i, start, t)
-            ends.append(t)
+            v = t + lat[i]
+            if v > vis:
+                vis = v
+            events += (i, start, t, v)
+            ends.append(vis)
             n = done[pipe] = done[pipe] + 1
             if watch[pipe]:
                 self._completed(pipe, n, t)
@@ -326,7 +353,7 @@ class CoreSim:
             if op is _GV_GM:
                 src = ins.src[0]
                 c = occ[i] + self.miss_cycles * self.dcache.access(src.buf, src.addr, src.nbytes)
-                events += (i, t, t + c)
+                events += (i, t, t + c, t + c)
                 t += c
                 continue
             if op is _GV_UB or op is _SV_UB:
@@ -339,7 +366,7 @@ class CoreSim:
                         t = span = t2
                 if op is _SV_UB and self.image is not None:
                     semantics.execute(ins, self.ub, self.image.gm)
-                events += (i, t, t + occ[i])
+                events += (i, t, t + occ[i], t + occ[i])
                 t += occ[i]
                 continue
             t0 = t
@@ -356,7 +383,7 @@ class CoreSim:
             if t > t0:
                 spans += (span, t0)
                 span = t
-            events += (i, t, t + occ[i])
+            events += (i, t, t + occ[i], t + occ[i])
             t += occ[i]
         spans += (span, t)
         if t > env.now:

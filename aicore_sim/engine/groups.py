@@ -4,8 +4,8 @@ Every core of a launch runs the same kernel on its own slice of the data, so the
 many cores differ only in GM addresses that change no cost: P1 (48 cores) has 5 distinct
 timelines. A core's timeline in a replay without effects is a function of
 
-- its prepared columns (``core.prepare``: occupancy, issue cost, HBM bytes, kind, flag key and
-  pipe of each instruction),
+- its prepared columns (``core.prepare``: occupancy, issue cost, HBM bytes, latency, kind,
+  flag key and pipe of each instruction),
 - for each scalar-unit instruction, what the issuer does with it: its opcode, the producer a
   scalar UB access waits for (auto-sync), and the data-cache misses of a GetValue from GM
   (the cache sees one core's addresses in program order, so its hits and misses are fixed
@@ -32,7 +32,7 @@ _OPS = {op: k for k, op in enumerate(Opcode)}
 
 
 def _key(stream: list[Instr], columns: tuple, platform) -> tuple:
-    occ, issue, gmb, kind, fkey, _eff, pipe_of, _sets = columns
+    pipe_of = columns.pipe_of
     scalar = []
     dcache = DCache(platform.dcache_size, platform.dcache_line)
     for i in np.flatnonzero(np.frombuffer(pipe_of, np.uint8) == 0).tolist():
@@ -43,9 +43,10 @@ def _key(stream: list[Instr], columns: tuple, platform) -> tuple:
             scalar.append((i, _OPS[op], dcache.access(src.buf, src.addr, src.nbytes)))
         else:
             scalar.append((i, _OPS[op], ins.dep))
-    return (array("q", occ).tobytes(), array("q", issue).tobytes(),
-            array("q", gmb).tobytes(), array("b", kind).tobytes(),
-            array("q", fkey).tobytes(), bytes(pipe_of), tuple(scalar))
+    return (array("q", columns.occ).tobytes(), array("q", columns.issue).tobytes(),
+            array("q", columns.gmb).tobytes(), array("q", columns.lat).tobytes(),
+            array("b", columns.kind).tobytes(), array("q", columns.fkey).tobytes(),
+            bytes(pipe_of), tuple(scalar))
 
 
 def groups(streams: list[list[Instr]], columns: list[tuple], platform) -> list[list[int]]:
