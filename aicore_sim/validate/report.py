@@ -304,8 +304,9 @@ def markdown(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
 # --------------------------------------------------------------------------------------------
 
 
-def scatter_png(o: Outcome, label_worst: int = 3) -> bytes:
-    """PNG bytes of the log-log scatter of board vs simulated figures (compared cells only)."""
+def scatter_png(o: Outcome, label_worst: int = 1) -> bytes:
+    """PNG bytes of the log-log scatter of board vs simulated figures (compared cells only);
+    the ``label_worst`` figures with the largest errors are named (the tables name the rest)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -331,12 +332,21 @@ def scatter_png(o: Outcome, label_worst: int = 3) -> bytes:
             if len(labelled) >= label_worst or (c.board, c.simulated) in labelled:
                 continue  # the worst few, one label per point
             labelled.add((c.board, c.simulated))
+            right = math.log(c.board / lo) > 0.6 * math.log(hi / lo)
             ax.annotate(f"{c.scenario} {c.column}", (c.board, c.simulated), fontsize=7,
-                        xytext=(4, 4), textcoords="offset points")
+                        xytext=(0, -12), textcoords="offset points",
+                        ha="right" if right else "left")  # under the point, inside the axes
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        from matplotlib.ticker import FuncFormatter, LogLocator
+
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        for axis in (ax.xaxis, ax.yaxis):  # decades and 2, 5 between them, as plain numbers
+            axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+            axis.set_minor_formatter(plain)
+            axis.set_major_formatter(plain)
         ax.legend(fontsize=7, loc="upper left")
     else:
         ax.text(0.5, 0.5, "no figure compared", ha="center", va="center",
