@@ -45,7 +45,9 @@ def _num(x: float | None) -> str:
         return "-"
     if x == 0 or not math.isfinite(x):
         return f"{x:g}"
-    return f"{x:.5g}" if abs(x) < 1e6 else f"{x:.4e}"
+    if abs(x) >= 1e5:  # whole units: 1239700, not 1.2397e+06
+        return f"{x:.0f}" if abs(x) < 1e15 else f"{x:.4e}"
+    return f"{x:.5g}"
 
 
 def _ratio(x: float | None) -> str:
