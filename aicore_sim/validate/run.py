@@ -10,8 +10,9 @@ beside the board's sees the same numbers:
 - ``task_us`` = makespan (op head included) / clock (``OpBasicInfo.csv`` Task Duration);
 - ``aiv_us`` = the core's cycles from its start (after the op head) to its last completion /
   clock, mean over the launch's cores (``aiv_time(us)``);
-- ``mte2_us`` / ``mte3_us`` / ``vec_us`` / ``scalar_us`` = the pipe's busy cycles plus its
-  copies' hold by shared HBM (``gm_stretch_cycles``) / clock, mean over the cores
+- ``mte2_us`` / ``mte3_us`` / ``vec_us`` / ``scalar_us`` = the pipe time the export writes
+  (busy cycles plus the copies' hold by shared HBM, ``gm_stretch_cycles``, and, where the
+  summary gives ``pipe_time_cycles``, those) / clock, mean over the cores
   (``aiv_<pipe>_time(us)``);
 - ``vec_ticks`` = the VECTOR time above in system-counter ticks: cycles / clock MHz x
   ``platform.system_counter_mhz``, mean over the cores (what ``GetSystemCycle`` spans count).
@@ -76,6 +77,10 @@ def figures_of_summary(summary: Mapping[str, Any], platform: Any) -> dict[str, f
     cores = summary["cores"]
 
     def held(core: Mapping[str, Any], pipe: str) -> int:
+        # the pipe time PipeUtilization.csv writes: the summary's pipe_time_cycles where it has
+        # them (busy + HBM hold + a pipelined copy's data in flight), else busy + HBM hold
+        if "pipe_time_cycles" in core:
+            return int(core["pipe_time_cycles"][pipe])
         return int(core["busy_cycles"][pipe]) + int(core["gm_stretch_cycles"].get(pipe, 0))
 
     out = {"task_us": int(summary["makespan_cycles"]) / clock,
