@@ -122,6 +122,8 @@ def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
         "instructions": int(core.index.size),
         "busy_cycles": busy,
         "gm_stretch_cycles": stretch,
+        # busy + gm stretch + a pipelined copy's data in flight: what msprof's pipe time counts
+        "pipe_time_cycles": {p.name: core.pipe_time_cycles(p) for p in PIPE_ORDER},
         "utilisation": {k: (v / makespan if makespan else 0.0) for k, v in busy.items()},
         "busy_share": {k: (v / finish if finish else 0.0) for k, v in busy.items()},
         "occupied_share": {k: ((v + stretch[k]) / finish if finish else 0.0)

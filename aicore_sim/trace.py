@@ -58,13 +58,14 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
     return Pipe(what).name  # queue_full
 
 
-def _union(start: np.ndarray, end: np.ndarray) -> int:
-    """Length of the union of intervals [start, end) given in non-decreasing start order."""
+def _exclusive(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per interval [start, end) (in non-decreasing start order), the cycles it adds to the
+    union of the intervals before it: the parts sum to the union's length."""
     if not start.size:
-        return 0
+        return np.zeros(0, np.int64)
     reach = np.maximum.accumulate(end)  # the furthest any interval so far reaches
     prev = np.concatenate(([start[0]], reach[:-1]))
-    return int((reach - np.maximum(start, prev)).clip(min=0).sum())
+    return (reach - np.maximum(start, prev)).clip(min=0)
 
 
 @dataclass
@@ -134,15 +135,30 @@ class CoreTrace:
         return self._stretch
 
     def busy_cycles(self, pipe: Pipe) -> int:
-        """Cycles ``pipe`` was executing something or had work in flight (the union of its
-        instructions' [start, visible) intervals: a pipelined copy's latency counts, as a
-        board's pipe counter counts it; scalar: issue work included); a copy's wait for shared
-        HBM bandwidth is not executing (see :meth:`gm_stretch_cycles`)."""
+        """Cycles ``pipe`` was executing something (scalar: issue work included); a copy's
+        wait for shared HBM bandwidth is not executing (see :meth:`gm_stretch_cycles`), nor is
+        a pipelined copy's data in flight after it (see :meth:`in_flight_cycles`)."""
         if pipe is Pipe.SCALAR:
             s = self.scalar_spans
             return int((s[:, 1] - s[:, 0]).sum()) if s.size else 0
         r = self.rows(pipe)
-        return _union(self.start[r], self.visible[r]) - self.gm_stretch_cycles(pipe)
+        return int((self.end[r] - self.start[r]).sum()) - self.gm_stretch_cycles(pipe)
+
+    def pipe_time_cycles(self, pipe: Pipe) -> int:
+        """``pipe``'s time as a board's profiler counts it (msprof ``aiv_<pipe>_time``):
+        executing, held by shared HBM, or with a copy's data in flight."""
+        return self.busy_cycles(pipe) + self.gm_stretch_cycles(pipe) + self.in_flight_cycles(pipe)
+
+    def in_flight_cycles(self, pipe: Pipe) -> int:
+        """Cycles in which ``pipe`` executed nothing but still had a pipelined copy's data in
+        flight (its latency after its occupancy, ``visible - end``): the union of the pipe's
+        [start, visible) intervals less its executing time. A board's pipe counter runs then
+        too, so msprof's pipe time is busy + gm stretch + this. 0 for the scalar unit."""
+        if pipe is Pipe.SCALAR:
+            return 0
+        r = self.rows(pipe)
+        start = self.start[r]
+        return int(_exclusive(start, self.visible[r]).sum() - (self.end[r] - start).sum())
 
     def gm_stretch_cycles(self, pipe: Pipe) -> int:
         """Cycles ``pipe``'s copies were held by the shared HBM bandwidth past their

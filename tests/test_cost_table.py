@@ -28,7 +28,9 @@ from aicore_sim.cost import occupancy_cycles
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
 from aicore_sim.platform import load_platform
 
-B1 = load_platform("ascend910b1")
+# The copy tests of the curve model (single-core msKPP curves) run on the presets with
+# copy_model "curve"; the presets' own pipelined copies are tested in test_copy_pipeline.py.
+B1 = load_platform("ascend910b1").with_overrides(costs={"copy_model": "curve"})
 GHZ = 1.85
 F32 = np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -67,8 +67,9 @@ def test_vector_bound_case_names_vector() -> None:
     rows = slack.slack(r.program.streams, r.platform, r.trace.makespan, jobs=1)
     assert slack.lever(rows) == "VECTOR"
     by = {(x["lever"], x["change"]): x["makespan_cycles"] for x in rows}
-    # halving every vector cost gains less than removing it, and both beat every other lever
-    assert by[("VECTOR", "free")] < by[("VECTOR", "2x")] < min(
+    # both vector scenarios beat every other lever (with vector work free the 48 cores'
+    # copies bunch up on the shared HBM, so "free" need not beat "2x": 9,108 vs 9,067 cycles)
+    assert max(by[("VECTOR", "free")], by[("VECTOR", "2x")]) < min(
         v for (p, _), v in by.items() if p != "VECTOR")
     # no transfer of this case waits for HBM: unlimited HBM changes nothing
     assert by[("HBM", "unlimited")] == r.trace.makespan

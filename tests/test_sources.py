@@ -104,10 +104,12 @@ def test_hot_spots_add_up_to_the_busy_cycles() -> None:
     # ranked by occupied cycles, largest first
     occ = [x["cycles"] + x["gm_stretch_cycles"] for x in rows]
     assert occ == sorted(occ, reverse=True)
-    # the tiny case's top line: 30 token-row copies GM->UB on line 310, 222 cycles each
-    assert rows[0]["source"].endswith("kernel_prob_not_none.py:310 Process")
-    assert (rows[0]["pipe"], rows[0]["instructions"], rows[0]["cycles"]) == ("MTE2", 30, 6660)
-    assert np.isclose(rows[0]["share"], 6660 / sum(r.trace.busy_cycles(Pipe.MTE2)))
+    # the tiny case's top MTE2 line: 30 token-row copies GM->UB on line 310 (64 bf16 =
+    # 128 B, one row): max(issue 20.63, 128 B / 34.2 B per cycle) -> 21 cycles each (a2.toml)
+    top = next(x for x in rows if x["pipe"] == "MTE2")
+    assert top["source"].endswith("kernel_prob_not_none.py:310 Process")
+    assert (top["instructions"], top["cycles"]) == (30, 30 * 21)
+    assert np.isclose(top["share"], 630 / sum(r.trace.busy_cycles(Pipe.MTE2)))
 
 
 def test_run_hotspots_prints_n_lines(tmp_path) -> None:
@@ -117,7 +119,7 @@ def test_run_hotspots_prints_n_lines(tmp_path) -> None:
                        capture_output=True, text=True, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     table = p.stdout.split("hot spots")[1].splitlines()[2:5]
-    assert len(table) == 3 and all("kernel_prob_not_none.py:" in t for t in table)
+    assert len(table) == 3 and all("kernel_" in t for t in table)
     bad = subprocess.run([sys.executable, "-m", "aicore_sim", "run", "--out",
                           str(tmp_path / "bad"), "--hotspots", "0"],
                          capture_output=True, text=True, cwd=tmp_path)

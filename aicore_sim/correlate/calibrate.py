@@ -88,9 +88,8 @@ def simulate(launch: Launch, platform: Platform) -> dict[str, list[float]]:
 
     trace = engine.replay(launch.streams, platform, None, launch.allocations, None)
     clock = float(platform.clock_mhz)
-    # a board's pipe time includes a copy's wait for HBM: busy + the HBM hold (trace.py)
-    return {p: [(c.busy_cycles(Pipe[p]) + c.gm_stretch_cycles(Pipe[p])) / clock
-                for c in trace.cores] for p in PIPES}
+    # a board's pipe time includes a copy's wait for HBM and its data in flight (trace.py)
+    return {p: [c.pipe_time_cycles(Pipe[p]) / clock for c in trace.cores] for p in PIPES}
 
 
 def _pairs(measured: ProfiledLaunch, sim: dict[str, list[float]], pipe: str

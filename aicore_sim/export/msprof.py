@@ -14,7 +14,8 @@ column. What each filled column holds:
 - ``aiv_total_cycles``: the core's cycles from its start (after the op head,
   ``platform.op_head_cycles``) to its last completion; ``aiv_time(us)`` = that / clock MHz;
 - ``aiv_<pipe>_time(us)`` = the pipe's busy cycles plus its copies' hold by shared HBM
-  (``gm_stretch_cycles``: a board's pipe counter runs then too) / clock MHz (``vec`` = VECTOR,
+  (``gm_stretch_cycles``) plus a pipelined copy's data in flight after it: a board's pipe
+  counter runs then too (``pipe_time_cycles`` of the summary) / clock MHz (``vec`` = VECTOR,
   ``scalar`` = the scalar unit's busy time, issue work included); ``aiv_<pipe>_ratio`` = that
   / total cycles;
 - ``aiv_mte2_active_bw(GB/s)`` / ``aiv_mte3_active_bw(GB/s)``: payload bytes moved GM->UB /
@@ -95,8 +96,8 @@ def pipe_utilization_rows(summary: Mapping[str, Any], op_head_cycles: int
     """The aiv cells of one row per core (keys are msprof column names; the rest are NA)."""
     clock = float(summary["clock_mhz"])
     def _occupied(core: Mapping[str, Any], pipe: str) -> int:
-        # a board's pipe counter runs while a copy waits for HBM too: busy + the HBM hold
-        return int(core["busy_cycles"][pipe]) + int(core.get("gm_stretch_cycles", {}).get(pipe, 0))
+        # a board's pipe counter runs while a copy waits for HBM or its data is in flight too
+        return int(core["pipe_time_cycles"][pipe])
 
     rows = []
     for core in summary["cores"]:
