@@ -23,7 +23,7 @@ from typing import Any
 
 from aicore_sim import engine
 from aicore_sim.background import Background
-from aicore_sim.engine.core import Columns, prepare
+from aicore_sim.engine.core import Columns
 from aicore_sim.isa import Instr, Pipe
 
 PIPES = (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3, Pipe.SCALAR)
@@ -64,8 +64,8 @@ def replay_makespan(streams: list[list[Instr]], platform: Any, columns: list[Col
     """Makespan of one scenario: a timing-only replay with the changed costs."""
     plat = _platform(platform, lever, change)
     changed = [_columns(c, lever, change) for c in columns]
-    key = (id(plat.costs), float(plat.clock_mhz))
-    trace = engine.replay(streams, plat, None, allocations, {key: (plat.costs, changed)})
+    trace = engine.replay(streams, plat, None, allocations,
+                          {engine.prepared_key(plat): (plat.costs, changed)})
     return trace.makespan
 
 
@@ -75,7 +75,7 @@ def slack(streams: list[list[Instr]], platform: Any, makespan: int, jobs: int = 
     """One row per scenario: ``lever``, ``change``, ``makespan_cycles``, ``delta_cycles``
     (scenario - ``makespan``, the recorded one) and ``delta_pct``; best lever first is
     :func:`lever`'s job, the rows stay in :func:`scenarios` order."""
-    columns = [prepare(s, platform) for s in streams]
+    columns = engine.prepare_all(streams, platform)[0]
     todo = scenarios()
     results: dict[tuple[str, str], int] = {}
     jobs = max(1, int(jobs))

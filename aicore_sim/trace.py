@@ -175,6 +175,9 @@ class Trace:
     cores: list[CoreTrace]
     clock_mhz: float
     sources: Sources | None = None  # the kernel line of every instruction (sources.py)
+    # per core: GM->UB bytes read and the part the L2 model served from L2 (engine/l2.py)
+    l2_read_bytes: list[int] = field(default_factory=list)
+    l2_hit_bytes: list[int] = field(default_factory=list)
 
     @classmethod
     def from_cores(cls, sims, parts, streams, platform, allocations=None) -> Trace:

@@ -57,7 +57,7 @@ def test_a_scenario_is_a_direct_replay_under_the_changed_platform(hbm_case) -> N
         occ = [0 if p == int(Pipe.SCALAR) else o for o, p in zip(base.occ, base.pipe_of)]
         cols.append(base._replace(occ=occ, issue=[0] * len(base.issue)))
     direct = engine.replay(r.program.streams, no_miss, None, r.program.allocations,
-                           {(id(no_miss.costs), float(no_miss.clock_mhz)): (no_miss.costs, cols)})
+                           {engine.prepared_key(no_miss): (no_miss.costs, cols)})
     assert next(x for x in rows if (x["lever"], x["change"]) == ("SCALAR", "free")
                 )["makespan_cycles"] == direct.makespan
 

@@ -11,9 +11,11 @@ import gc
 
 import simpy
 
-from aicore_sim.engine.core import CoreSim, prepare
+from aicore_sim.engine.core import Columns, CoreSim, prepare
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.engine.groups import groups
+from aicore_sim.engine.l2 import L2Result
+from aicore_sim.engine.l2 import apply as apply_l2
 from aicore_sim.isa import Instr, Pipe
 from aicore_sim.memory import MemoryImage
 from aicore_sim.trace import Trace
@@ -27,8 +29,9 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
     every core, for the tests that compare the two).
 
     ``prepared``: a dict the caller keeps with ``streams`` to replay them again (sweeps); the
-    per-instruction costs and flags are computed once per (costs, clock) and reused from it
-    (they depend on nothing else of the platform)."""
+    per-instruction costs and flags (after the L2 model, ``l2.py``) are computed once per
+    (costs, clock) and reused from it (they depend on nothing else of the platform but its L2
+    size, which what-ifs keep)."""
     # The replay allocates many small long-lived objects and frees little: the cyclic
     # garbage collector's passes would find nothing to free, so it is paused meanwhile
     # (preparing the cores and building the trace included).
@@ -41,19 +44,31 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
             gc.enable()
 
 
+def prepared_key(platform) -> tuple:
+    """What prepared columns depend on besides the streams: the costs, the clock, the L2."""
+    return (id(platform.costs), float(platform.clock_mhz), int(platform.l2_size))
+
+
+def prepare_all(streams: list[list[Instr]], platform) -> tuple[list[Columns], L2Result]:
+    """Every core's prepared columns, the copies re-priced through the L2 model (l2.py)."""
+    priced: dict = {}  # the streams share Instr objects: each is priced once
+    columns = [prepare(stream, platform, priced) for stream in streams]
+    return apply_l2(streams, columns, platform)
+
+
 def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     env = simpy.Environment()
     gm = GmBandwidth(env, platform.hbm_bytes_per_cycle)
     start = int(platform.op_head_cycles)
-    key = (id(platform.costs), float(platform.clock_mhz))
+    key = prepared_key(platform)
     held = None if prepared is None else prepared.get(key)
     if held is not None and held[0] is platform.costs:  # the entry keeps its Costs alive
         columns = held[1]
+        l2 = held[2] if len(held) > 2 else L2Result(len(streams))
     else:
-        priced: dict = {}  # the streams share Instr objects: each is priced once
-        columns = [prepare(stream, platform, priced) for stream in streams]
+        columns, l2 = prepare_all(streams, platform)
         if prepared is not None:
-            prepared[key] = (platform.costs, columns)
+            prepared[key] = (platform.costs, columns, l2)
     # Without effects, cores with equal timelines run once (groups.py); with effects each
     # core reads and writes its own data, so each runs.
     parts = (groups(streams, columns, platform) if image is None and group
@@ -70,6 +85,8 @@ def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     env.run()
     for sim in cores:
         sim.check_finished()
-    return Trace.from_cores(cores, parts, streams, platform, allocations)
+    trace = Trace.from_cores(cores, parts, streams, platform, allocations)
+    trace.l2_read_bytes, trace.l2_hit_bytes = l2.read_bytes, l2.hit_bytes
+    return trace
 
-__all__ = ["replay"]
+__all__ = ["prepare_all", "prepared_key", "replay"]

@@ -1,0 +1,185 @@
+"""The chip's L2 cache in front of HBM, as the copies of one launch use it.
+
+Step of the flow: after ``core.prepare`` has priced every instruction and before the replay,
+:func:`apply` splits each GM copy's bytes into L2 hits and HBM traffic and re-prices it: a read
+that hits costs no HBM bandwidth and streams at the core's L2 rate; a read that misses fills
+whole lines from HBM; writes are absorbed by L2 (write-back) and reach HBM only when a later
+allocation evicts their line. ``Instr.cache`` = ``CACHE_DISABLE`` (``SetL2CacheHint``) makes a
+copy go to HBM without allocating: its bytes (rounded to 32-byte sectors) are all HBM traffic
+and it evicts nothing.
+
+The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model.md):
+
+- **Order.** The cores' copies are merged into one sequence by their progress through their
+  own streams (copy k of a core's n at k / n): the SPMD cores of a launch run at about the
+  same pace. The order is fixed before the replay, so the replay stays one pass and cores
+  with equal timelines can still be replayed once (groups.py).
+- **Lines.** Every row of a copy (blockCount rows of blockLen bytes, srcStride / dstStride
+  apart) touches the L2 lines it overlaps.
+- **Hits.** An access hits when the line's last allocating access (a cached read or a write)
+  is less than ``l2_size`` bytes of line traffic back in the sequence (an LRU cache's reuse
+  distance, counting every line access as a line of traffic: exact for streaming and tiled
+  re-reads, pessimistic when many accesses repeat the same lines in between).
+- **Alignment.** A miss of a row whose GM address is not 512-byte aligned draws its bytes
+  / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor).
+- **Write-back.** A written line is written back to HBM (one line of HBM traffic, charged to
+  the copy at which ``l2_size`` bytes of traffic have followed the write) unless the line is
+  accessed again before that; lines still dirty when the kernel ends cost nothing.
+
+Per copy position the result replaces ``gmb`` (HBM bytes: misses' line fills, bypassed bytes,
+write-backs it causes) and, for reads, ``occ`` (``cost.copy_occupancy`` of its miss and hit
+bytes). The fraction of read bytes that hit is kept per core in ``hit_bytes`` / ``read_bytes``
+for the summary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aicore_sim import cost
+from aicore_sim.engine.core import Columns
+from aicore_sim.isa import CACHE_DISABLE, Instr, Opcode
+
+_READ, _WRITE = Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM
+_SECTOR = 32  # bytes: GM traffic moves in 32-byte pieces (cost.GM_GRANULE_BYTES)
+
+
+class L2Result:
+    """Per core: read bytes and the part of them that hit in L2 (for the summary)."""
+
+    __slots__ = ("read_bytes", "hit_bytes")
+
+    def __init__(self, cores: int) -> None:
+        self.read_bytes = [0] * cores
+        self.hit_bytes = [0] * cores
+
+
+def _copies(streams: list[list[Instr]]):
+    """Per GM copy of every core: (core, position, order key, rows, row bytes, pitch, GM
+    address, tensor id, is write, allocates)."""
+    rows_out = []
+    tensors: dict[str, int] = {}
+    for c, stream in enumerate(streams):
+        found = [i for i, ins in enumerate(stream) if ins.op is _READ or ins.op is _WRITE]
+        n = len(found)
+        for k, i in enumerate(found):
+            ins = stream[i]
+            write = ins.op is _WRITE
+            gm = ins.dst if write else ins.src[0]
+            p = ins.params
+            if len(p) >= 4:
+                rows, length = p[0], p[1]
+                gap = p[3] if write else p[2]
+            else:
+                rows, length, gap = 1, ins.nbytes, 0
+            if rows <= 0 or length <= 0:
+                continue
+            tid = tensors.setdefault(gm.buf, len(tensors))
+            rows_out.append((c, i, (k + 0.5) / n, rows, length, length + gap, gm.addr, tid,
+                             write, write or ins.cache != CACHE_DISABLE))
+    return rows_out
+
+
+def apply(streams: list[list[Instr]], columns: list[Columns], platform
+          ) -> tuple[list[Columns], L2Result]:
+    """``columns`` with every GM copy re-priced through the L2 model (see the module)."""
+    line = int(platform.costs.l2_line_bytes)
+    result = L2Result(len(streams))
+    copies = _copies(streams)
+    if line <= 0 or not copies:
+        return columns, result
+    cap = float(platform.l2_size)
+    arr = np.array([x[:2] for x in copies], np.int64)
+    core, pos = arr[:, 0], arr[:, 1]
+    key = np.array([x[2] for x in copies])
+    geo = np.array([x[3:8] for x in copies], np.int64)
+    rows, length, pitch, addr, tid = geo.T
+    write = np.array([x[8] for x in copies], bool)
+    alloc = np.array([x[9] for x in copies], bool)
+    order = np.lexsort((pos, core, key))  # the merged sequence of copies
+    rows, length, pitch, addr, tid = (a[order] for a in (rows, length, pitch, addr, tid))
+    write, alloc, copy_core = write[order], alloc[order], core[order]
+    # rows: copy number and first byte of each row
+    copy_of_row = np.repeat(np.arange(order.size), rows)
+    first_row = np.repeat(np.cumsum(rows) - rows, rows)
+    r_in_copy = np.arange(copy_of_row.size) - first_row
+    row_start = addr[copy_of_row] + r_in_copy * pitch[copy_of_row]
+    row_end = row_start + length[copy_of_row]
+    # line accesses: each row's lines in address order
+    l0, l1 = row_start // line, (row_end - 1) // line
+    nl = l1 - l0 + 1
+    row_of = np.repeat(np.arange(row_start.size), nl)
+    j = l0[row_of] + (np.arange(row_of.size) - np.repeat(np.cumsum(nl) - nl, nl))
+    nbytes = (np.minimum(row_end[row_of], (j + 1) * line)
+              - np.maximum(row_start[row_of], j * line))
+    cp = copy_of_row[row_of]
+    lid = (tid[cp] << 40) | j
+    is_alloc = alloc[cp]
+    n = lid.size
+    traffic = np.arange(1, n + 1, dtype=np.float64) * line  # line traffic up to each access
+    # the same line's accesses in sequence order; the latest allocating access before each
+    by_line = np.lexsort((np.arange(n), lid))
+    sl = lid[by_line]
+    new_group = np.ones(n, bool)
+    new_group[1:] = sl[1:] != sl[:-1]
+    group_start = np.maximum.accumulate(np.where(new_group, np.arange(n), 0))
+    a_pos = np.where(is_alloc[by_line], np.arange(n), -1)
+    last_alloc = np.maximum.accumulate(a_pos)  # within the group only if >= group_start
+    prev_alloc = np.concatenate(([-1], last_alloc[:-1]))
+    prev_alloc[(prev_alloc < group_start)] = -1
+    hit_sorted = np.zeros(n, bool)
+    ok = prev_alloc >= 0
+    hit_sorted[ok] = (traffic[by_line[ok]] - traffic[by_line[prev_alloc[ok]]]) < cap
+    hit = np.empty(n, bool)
+    hit[by_line] = hit_sorted
+    w = write[cp]
+    # HBM bytes of each access: cached read misses fill the line; bypassed accesses move
+    # their bytes in 32-byte sectors; writes and hits cost no HBM now
+    sectors = -(-nbytes // _SECTOR) * _SECTOR
+    hbm = np.where(w | hit, 0, np.where(is_alloc, line, sectors)).astype(np.float64)
+    # a row whose GM address is not on the access granule draws HBM less efficiently
+    # (cost file [gm] unaligned_512_bandwidth_ratio, as the single-core copy cost applies it)
+    ratio = float(platform.costs.unaligned_512_bandwidth_ratio)
+    if 0.0 < ratio < 1.0:
+        hbm[(row_start[row_of] % cost.GM_ALIGN_BEST_BYTES) != 0] /= ratio
+    # write-backs: a write whose line is not accessed again within the capacity
+    nxt_sorted = np.concatenate((by_line[1:], [-1]))
+    nxt_sorted[np.concatenate((~new_group[1:], [False])) == 0] = -1
+    nxt = np.empty(n, np.int64)
+    nxt[by_line] = nxt_sorted
+    wi = np.flatnonzero(w)
+    kept = (nxt[wi] >= 0) & ((traffic[np.maximum(nxt[wi], 0)] - traffic[wi]) < cap)
+    evicted = wi[~kept]
+    at = np.searchsorted(traffic, traffic[evicted] + cap, side="left")
+    at = at[at < n]
+    wb = np.bincount(cp[at], minlength=order.size) * line
+    # per copy
+    ncopy = order.size
+    hbm_copy = np.rint(np.bincount(cp, weights=hbm, minlength=ncopy)).astype(np.int64) + wb
+    hit_copy = np.bincount(cp, weights=np.where(hit & ~w, nbytes, 0),
+                           minlength=ncopy).astype(np.int64)
+    # the core receives only the bytes it asked for (the rest of a line fill stays in L2)
+    miss_copy = np.bincount(cp, weights=np.where(~hit & ~w, sectors, 0),
+                            minlength=ncopy).astype(np.int64)
+    read_copy = np.bincount(cp, weights=np.where(~w, nbytes, 0), minlength=ncopy)
+    out = [Columns(*c) for c in columns]
+    changed: dict[int, tuple[list[int], list[int]]] = {}
+    opos = pos[order]
+    for k in range(ncopy):
+        c = int(copy_core[k])
+        occ_gmb = changed.get(c)
+        if occ_gmb is None:
+            occ_gmb = changed[c] = (list(out[c].occ), list(out[c].gmb))
+        i = int(opos[k])
+        occ_gmb[1][i] = int(hbm_copy[k])
+        if not write[k]:
+            occ_gmb[0][i] = cost.copy_occupancy(streams[c][i], platform, int(miss_copy[k]),
+                                                int(hit_copy[k]))
+            result.read_bytes[c] += int(read_copy[k])
+            result.hit_bytes[c] += int(hit_copy[k])
+    for c, (occ, gmb) in changed.items():
+        out[c] = out[c]._replace(occ=occ, gmb=gmb)
+    return out, result
+
+
+__all__ = ["L2Result", "apply"]
