@@ -335,18 +335,89 @@ def _dtypes(instr: Instr) -> tuple[np.dtype, np.dtype]:
     return src, dst
 
 
-def _vector_cycles(instr: Instr, t: _Tables) -> int:
+def _blocks(op, repeat: int, blocks: int, blk: int, rep: int) -> list[list[int]]:
+    """Per repeat, the 32-byte block addresses an operand touches (strides in blocks)."""
+    return [[op.addr + (r * rep + j * blk) * REPEAT_BLOCK_BYTES for j in range(blocks)]
+            for r in range(repeat)]
+
+
+REPEAT_BLOCK_BYTES = 32
+
+
+def bank_beats(instr: Instr, costs: Costs) -> float:
+    """Mean beats per repeat of a two-source vector call on the UB bank groups (>= 1).
+
+    A repeat reads 8 blocks of 32 bytes from each source and writes 8 to the destination in
+    one beat when no two of them collide (Ascend C guide, UB bank conflicts, 2201):
+    - read-read: distinct blocks read from one bank group are served one per beat, so the
+      repeat takes as many beats as the most-used group has distinct blocks;
+    - read-write: a block written to the bank (group and bank id) of a block read at another
+      position of the repeat adds a beat; the same position (the operands in step, or the
+      same address) does not.
+    Count-mode calls have contiguous operands (block stride 1, repeat stride 8): their pattern
+    repeats every two repeats, so two are evaluated; mask + repeat calls evaluate up to 16.
+    """
+    groups, block, bank = costs.ub_bank_groups, costs.ub_block_bytes, costs.ub_bank_bytes
+    d, (s0, s1) = instr.dst, instr.src
+    p = instr.params
+    if len(p) == 6:
+        d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = p
+        wider = d.dtype.itemsize
+        per_block = REPEAT_BLOCK_BYTES // wider
+        blocks = -(-min(instr.mask, 256 // wider) // per_block)
+        repeats = min(instr.repeat, 16)
+    else:
+        d_blk = a_blk = b_blk = 1
+        d_rep = a_rep = b_rep = 8
+        blocks = 8
+        repeats = min(2, max(1, -(-instr.count * d.dtype.itemsize // 256)))
+    if repeats <= 0 or blocks <= 0:
+        return 1.0
+    reads = (_blocks(s0, repeats, blocks, a_blk, a_rep), _blocks(s1, repeats, blocks, b_blk, b_rep))
+    writes = _blocks(d, repeats, blocks, d_blk, d_rep)
+    total = 0
+    for r in range(repeats):
+        per_group: dict[int, set[int]] = {}
+        where: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for blocks_of in reads:
+            for j, a in enumerate(blocks_of[r]):
+                g = (a // block) % groups
+                per_group.setdefault(g, set()).add(a)
+                where.setdefault((g, a // bank), []).append((j, a))
+        beats = max(len(v) for v in per_group.values())
+        for j, a in enumerate(writes[r]):
+            hits = where.get(((a // block) % groups, a // bank), ())
+            if any(k != j and b != a for k, b in hits):
+                beats += 1
+                break
+        total += beats
+    return total / repeats
+
+
+def _vector_price(instr: Instr, t: _Tables) -> tuple[int, int]:
+    """(cycles, bank-conflict cycles among them) of a vector call, memoised."""
     src, dst = _dtypes(instr)
+    c = t.costs
+    api = _PRICED_AS.get(instr.op, instr.op.value)
+    banked = c.ub_bank_groups > 0 and api in c.ub_bank_apis and len(instr.src) == 2
     key = (instr.op, instr.count, instr.mask, instr.repeat, src, dst)
+    if banked:
+        span = 4 * c.ub_bank_bytes  # bank ids repeat beyond it
+        key += tuple(o.addr % span for o in (instr.dst, *instr.src)) + instr.params
     memo = t.vec_memo
     hit = memo.get(key)
     if hit is not None:
         return hit
     wider = max(src.itemsize, dst.itemsize)
     n = _vector_elements(instr, wider)
-    api = _PRICED_AS.get(instr.op, instr.op.value)
-    c = t.costs
-    if c.vector_model == "linear":
+    conflict = 0.0
+    if c.vector_model == "linear" and banked:
+        b, _k = t.linear_params(api, src.name, dst.name)
+        repeats = instr.repeat if len(instr.params) == 6 else -(-n * wider // REPEAT_BYTES)
+        beats = bank_beats(instr, c) if n else 1.0
+        cycles = b + repeats * c.ub_beat_cycles * beats
+        conflict = repeats * c.ub_beat_cycles * (beats - 1.0)
+    elif c.vector_model == "linear":
         b, k = t.linear_params(api, src.name, dst.name)
         cycles = b + k * n
     else:
@@ -365,11 +436,22 @@ def _vector_cycles(instr: Instr, t: _Tables) -> int:
                 thr += tp
                 lat_max = max(lat_max, lat)
             cycles += thr * nv + lat_max
-    result = _round(cycles * c.vector_scale)
+    result = (_round(cycles * c.vector_scale), int(conflict * c.vector_scale + 0.5))
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = result
     return result
+
+
+def _vector_cycles(instr: Instr, t: _Tables) -> int:
+    return _vector_price(instr, t)[0]
+
+
+def bank_conflict_cycles(instr: Instr, platform: Platform) -> int:
+    """Cycles of a vector call's occupancy spent on UB bank conflicts (0 without them)."""
+    if instr.op not in _VECTOR_OPS:
+        return 0
+    return _vector_price(instr, platform._cost_cache or _tables(platform))[1]
 
 
 def occupancy_cycles(instr: Instr, platform: Platform) -> int:
@@ -391,20 +473,21 @@ def occupancy_cycles(instr: Instr, platform: Platform) -> int:
     raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
 
 
-def price(instr: Instr, platform: Platform) -> tuple[int, int, int, int]:
+def price(instr: Instr, platform: Platform) -> tuple[int, int, int, int, int]:
     """(:func:`occupancy_cycles`, :func:`issue_cycles`, :func:`gm_bytes`,
-    :func:`latency_cycles`) in one call, the form the engine uses once per recorded
-    instruction."""
+    :func:`latency_cycles`, :func:`bank_conflict_cycles`) in one call, the form the engine
+    uses once per recorded instruction."""
     t = platform._cost_cache or _tables(platform)
     op = instr.op
     fixed = t.occ_fixed.get(op)
     if fixed is not None:
-        return fixed, t.issue[op], 0, 0
+        return fixed, t.issue[op], 0, 0, 0
     if op in _COPY_OPS:
         occ, bus, latency = _copy_price(instr, t)
-        return occ, t.issue[op], bus, latency
+        return occ, t.issue[op], bus, latency, 0
     if op in _VECTOR_OPS:
-        return _vector_cycles(instr, t), t.issue[op], 0, 0
+        occ, conflict = _vector_price(instr, t)
+        return occ, t.issue[op], 0, 0, conflict
     raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
 
 
@@ -445,6 +528,8 @@ def tail_cycles(instr: Instr, platform: Platform) -> int:
 __all__ = [
     "GM_GRANULE_BYTES",
     "gm_bytes",
+    "bank_beats",
+    "bank_conflict_cycles",
     "copy_occupancy",
     "issue_cycles",
     "latency_cycles",

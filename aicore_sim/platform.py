@@ -136,6 +136,14 @@ class Costs:
     # The L2 cache in front of HBM ([l2]; engine/l2.py): line (allocation) size in bytes,
     # 0 = no L2 model (every GM byte is an HBM byte, as before).
     l2_line_bytes: int = 0
+    # UB bank groups ([ub]; cost.py): 0 = no bank model. A UB address's bank group is
+    # (addr // ub_block_bytes) mod ub_bank_groups, its bank that group and addr // ub_bank_bytes;
+    # the APIs in ub_bank_apis cost b + repeats x ub_beat_cycles x beats per repeat.
+    ub_bank_groups: int = 0
+    ub_block_bytes: int = 32
+    ub_bank_bytes: int = 65536
+    ub_beat_cycles: float = 1.0
+    ub_bank_apis: tuple[str, ...] = ()
 
     def curve(self, name: str) -> CopyCurve:
         """The copy curve called ``name`` (ValueError listing the known ones otherwise)."""
@@ -279,6 +287,29 @@ def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_UB_KEYS = {"bank_groups": int, "block_bytes": int, "bank_bytes": int, "beat_cycles": float,
+            "apis": list}
+
+
+def _ub_banks(table: Mapping[str, Any]) -> dict[str, Any]:
+    """The UB bank fields of a cost file's ``[ub]`` table (all or none of them)."""
+    if not table:
+        return {}
+    unknown, missing = sorted(set(table) - set(_UB_KEYS)), sorted(set(_UB_KEYS) - set(table))
+    if unknown or missing:
+        raise ValueError(f"[ub]: unknown keys {unknown}, missing {missing}")
+    out: dict[str, Any] = {}
+    for key, kind in _UB_KEYS.items():
+        if kind is list:
+            out["ub_bank_apis"] = tuple(str(x) for x in table[key])
+            continue
+        value = _check_value(key, table[key], kind, "costs")
+        if value <= 0:
+            raise ValueError(f"[ub] {key} must be > 0")
+        out[f"ub_{key}"] = value
+    return out
+
+
 def _costs_from_doc(doc: dict[str, Any]) -> Costs:
     curves = []
     for name, c in doc["curves"].items():
@@ -333,6 +364,7 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         **_calibration(doc.get("calibration", {})),
         **_pipeline(doc),
         l2_line_bytes=int(doc.get("l2", {}).get("line_bytes", 0)),
+        **_ub_banks(doc.get("ub", {})),
     )
     costs.curve(costs.mte2_profile)
     costs.curve(costs.mte3_profile)

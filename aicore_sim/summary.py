@@ -87,7 +87,8 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     rows = core.stall_rows[core.stall_rows[:, 0] == int(pipe)]
     dur = rows[:, 2] - rows[:, 1]
     for code, cause in enumerate(STALL_CAUSES):
-        cycles[cause] = int(dur[rows[:, 3] == code].sum())
+        if cause in cycles:  # bank_conflict cycles are execution, counted in busy
+            cycles[cause] = int(dur[rows[:, 3] == code].sum())
     flag_code = STALL_CAUSES.index("flag")
     flag = rows[:, 3] == flag_code
     waits, where = np.unique(rows[flag, 4], return_inverse=True)  # WaitFlag stream indices
@@ -101,7 +102,7 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
         flags[name] = flags.get(name, 0) + int(c)
     executing = busy
     waiting = max(window - executing, 0)
-    stalled = sum(cycles[c] for c in STALL_CAUSES)
+    stalled = sum(cycles[c] for c in STALL_CAUSES if c in cycles)
     cycles["idle"] = max(waiting - stalled, 0)
     total = max(waiting, stalled)
     shares = {k: (v / total if total else 0.0) for k, v in cycles.items()}
@@ -124,6 +125,8 @@ def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
         "gm_stretch_cycles": stretch,
         # busy + gm stretch + a pipelined copy's data in flight: what msprof's pipe time counts
         "pipe_time_cycles": {p.name: core.pipe_time_cycles(p) for p in PIPE_ORDER},
+        # cycles of VECTOR execution lost to UB bank conflicts (msprof's bank-conflict counters)
+        "bank_conflict_cycles": core.stall_cycles(Pipe.VECTOR, "bank_conflict"),
         "utilisation": {k: (v / makespan if makespan else 0.0) for k, v in busy.items()},
         "busy_share": {k: (v / finish if finish else 0.0) for k, v in busy.items()},
         "occupied_share": {k: ((v + stretch[k]) / finish if finish else 0.0)

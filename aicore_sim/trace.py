@@ -14,7 +14,8 @@ Per core the trace holds, as numpy arrays:
   indexes :data:`STALL_CAUSES` and ``what`` says what was waited for: the WaitFlag's stream
   index (``flag``), the pipe whose queue was full (``queue_full``), the transfer's bytes
   (``gm_bandwidth``), ``pipe << 32 | index in that pipe`` of the producer (``auto_sync``), the
-  pipe being drained (``barrier``);
+  pipe being drained (``barrier``), the vector instruction whose operands collide in the UB
+  banks (``bank_conflict``: cycles of its own execution, not a wait for anything else);
 - ``stalls``: the same rows as tuples with the cause and the ``what`` in words (built on
   first use; bulk readers use ``stall_rows``).
 
@@ -33,10 +34,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aicore_sim.isa import Instr, Pipe
+from aicore_sim.isa import SYNC_OPS, Instr, Pipe, per_object
 from aicore_sim.sources import Sources
 
-STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier")
+STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier", "bank_conflict")
 _GM_BW = STALL_CAUSES.index("gm_bandwidth")
 
 
@@ -55,6 +56,8 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
         return f"{Pipe(what >> 32).name} instruction #{what & 0xFFFFFFFF}"
     if name == "barrier":
         return f"PIPE_ALL: {Pipe(what).name}"
+    if name == "bank_conflict":
+        return f"{stream[what].op.value}: UB bank conflict of its operands"
     return Pipe(what).name  # queue_full
 
 
@@ -89,6 +92,7 @@ class CoreTrace:
     lead: int = -1
     _stalls: list | None = field(default=None, repr=False, compare=False)
     _stretch: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _sync: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def stalls(self) -> list[tuple[int, int, int, str, str]]:
@@ -137,7 +141,7 @@ class CoreTrace:
     def busy_cycles(self, pipe: Pipe) -> int:
         """Cycles ``pipe`` was executing something (scalar: issue work included); a copy's
         wait for shared HBM bandwidth is not executing (see :meth:`gm_stretch_cycles`), nor is
-        a pipelined copy's data in flight after it (see :meth:`in_flight_cycles`)."""
+        a pipelined copy's data in flight after it (:meth:`pipe_time_cycles` counts both)."""
         if pipe is Pipe.SCALAR:
             s = self.scalar_spans
             return int((s[:, 1] - s[:, 0]).sum()) if s.size else 0
@@ -145,26 +149,34 @@ class CoreTrace:
         return int((self.end[r] - self.start[r]).sum()) - self.gm_stretch_cycles(pipe)
 
     def pipe_time_cycles(self, pipe: Pipe) -> int:
-        """``pipe``'s time as a board's profiler counts it (msprof ``aiv_<pipe>_time``):
-        executing, held by shared HBM, or with a copy's data in flight."""
-        return self.busy_cycles(pipe) + self.gm_stretch_cycles(pipe) + self.in_flight_cycles(pipe)
-
-    def in_flight_cycles(self, pipe: Pipe) -> int:
-        """Cycles in which ``pipe`` executed nothing but still had a pipelined copy's data in
-        flight (its latency after its occupancy, ``visible - end``): the union of the pipe's
-        [start, visible) intervals less its executing time. A board's pipe counter runs then
-        too, so msprof's pipe time is busy + gm stretch + this. 0 for the scalar unit."""
+        """``pipe``'s time as a board's profiler counts it (msprof ``aiv_<pipe>_time``: the
+        pipe's instructions of its own type, vector computation or transfers): executing,
+        held by shared HBM, or with a copy's data in flight - the union of the [start,
+        visible) intervals of its work, SetFlag / WaitFlag / PipeBarrier left out. The
+        scalar unit: its busy cycles."""
         if pipe is Pipe.SCALAR:
-            return 0
+            return self.busy_cycles(pipe)
         r = self.rows(pipe)
-        start = self.start[r]
-        return int(_exclusive(start, self.visible[r]).sum() - (self.end[r] - start).sum())
+        r = r[~self.sync[r]]
+        return int(_exclusive(self.start[r], self.visible[r]).sum())
+
+    @property
+    def sync(self) -> np.ndarray:
+        """Per row, whether the instruction is a SetFlag, WaitFlag or PipeBarrier."""
+        if self._sync is None:
+            kinds = per_object(self.stream, {}, lambda ins: ins.op in SYNC_OPS, bool)
+            self._sync = kinds[self.index] if self.index.size else np.zeros(0, bool)
+        return self._sync
 
     def gm_stretch_cycles(self, pipe: Pipe) -> int:
         """Cycles ``pipe``'s copies were held by the shared HBM bandwidth past their
         single-core time (the sum of its ``gm_bandwidth`` stalls)."""
+        return self.stall_cycles(pipe, "gm_bandwidth")
+
+    def stall_cycles(self, pipe: Pipe, cause: str) -> int:
+        """The summed length of ``pipe``'s stall rows of ``cause`` (a STALL_CAUSES name)."""
         rows = self.stall_rows
-        g = rows[(rows[:, 0] == int(pipe)) & (rows[:, 3] == _GM_BW)]
+        g = rows[(rows[:, 0] == int(pipe)) & (rows[:, 3] == STALL_CAUSES.index(cause))]
         return int((g[:, 2] - g[:, 1]).sum())
 
 

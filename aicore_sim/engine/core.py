@@ -28,7 +28,8 @@ from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe
 from aicore_sim.memory import MemoryImage
 from aicore_sim.trace import STALL_CAUSES
 
-_FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT = range(5)  # codes of STALL_CAUSES
+# codes of STALL_CAUSES
+_FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT, _BANK = range(6)
 
 S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
@@ -50,7 +51,9 @@ class Columns(NamedTuple):
     occ: list[int]  # cycles the instruction holds its pipe (cost.py)
     issue: list[int]  # cycles the scalar unit spends issuing it
     gmb: list[int]  # bytes it draws from the shared HBM server
+    wbb: list[int]  # HBM bytes it sets off in the background (L2 write-backs it evicts)
     lat: list[int]  # cycles after its occupancy before its result is visible (copies)
+    conf: list[int]  # cycles of its occupancy spent on UB bank conflicts (vector calls)
     kind: list[int]  # 0 = work, 1 = WaitFlag, 2 = SetFlag
     fkey: list[int]  # (event, id) of a flag as one int
     eff: list[bool]  # has a numeric effect
@@ -66,7 +69,7 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Column
     share it (``replay(prepared=)``). ``priced`` (id of an Instr -> its price) may be shared
     by the streams of one launch, which share Instr objects."""
     n = len(stream)
-    occ, issue, gmb, lat = [0] * n, [0] * n, [0] * n, [0] * n
+    occ, issue, gmb, lat, conf = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n
     kind, fkey, eff = [0] * n, [0] * n, [False] * n
     pipe_of = bytearray(n)
     sets_left: dict[int, int] = {}
@@ -79,7 +82,7 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Column
         c = priced.get(id(ins))
         if c is None:
             c = priced[id(ins)] = price(ins, platform)
-        occ[i], issue[i], gmb[i], lat[i] = c
+        occ[i], issue[i], gmb[i], lat[i], conf[i] = c
         pipe_of[i] = ins.pipe
         if op is _SET or op is _WAIT:
             key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
@@ -90,7 +93,7 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Column
                 kind[i] = 1
         elif op in has_effect:
             eff[i] = True
-    return Columns(occ, issue, gmb, lat, kind, fkey, eff, pipe_of, sets_left)
+    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, pipe_of, sets_left)
 
 
 class CoreSim:
@@ -117,6 +120,7 @@ class CoreSim:
             prepared = prepare(stream, platform)
         self.occ, self.issue, self.gmb, self.lat = (prepared.occ, prepared.issue,
                                                     prepared.gmb, prepared.lat)
+        self.wbb, self.conf = prepared.wbb, prepared.conf
         self.kind, self.fkey, self.eff = prepared.kind, prepared.fkey, prepared.eff
         self.pipe_of = prepared.pipe_of
         self.sets_left = dict(prepared.sets_left)  # counted down by the replay
@@ -220,7 +224,9 @@ class CoreSim:
         for work or a flag, to start a GM transfer at its real start (HBM sharing depends on
         it), and, on the timed image, to read sources at the start and write at the end.
         """
-        env, q, occ, gmb, lat = self.env, self.q[pipe], self.occ, self.gmb, self.lat
+        env, q, occ, gmb, lat, wbb = (self.env, self.q[pipe], self.occ, self.gmb, self.lat,
+                                      self.wbb)
+        conf = self.conf
         stream, kind, fkey, eff = self.stream, self.kind, self.fkey, self.eff
         events, ub, done, watch = self.events, self.ub, self.done, self.watch
         ends, popped, issued_at = self.ends[pipe], self.popped[pipe], self.issued_at
@@ -266,9 +272,11 @@ class CoreSim:
                     start = vis
                 t = start + occ[i]
                 self._set_flag(fkey[i], i, t)
-            elif gmb[i] or effect:
+            elif gmb[i] or wbb[i] or effect:
                 if start > now:
                     yield timeout(start - now)
+                if wbb[i]:  # write-backs it evicts load HBM; nothing waits for them
+                    transfer(wbb[i], env.now, weight)
                 pending = semantics.read(stream[i], ub, gm_mem) if effect and eff[i] else None
                 if gmb[i]:
                     floor = env.now + occ[i]
@@ -281,6 +289,8 @@ class CoreSim:
                     semantics.commit(pending)
             else:
                 t = start + occ[i]  # timing only: nothing can observe the interval
+            if conf[i]:  # the last cycles of its execution were lost to UB bank conflicts
+                stalls += (pipe, t - conf[i], t, _BANK, i)
             v = t + lat[i]
             if v > vis:
                 vis = v

@@ -17,17 +17,19 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
 - **Lines.** Every row of a copy (blockCount rows of blockLen bytes, srcStride / dstStride
   apart) touches the L2 lines it overlaps.
 - **Hits.** An access hits when the line's last allocating access (a cached read or a write)
-  is less than ``l2_size`` bytes of line traffic back in the sequence (an LRU cache's reuse
-  distance, counting every line access as a line of traffic: exact for streaming and tiled
-  re-reads, pessimistic when many accesses repeat the same lines in between).
-- **Alignment.** A miss of a row whose GM address is not 512-byte aligned draws its bytes
+  is less than ``l2_size`` bytes of allocating line traffic back in the sequence (an LRU
+  cache's reuse distance, counting every allocating line access as a line of traffic: exact
+  for streaming and tiled re-reads, pessimistic when many accesses repeat the same lines in
+  between).
+- **Alignment.** A miss of a row whose GM address does not start a line draws its bytes
   / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor).
 - **Write-back.** A written line is written back to HBM (one line of HBM traffic, charged to
   the copy at which ``l2_size`` bytes of traffic have followed the write) unless the line is
-  accessed again before that; lines still dirty when the kernel ends cost nothing.
+  accessed again before that; lines still dirty when the kernel ends cost nothing. The
+  write-back loads HBM in the background (``wbb``): the copy that evicts it does not wait.
 
-Per copy position the result replaces ``gmb`` (HBM bytes: misses' line fills, bypassed bytes,
-write-backs it causes) and, for reads, ``occ`` (``cost.copy_occupancy`` of its miss and hit
+Per copy position the result replaces ``gmb`` (HBM bytes it waits for: misses' line fills,
+bypassed bytes), ``wbb`` (the write-backs it sets off) and, for reads, ``occ`` (``cost.copy_occupancy`` of its miss and hit
 bytes). The fraction of read bytes that hit is kept per core in ``hit_bytes`` / ``read_bytes``
 for the summary.
 """
@@ -116,7 +118,8 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform
     lid = (tid[cp] << 40) | j
     is_alloc = alloc[cp]
     n = lid.size
-    traffic = np.arange(1, n + 1, dtype=np.float64) * line  # line traffic up to each access
+    # allocating line traffic up to each access (bypassed accesses push no line out)
+    traffic = np.cumsum(is_alloc, dtype=np.float64) * line
     # the same line's accesses in sequence order; the latest allocating access before each
     by_line = np.lexsort((np.arange(n), lid))
     sl = lid[by_line]
@@ -141,7 +144,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform
     # (cost file [gm] unaligned_512_bandwidth_ratio, as the single-core copy cost applies it)
     ratio = float(platform.costs.unaligned_512_bandwidth_ratio)
     if 0.0 < ratio < 1.0:
-        hbm[(row_start[row_of] % cost.GM_ALIGN_BEST_BYTES) != 0] /= ratio
+        hbm[(row_start[row_of] % line) != 0] /= ratio
     # write-backs: a write whose line is not accessed again within the capacity
     nxt_sorted = np.concatenate((by_line[1:], [-1]))
     nxt_sorted[np.concatenate((~new_group[1:], [False])) == 0] = -1
@@ -155,7 +158,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform
     wb = np.bincount(cp[at], minlength=order.size) * line
     # per copy
     ncopy = order.size
-    hbm_copy = np.rint(np.bincount(cp, weights=hbm, minlength=ncopy)).astype(np.int64) + wb
+    hbm_copy = np.rint(np.bincount(cp, weights=hbm, minlength=ncopy)).astype(np.int64)
     hit_copy = np.bincount(cp, weights=np.where(hit & ~w, nbytes, 0),
                            minlength=ncopy).astype(np.int64)
     # the core receives only the bytes it asked for (the rest of a line fill stays in L2)
@@ -163,22 +166,23 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform
                             minlength=ncopy).astype(np.int64)
     read_copy = np.bincount(cp, weights=np.where(~w, nbytes, 0), minlength=ncopy)
     out = [Columns(*c) for c in columns]
-    changed: dict[int, tuple[list[int], list[int]]] = {}
+    changed: dict[int, tuple[list[int], list[int], list[int]]] = {}
     opos = pos[order]
     for k in range(ncopy):
         c = int(copy_core[k])
-        occ_gmb = changed.get(c)
-        if occ_gmb is None:
-            occ_gmb = changed[c] = (list(out[c].occ), list(out[c].gmb))
+        cols = changed.get(c)
+        if cols is None:
+            cols = changed[c] = (list(out[c].occ), list(out[c].gmb), list(out[c].wbb))
         i = int(opos[k])
-        occ_gmb[1][i] = int(hbm_copy[k])
+        cols[1][i] = int(hbm_copy[k])
+        cols[2][i] = int(wb[k])
         if not write[k]:
-            occ_gmb[0][i] = cost.copy_occupancy(streams[c][i], platform, int(miss_copy[k]),
-                                                int(hit_copy[k]))
+            cols[0][i] = cost.copy_occupancy(streams[c][i], platform, int(miss_copy[k]),
+                                             int(hit_copy[k]))
             result.read_bytes[c] += int(read_copy[k])
             result.hit_bytes[c] += int(hit_copy[k])
-    for c, (occ, gmb) in changed.items():
-        out[c] = out[c]._replace(occ=occ, gmb=gmb)
+    for c, (occ, gmb, wbb) in changed.items():
+        out[c] = out[c]._replace(occ=occ, gmb=gmb, wbb=wbb)
     return out, result
 
 
