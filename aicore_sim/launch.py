@@ -132,18 +132,18 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
         raise PlatformError(problem)
     numerics = mode != "timing-only"
     check_launch(sum(int(t.nbytes) for n, t in tensors.items() if n in outputs) if numerics
-                 else 0, block_dim, platform.ub_size, 1 + numerics + check_streams, instructions)
+                 else 0, block_dim, platform.ub_image_size, 1 + numerics + check_streams, instructions)
     wall: dict[str, float] = {}
     t0 = time.perf_counter()
     numerics = mode != "timing-only"
     # Inputs are read-only views (a kernel writing one is an error); with numerics the
     # outputs are private copies, in timing-only mode nothing is written and nothing copied.
-    image = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
+    image = MemoryImage.from_tensors(tensors, platform.ub_image_size, block_dim, set(outputs),
                                      copy=numerics)
     gm_args = tuple(GM_ADDR(a) if isinstance(a, str) else a for a in args)
     # the memory before the launch: read-only views of the caller's arrays, for a replay with
     # effects and to reset the outputs if a parallel record must be redone serially
-    initial = (MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
+    initial = (MemoryImage.from_tensors(tensors, platform.ub_image_size, block_dim, set(outputs),
                                         copy=False) if numerics else None)
     prog = program.record(kernel, gm_args, block_dim, image, platform, initial,
                           numerics=numerics, jobs=jobs, auto_sync=auto_sync)
@@ -155,7 +155,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
         after_record(prog)
     if check_streams:
         t1 = time.perf_counter()
-        other = MemoryImage.from_tensors(tensors, platform.ub_size, block_dim, set(outputs),
+        other = MemoryImage.from_tensors(tensors, platform.ub_image_size, block_dim, set(outputs),
                                          copy=not numerics)
         alt = program.record(kernel, gm_args, block_dim, other, platform, None,
                              numerics=not numerics, jobs=jobs, auto_sync=auto_sync)
@@ -172,7 +172,7 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
         if after_replay is not None:
             after_replay(trace)
         t2 = time.perf_counter()
-        found = checks.check_trace(trace, platform.ub_size, races=races)
+        found = checks.check_trace(trace, platform.ub_image_size, races=races)
         wall["checks"] = time.perf_counter() - t2
         hazards.extend(found)
         if mode == "timed":

@@ -393,6 +393,7 @@ class Platform:
     aiv_core_num: int
     clock_mhz: float
     ub_size: int
+    ub_physical_size: int
     ub_align: int
     l2_size: int
     hbm_size: int
@@ -407,6 +408,8 @@ class Platform:
     ub_read_cycles: int
     op_head_cycles: int
     system_counter_mhz: float
+    launch_fixed_ns: float
+    launch_per_core_ns: float
     costs: Costs
     overridden: tuple[str, ...] = ()
     # Lazily filled by cost.py with per-platform lookup tables; not part of equality.
@@ -420,6 +423,18 @@ class Platform:
         if self.short_soc in _UB_RESERVED_SOCS:
             return self.ub_size - _UB_RESERVED_BYTES
         return self.ub_size
+
+    @property
+    def ub_image_size(self) -> int:
+        """Bytes of one core's UB image: the physical UB (kernels may place tensors at fixed
+        addresses up to it), at least ``ub_size``."""
+        return max(self.ub_size, self.ub_physical_size)
+
+    def launch_cycles(self, block_dim: int) -> int:
+        """Task Duration beyond the cores' own cycles: the launch's fixed overhead plus a
+        share per core beyond the first (dispatch and completion of every block)."""
+        ns = self.launch_fixed_ns + self.launch_per_core_ns * max(int(block_dim) - 1, 0)
+        return int(ns * self.clock_mhz / 1000.0 + 0.5)
 
     @property
     def hbm_bytes_per_cycle(self) -> float:
@@ -509,6 +524,7 @@ _TOML_KEYS: dict[str, str] = {
     "aiv_core_num": "aiv_cores",
     "clock_mhz": "clock_mhz",
     "ub_size": "ub_size_bytes",
+    "ub_physical_size": "ub_physical_bytes",
     "ub_align": "ub_align_bytes",
     "l2_size": "l2_size_bytes",
     "hbm_size": "hbm_size_bytes",
@@ -523,6 +539,8 @@ _TOML_KEYS: dict[str, str] = {
     "ub_read_cycles": "ub_read_cycles",
     "op_head_cycles": "op_head_cycles",
     "system_counter_mhz": "system_counter_mhz",
+    "launch_fixed_ns": "launch_fixed_ns",
+    "launch_per_core_ns": "launch_per_core_ns",
 }
 
 # Scalar Platform fields and their types (everything a user may set directly).
@@ -535,6 +553,7 @@ _PLATFORM_SCALARS: dict[str, type] = {
     "aiv_core_num": int,
     "clock_mhz": float,
     "ub_size": int,
+    "ub_physical_size": int,
     "ub_align": int,
     "l2_size": int,
     "hbm_size": int,
@@ -549,6 +568,8 @@ _PLATFORM_SCALARS: dict[str, type] = {
     "ub_read_cycles": int,
     "op_head_cycles": int,
     "system_counter_mhz": float,
+    "launch_fixed_ns": float,
+    "launch_per_core_ns": float,
 }
 
 # Extra accepted spellings (TOML keys, CANN ini keys, common shorthands).
@@ -589,6 +610,9 @@ LIMITS: dict[str, tuple[float, float]] = {
     "ub_read_cycles": (0, 1e6),
     "op_head_cycles": (0, 1e9),
     "system_counter_mhz": (1e-3, 1e6),
+    "ub_physical_size": (1, 1 << 24),
+    "launch_fixed_ns": (0, 1e12),
+    "launch_per_core_ns": (0, 1e9),
 }
 
 

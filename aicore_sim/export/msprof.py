@@ -24,7 +24,8 @@ column. What each filled column holds:
   and stall breakdown, wait-ib time) is ``NA``.
 
 ``OpBasicInfo.csv``: ``Op Name`` (the case name), ``Op Type`` = ``vector``, ``Task
-Duration(us)`` = makespan (op head included) / clock, ``Block Dim`` = simulated cores,
+Duration(us)`` = the summary's ``task_cycles`` (makespan, op head included, plus the
+platform's launch overhead) / clock, ``Block Dim`` = simulated cores,
 ``Current Freq`` = ``Rated Freq`` = the platform clock in MHz; ``Mix Block Dim``, ``Device
 Id`` and ``Pid`` are ``NA`` (no mix launch, no device, no process).
 """
@@ -120,7 +121,8 @@ def op_basic_info_row(summary: Mapping[str, Any], op_name: str) -> dict[str, str
     """The one data row of OpBasicInfo.csv (keys are msprof column names)."""
     clock = float(summary["clock_mhz"])
     return {"Op Name": op_name, "Op Type": "vector",
-            "Task Duration(us)": _num(int(summary["makespan_cycles"]) / clock),
+            "Task Duration(us)": _num(int(summary.get("task_cycles", summary["makespan_cycles"]))
+                                      / clock),
             "Block Dim": str(int(summary["block_dim"])),
             "Current Freq": f"{clock:g}", "Rated Freq": f"{clock:g}"}
 

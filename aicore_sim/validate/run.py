@@ -7,7 +7,8 @@ exactly as our msprof CSV export (:mod:`aicore_sim.export.msprof`) defines them 
 (:func:`aicore_sim.summary.summarize_trace`), so a user holding our ``PipeUtilization.csv``
 beside the board's sees the same numbers:
 
-- ``task_us`` = makespan (op head included) / clock (``OpBasicInfo.csv`` Task Duration);
+- ``task_us`` = the summary's ``task_cycles`` (makespan, op head included, plus the launch
+  overhead) / clock (``OpBasicInfo.csv`` Task Duration);
 - ``aiv_us`` = the core's cycles from its start (after the op head) to its last completion /
   clock, mean over the launch's cores (``aiv_time(us)``);
 - ``mte2_us`` / ``mte3_us`` / ``vec_us`` / ``scalar_us`` = the pipe time the export writes
@@ -77,13 +78,10 @@ def figures_of_summary(summary: Mapping[str, Any], platform: Any) -> dict[str, f
     cores = summary["cores"]
 
     def held(core: Mapping[str, Any], pipe: str) -> int:
-        # the pipe time PipeUtilization.csv writes: the summary's pipe_time_cycles where it has
-        # them (busy + HBM hold + a pipelined copy's data in flight), else busy + HBM hold
-        if "pipe_time_cycles" in core:
-            return int(core["pipe_time_cycles"][pipe])
-        return int(core["busy_cycles"][pipe]) + int(core["gm_stretch_cycles"].get(pipe, 0))
+        # the pipe time PipeUtilization.csv writes (trace.CoreTrace.pipe_time_cycles)
+        return int(core["pipe_time_cycles"][pipe])
 
-    out = {"task_us": int(summary["makespan_cycles"]) / clock,
+    out = {"task_us": int(summary["task_cycles"]) / clock,
            "aiv_us": _mean([max(int(c["cycles"]) - head, 0) / clock for c in cores])}
     for col, pipe in _PIPES.items():
         out[col] = _mean([held(c, pipe) / clock for c in cores])
