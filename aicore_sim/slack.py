@@ -10,6 +10,9 @@ figures are replays, not estimates. Scenarios, for each pipe P of SCALAR, MTE2, 
 
 and ``HBM unlimited``: no transfer waits for the shared HBM bandwidth (each copy takes its
 single-core time). A free copy pipe still shares HBM: that is the ``HBM unlimited`` lever.
+``L2 always hits``: every GM read is served from L2 and no write is written back (the L2
+model's upper bound, ``engine/l2.py``); ``UB banks no conflicts``: vector calls cost what they
+would with their operands in distinct bank groups (``cost.bank_beats``).
 
 The costs are the replay's own prepared columns (``engine.core.prepare``), changed and handed
 to :func:`aicore_sim.engine.replay` as its ``prepared`` entry; scenarios run in ``jobs``
@@ -28,12 +31,16 @@ from aicore_sim.isa import Instr, Pipe
 
 PIPES = (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3, Pipe.SCALAR)
 HBM = "HBM"
+L2 = "L2"
+BANKS = "UB banks"
 
 
 def scenarios() -> list[tuple[str, str]]:
     """(lever, change) pairs in report order: each pipe free and 2x, then HBM unlimited."""
     out = [(p.name, change) for p in PIPES for change in ("free", "2x")]
     out.append((HBM, "unlimited"))
+    out.append((L2, "always hits"))
+    out.append((BANKS, "no conflicts"))
     return out
 
 
@@ -44,7 +51,10 @@ def _scale(v: int, change: str) -> int:
 def _columns(base: Columns, lever: str, change: str) -> Columns:
     """One core's prepared columns with the scenario's costs (the base is not modified)."""
     if lever == HBM:
-        return base._replace(gmb=[0] * len(base.gmb))
+        return base._replace(gmb=[0] * len(base.gmb), wbb=[0] * len(base.wbb))
+    if lever == BANKS:
+        return base._replace(occ=[o - c for o, c in zip(base.occ, base.conf)],
+                             conf=[0] * len(base.conf))
     p = int(Pipe[lever])
     occ = [_scale(o, change) if q == p else o for o, q in zip(base.occ, base.pipe_of)]
     lat = [_scale(v, change) if q == p else v for v, q in zip(base.lat, base.pipe_of)]
@@ -63,7 +73,10 @@ def replay_makespan(streams: list[list[Instr]], platform: Any, columns: list[Col
                     lever: str, change: str, allocations=None) -> int:
     """Makespan of one scenario: a timing-only replay with the changed costs."""
     plat = _platform(platform, lever, change)
-    changed = [_columns(c, lever, change) for c in columns]
+    if lever == L2:
+        changed = engine.prepare_all(streams, plat, l2_always_hits=True)[0]
+    else:
+        changed = [_columns(c, lever, change) for c in columns]
     trace = engine.replay(streams, plat, None, allocations,
                           {engine.prepared_key(plat): (plat.costs, changed)})
     return trace.makespan
@@ -110,7 +123,8 @@ def format_slack(rows: list[dict[str, Any]], makespan: int) -> str:
     """``"MTE2 2x faster -> -38.0 %"`` lines, best first."""
     if not rows:
         return "slack: nothing to replay"
-    words = {"free": "free", "2x": "2x faster", "unlimited": "unlimited"}
+    words = {"free": "free", "2x": "2x faster", "unlimited": "unlimited",
+             "always hits": "always hits", "no conflicts": "no conflicts"}
     lines = [f"what-if slack (timing-only replays of the recorded streams; now {makespan:,} "
              f"cycles):"]
     for r in sorted(rows, key=lambda r: (r["delta_cycles"], r["lever"], r["change"])):
@@ -121,4 +135,4 @@ def format_slack(rows: list[dict[str, Any]], makespan: int) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["HBM", "PIPES", "format_slack", "lever", "replay_makespan", "scenarios", "slack"]
+__all__ = ["BANKS", "HBM", "L2", "PIPES", "format_slack", "lever", "replay_makespan", "scenarios", "slack"]

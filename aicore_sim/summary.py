@@ -154,10 +154,21 @@ def _core_summaries(trace: Trace, makespan: int) -> list[dict[str, Any]]:
         else:  # a member's own copy, so no two cores share a dict
             timeline = copy.deepcopy(shared)
         gm_ub, ub_gm = copy_bytes(core)
+        read, hit = l2_bytes(trace, core.core)
         out.append({"core": core.core, **{k: v for k, v in timeline.items() if k != "waits"},
                     "bytes_gm_to_ub": gm_ub, "bytes_ub_to_gm": ub_gm,
+                    "l2_read_bytes": read, "l2_hit_bytes": hit,
+                    "l2_hit_rate": hit / read if read else None,
                     "ub_high_water_bytes": ub_high_water(core), "waits": timeline["waits"]})
     return out
+
+
+def l2_bytes(trace: Trace, core: int) -> tuple[int, int]:
+    """(GM->UB bytes the L2 model saw, of which served from L2) of one core; (0, 0) without
+    an L2 model."""
+    if core < len(trace.l2_read_bytes):
+        return int(trace.l2_read_bytes[core]), int(trace.l2_hit_bytes[core])
+    return 0, 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -329,6 +340,9 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
         "hbm_peak_gbps": platform.hbm_bytes_per_cycle * clock * 1e6 / 1e9,
         "hbm_roofline_pct": 100.0 * moved / peak if peak else 0.0,
         "ub_capacity_bytes": int(platform.ub_size),
+        "l2_hit_rate": (sum(c["l2_hit_bytes"] for c in cores) / sum(c["l2_read_bytes"] for c in cores)
+                        if any(c["l2_read_bytes"] for c in cores) else None),
+        "bank_conflict_cycles": sum(c["bank_conflict_cycles"] for c in cores),
         "ub_high_water_bytes": max((c["ub_high_water_bytes"] for c in cores), default=0),
         "cores": cores,
         # cores replayed once for all (equal timelines, engine/groups.py), each group in order
@@ -401,6 +415,11 @@ def format_summary(d: Mapping[str, Any]) -> str:
             occ = ", ".join(f"{k} {d['utilisation'][k] + v / cells:.0%}"
                             for k, v in held.items())
             lines.append(f"copy pipes occupied incl. waits for shared HBM: {occ}")
+        if d.get("l2_hit_rate") is not None:
+            lines.append(f"L2 hit rate of GM->UB bytes: {d['l2_hit_rate']:.1%}")
+        if d.get("bank_conflict_cycles"):
+            lines.append(f"VECTOR cycles lost to UB bank conflicts: "
+                         f"{d['bank_conflict_cycles']:,} (all cores)")
         lines.append(
             f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
             f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s = "

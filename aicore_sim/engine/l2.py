@@ -82,9 +82,11 @@ def _copies(streams: list[list[Instr]]):
     return rows_out
 
 
-def apply(streams: list[list[Instr]], columns: list[Columns], platform
-          ) -> tuple[list[Columns], L2Result]:
-    """``columns`` with every GM copy re-priced through the L2 model (see the module)."""
+def apply(streams: list[list[Instr]], columns: list[Columns], platform,
+          always_hits: bool = False) -> tuple[list[Columns], L2Result]:
+    """``columns`` with every GM copy re-priced through the L2 model (see the module);
+    ``always_hits``: as if every access hit and no line were ever written back (the bound
+    ``--slack`` replays)."""
     line = int(platform.costs.l2_line_bytes)
     result = L2Result(len(streams))
     copies = _copies(streams)
@@ -135,6 +137,8 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform
     hit_sorted[ok] = (traffic[by_line[ok]] - traffic[by_line[prev_alloc[ok]]]) < cap
     hit = np.empty(n, bool)
     hit[by_line] = hit_sorted
+    if always_hits:
+        hit[:] = True
     w = write[cp]
     # HBM bytes of each access: cached read misses fill the line; bypassed accesses move
     # their bytes in 32-byte sectors; writes and hits cost no HBM now
@@ -152,7 +156,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform
     nxt[by_line] = nxt_sorted
     wi = np.flatnonzero(w)
     kept = (nxt[wi] >= 0) & ((traffic[np.maximum(nxt[wi], 0)] - traffic[wi]) < cap)
-    evicted = wi[~kept]
+    evicted = wi[~kept] if not always_hits else wi[:0]
     at = np.searchsorted(traffic, traffic[evicted] + cap, side="left")
     at = at[at < n]
     wb = np.bincount(cp[at], minlength=order.size) * line
