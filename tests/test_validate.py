@@ -37,10 +37,20 @@ from aicore_sim.validate.compare import (
     cells_of,
     error_of,
     exceeded,
+    held_out,
     outcome_of,
     stat_of,
     stats_by,
     step_result,
+)
+from aicore_sim.validate.report import (
+    _stat_rows,
+    _step_row,
+    decade_label,
+    document,
+    markdown,
+    scatter_figure,
+    text,
 )
 from aicore_sim.validate.run import (
     ScenarioRun,
@@ -304,6 +314,161 @@ def test_step_counts_from_runs() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Fitted and held-out scenarios (hand-made numbers)
+# --------------------------------------------------------------------------------------------
+
+FIT = {"a": ("x.issue_cycles (costs/x.toml)", "launch_ns (platforms/x.toml)"),
+       "zz": ("not run (costs/x.toml)",)}
+
+
+def _fitted_outcome() -> Outcome:
+    runs = [
+        _run("a", "p1", {"task_us": 200.0}, {"task_us": 400.0}),  # fitted: r 2
+        _run("b", "p1", {"task_us": 100.0, "mte2_us": 10.0}, {"task_us": 125.0, "mte2_us": 11.0}),
+        _run("c", "p2", {"task_us": 50.0}, {"task_us": 62.5}),  # r 1.25
+    ]
+    steps = [Step("a->b", "k", "a", "b"), Step("b->c", "k", "b", "c")]
+    return outcome_of(runs, steps, fitted=FIT)
+
+
+def test_held_out_statistics_leave_the_fitted_scenarios_out() -> None:
+    o = _fitted_outcome()
+    assert [c.fitted for c in o.cells] == [True, False, False, False]
+    assert [(c.scenario, c.column) for c in held_out(o.cells)] == [
+        ("b", "task_us"), ("b", "mte2_us"), ("c", "task_us")]
+    assert o.fitted == {"a": FIT["a"]}  # only the scenarios run
+    # task_us: all ln 2 (a), ln 1.25 (b), ln 1.25 (c); held out: b and c
+    t, ht = o.columns["task_us"], o.held_columns["task_us"]
+    assert (t.count, t.median, t.worst, t.worst_scenario, t.worst_ratio) == (
+        3, math.log(1.25), math.log(2.0), "a", 2.0)
+    assert (ht.count, ht.median, ht.worst, ht.worst_scenario, ht.worst_ratio) == (
+        2, math.log(1.25), math.log(1.25), "b", 1.25)
+    assert o.held_columns["mte2_us"] == o.columns["mte2_us"]  # b only, either way
+    assert o.held_platforms["p1"].count == 2 and o.platforms["p1"].count == 3
+    assert o.held_platforms["p1"].median == pytest.approx((math.log(1.25) + math.log(1.1)) / 2)
+    assert o.held_platforms["p2"] == o.platforms["p2"]
+    # all: ln 1.1, ln 1.25, ln 1.25, ln 2 -> median ln 1.25; held out: ln 1.1, ln 1.25, ln 1.25
+    assert (o.overall.count, o.overall.median) == (4, math.log(1.25))
+    assert (o.held_overall.count, o.held_overall.median, o.held_overall.worst_scenario) == (
+        3, math.log(1.25), "b")
+
+
+def test_fitted_steps_are_counted_and_flagged() -> None:
+    o = _fitted_outcome()
+    ab, bc = o.steps
+    # a->b: board 2, simulated 3.2 (right, not within); b->c: board 2, simulated 2 (within)
+    assert (ab.fitted_ends, ab.uses_fitted, ab.right, ab.within) == (("a",), True, True, False)
+    assert (bc.fitted_ends, bc.uses_fitted, bc.right, bc.within) == ((), False, True, True)
+    assert o.step_counts() == (2, 2, 1)
+    assert o.step_counts(held_out_only=True) == (1, 1, 1)
+    assert _step_row(ab)[-1] == "baseline" and _step_row(bc)[-1] == "no"
+
+
+def test_held_out_in_text_json_and_markdown() -> None:
+    o = _fitted_outcome()
+    ln2, ln125, ln11 = "69.3 %", "22.3 %", "9.5 %"
+    assert _stat_rows(o, split=True)[:4] == [
+        ["task_us", "3", ln125, ln2, "a (r 2.000)"],
+        ["  held out", "2", ln125, ln125, "b (r 1.250)"],
+        ["mte2_us", "1", ln11, ln11, "b (r 1.100)"],
+        ["  held out", "1", ln11, ln11, "b (r 1.100)"]]
+    assert _stat_rows(o)[0] == ["task_us", "3", ln125, ln2, "a (r 2.000)",
+                                "2", ln125, ln125, "b (r 1.250)"]
+    out = text(o)
+    assert "\na (fitted)  p1 " in out and "\nb           p1 " in out
+    assert "held out: the scenarios no parameter was fitted on (1 of the 3 run are fitted" in out
+    assert ("\nscenario  parameter (file)\n--------  -----------------------------\n"
+            "a         x.issue_cycles (costs/x.toml)\n          launch_ns (platforms/x.toml)\n"
+            in out)
+    assert ("steps: 2 / 2 direction right, 1 / 2 within 1.25; held out (no fitted end): "
+            "1 / 1 right, 1 / 1 within 1.25") in out
+    doc = document(o)
+    assert doc["fitted"] == {"a": list(FIT["a"])}
+    assert [s["fitted"] for s in doc["scenarios"]] == [list(FIT["a"]), [], []]
+    held = doc["stats"]["held_out"]
+    assert held["all"]["count"] == 3 and held["columns"]["task_us"]["worst_scenario"] == "b"
+    assert held["platforms"]["p2"]["count"] == 1 and doc["stats"]["all"]["count"] == 4
+    assert [s["fitted_ends"] for s in doc["steps"]] == [["a"], []]
+    assert doc["steps_held_out"] == {"compared": 1, "right": 1, "within": 1}
+    assert doc["scenarios"][0]["cells"][0]["fitted"] is True
+    md = markdown(o)
+    assert ("| group | n | median \\|error\\| | worst \\|error\\| | worst scenario (r) | "
+            "n (held out) | median (held out) | worst (held out) | "
+            "worst held-out scenario (r) |") in md
+    assert (f"| task_us | 3 | {ln125} | {ln2} | a (r 2.000) | 2 | {ln125} | {ln125} | "
+            "b (r 1.250) |") in md
+    assert "## Fitted parameters" in md
+    assert "| a | x.issue_cycles (costs/x.toml); launch_ns (platforms/x.toml) |" in md
+
+
+def test_no_fitted_scenario_held_out_is_all() -> None:
+    o = outcome_of([_run("b", "p", {"task_us": 100.0}, {"task_us": 125.0})], [])
+    assert o.fitted == {} and o.held_overall == o.overall and o.held_columns == o.columns
+    assert "held out: every scenario (no parameter was fitted on the scenarios run)" in text(o)
+    assert "No parameter was fitted on the scenarios run." in markdown(o)
+
+
+# --------------------------------------------------------------------------------------------
+# The text table stays narrow (a failure's message and a left-out reason below it)
+# --------------------------------------------------------------------------------------------
+
+LONG = "a message far wider than any column of the table " * 4
+
+
+def _raises(scale: float) -> LaunchSpec:
+    raise RuntimeError(LONG)
+
+
+def test_failure_and_left_out_reason_print_below_the_table() -> None:
+    boom = run_scenario(Scenario("boom", "boom", "tiny", "", _raises, (bv("task_us", 1.0),)))
+    assert not boom.ok
+    note = _run("n", "tiny", {"task_us": 2.0, "vec_us": 1.0}, {"task_us": 2.0, "vec_us": 1.0},
+                notes={"vec_us": LONG})
+    lines = text(outcome_of([boom, note], [])).splitlines()
+    assert lines[:6] == [
+        "scenario  platform  scale  column   board  simulated  ratio  |error|       2s/s",
+        "--------  --------  -----  -------  -----  ---------  -----  ------------  ----",
+        "boom      tiny      1      FAILED   [1]",
+        "n         tiny      1      task_us  2      2          1.000  0.0 %",
+        "                           vec_us   1      1          -      left out [2]",
+        f"[1] boom failed to run: RuntimeError: {LONG.strip()}",
+    ]
+    assert lines[6] == f"[2] n vec_us left out: {LONG}"
+    # markdown keeps them in the row
+    md = markdown(outcome_of([boom, note], []))
+    assert f"| boom | tiny | 1 | FAILED | RuntimeError: {LONG.strip()} |" in md
+    assert f"| left out: {LONG} |" in md
+
+
+# --------------------------------------------------------------------------------------------
+# Scatter axes: major ticks at the decades only, labelled 1, 10, 100, 1e3, ...
+# --------------------------------------------------------------------------------------------
+
+
+def test_decade_labels() -> None:
+    got = [decade_label(v) for v in (1e-3, 0.01, 0.1, 1.0, 10.0, 100.0, 1e3, 1e4, 1e6)]
+    assert got == ["1e-3", "0.01", "0.1", "1", "10", "100", "1e3", "1e4", "1e6"]
+    assert [decade_label(v) for v in (2e6, 500.0, 0.0, -10.0, math.inf)] == [""] * 5
+
+
+def test_scatter_ticks_on_a_wide_range() -> None:
+    # lo = 1.6 / 1.6 = 1, hi = 1.25e6 x 1.6 = 2e6: the range that overlapped
+    o = outcome_of([_run("s", "p", {"task_us": 1.6}, {"task_us": 1.6}),
+                    _run("l", "p", {"task_us": 1.25e6}, {"task_us": 1.25e6})], [])
+    fig = scatter_figure(o)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        assert (lo, hi) == pytest.approx((1.0, 2e6))
+        shown = [(v, t.get_text()) for v, t in zip(axis.get_majorticklocs(),
+                                                   axis.get_majorticklabels())
+                 if lo * (1 - 1e-9) <= v <= hi]
+        assert [t for _, t in shown] == ["1", "10", "100", "1e3", "1e4", "1e5", "1e6"]
+        assert [v for v, _ in shown] == pytest.approx([10.0 ** k for k in range(7)])
+        assert {t.get_text() for t in axis.get_minorticklabels()} == {""}
+
+
+# --------------------------------------------------------------------------------------------
 # Suites and selection
 # --------------------------------------------------------------------------------------------
 
@@ -327,6 +492,23 @@ def test_suite_checks() -> None:
     assert any("listed twice" in p for p in problems)
     assert any("unknown column 'bogus'" in p for p in problems)
     assert any("unknown scenario 'missing'" in p for p in problems)
+    fitted = Suite("f", (FULL,), (), {"nope": ("p (costs/x.toml)",), "tiles_full": ()})
+    assert check_suite(fitted) == [
+        "fitted: unknown scenario 'nope'",
+        "fitted: scenario 'tiles_full' names no parameter (a tuple of non-empty strings)"]
+    assert Suite("g", (FULL,), ()).fitted == {}  # the field is optional
+
+
+def test_board_samples_fitted_table() -> None:
+    from op_models.board_samples.suite import SUITE as BOARD_SUITE
+
+    assert check_suite(BOARD_SUITE) == []
+    assert sorted(BOARD_SUITE.fitted) == sorted([
+        "data_copy_s1_a2", "data_copy_s2_a2", "add_c1_a2", "add_c0_a2", "data_copy_s1_950",
+        "data_copy_s2_950", "add_c1_950", "add_c2_950", "add_c3_950", "data_copy_s5_950"])
+    assert BOARD_SUITE.fitted["data_copy_s2_a2"] == (
+        "mte2.pipeline.row_cycles (costs/a2.toml)",
+        "launch_per_core_ns (platforms/ascend910b1.toml)")
 
 
 def test_run_suite_with_steps() -> None:
@@ -387,6 +569,19 @@ def test_cli_text_and_json(installed, capsys) -> None:
     assert task["column"] == "task_us" and task["board"] == 5.0
     assert task["ratio"] == task["simulated"] / 5.0
     assert doc["stats"]["columns"]["task_us"]["count"] == 2
+
+
+def test_cli_json_with_a_fitted_scenario(installed, capsys) -> None:
+    installed["suites"] = [Suite("fit", SUITE.scenarios, SUITE.steps,
+                                 {"tiles_small": ("p (costs/x.toml)",)})]
+    assert main(["validate", "tiles_full", "tiles_small", "--json", "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fitted"] == {"tiles_small": ["p (costs/x.toml)"]}
+    assert doc["stats"]["all"]["count"] == 5  # tiles_full: 4 figures, tiles_small: 1
+    assert doc["stats"]["held_out"]["all"]["count"] == 4
+    assert doc["stats"]["held_out"]["columns"]["task_us"]["count"] == 1
+    assert doc["steps"][0]["fitted_ends"] == ["tiles_small"]
+    assert doc["steps_held_out"]["compared"] == 0
 
 
 def test_cli_report_writes_md_and_png(installed, tmp_path, capsys) -> None:

@@ -12,21 +12,25 @@ arithmetic on numbers; nothing here simulates.
   the same side of 1, or, when the board's gain is within ±2 % of 1 (**neutral**: the
   optimisation changed nothing on the board), when the simulated gain is within a factor 1.25
   of it; **within 1.25** when max(gs / gb, gb / gs) <= 1.25.
+- **Fitted and held out**: a scenario some timing-model parameter was fitted on
+  (``Suite.fitted``) says little about the model's error, so every statistic is given twice:
+  over all figures and over the **held-out** ones (scenarios not fitted on). A step with a
+  fitted scenario at either end is still counted, and flagged (``fitted_ends``).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from aicore_sim.validate.suite import Step
 
 __all__ = ["NEUTRAL", "WITHIN", "Cell", "Outcome", "Stat", "StepResult", "cells_of",
-           "error_of", "exceeded", "outcome_of", "stat_of", "stats_by", "step_result",
-           "steps_of"]
+           "error_of", "exceeded", "held_out", "outcome_of", "stat_of", "stats_by",
+           "step_result", "steps_of"]
 
 NEUTRAL = 0.02  # a board gain within 1 ± this is "no change"
 WITHIN = 1.25  # the factor a simulated gain (or figure) may be off and still count as close
@@ -51,6 +55,7 @@ class Cell:
     error: float | None  # |ln ratio|; None when not compared
     linearity: float | None = None  # fig(2s) / fig(s) when the scenario ran scaled
     note: str | None = None  # why the figure is left out of the statistics
+    fitted: bool = False  # a timing-model parameter was fitted on this scenario
 
     @property
     def compared(self) -> bool:
@@ -62,8 +67,9 @@ class Cell:
         return d
 
 
-def cells_of(runs: Iterable[Any]) -> list[Cell]:
-    """A :class:`Cell` per board figure of every run that ran (``runs``: :class:`.run.ScenarioRun`).
+def cells_of(runs: Iterable[Any], fitted: Collection[str] = ()) -> list[Cell]:
+    """A :class:`Cell` per board figure of every run that ran (``runs``: :class:`.run.ScenarioRun`);
+    the cells of a scenario named in ``fitted`` are marked ``fitted``.
 
     A figure is left out of the statistics (``note`` says why) when the scenario's ``notes``
     exclude its column, when we have no simulated figure for its column, or when either figure
@@ -73,6 +79,7 @@ def cells_of(runs: Iterable[Any]) -> list[Cell]:
         if run.error is not None:
             continue
         sc = run.scenario
+        fit = sc.name in fitted
         for bv in sc.board:
             sim = run.figures.get(bv.column)
             lin = run.linearity.get(bv.column) if run.linearity else None
@@ -83,11 +90,17 @@ def cells_of(runs: Iterable[Any]) -> list[Cell]:
                 note = f"not positive (board {bv.value:g}, simulated {sim:g}): no ratio"
             if note is not None:
                 out.append(Cell(sc.name, sc.platform, bv.column, float(bv.value), sim, None,
-                                None, lin, note))
+                                None, lin, note, fit))
                 continue
             r, err = error_of(sim, float(bv.value))
-            out.append(Cell(sc.name, sc.platform, bv.column, float(bv.value), sim, r, err, lin))
+            out.append(Cell(sc.name, sc.platform, bv.column, float(bv.value), sim, r, err, lin,
+                            None, fit))
     return out
+
+
+def held_out(cells: Iterable[Cell]) -> list[Cell]:
+    """The cells of scenarios no parameter was fitted on."""
+    return [c for c in cells if not c.fitted]
 
 
 @dataclass(frozen=True)
@@ -148,13 +161,19 @@ class StepResult:
     right: bool | None = None  # direction right; None when not compared
     within: bool | None = None  # max(gs / gb, gb / gs) <= WITHIN
     note: str | None = None  # why not compared
+    fitted_ends: tuple[str, ...] = ()  # the step's scenarios a parameter was fitted on
+
+    @property
+    def uses_fitted(self) -> bool:
+        return bool(self.fitted_ends)
 
     def as_dict(self) -> dict[str, Any]:
         st = self.step
         return {"name": st.name, "kind": st.kind, "baseline": st.baseline,
                 "optimised": st.optimised, "column": st.column, "board_gain": self.board_gain,
                 "sim_gain": self.sim_gain, "neutral": self.neutral, "right": self.right,
-                "within": self.within, "note": self.note}
+                "within": self.within, "note": self.note, "uses_fitted": self.uses_fitted,
+                "fitted_ends": list(self.fitted_ends)}
 
 
 def step_result(step: Step, board_base: float | None, board_opt: float | None,
@@ -175,20 +194,25 @@ def step_result(step: Step, board_base: float | None, board_opt: float | None,
     return StepResult(step, gb, gs, neutral, right, close)
 
 
-def steps_of(steps: Iterable[Step], runs: Iterable[Any]) -> list[StepResult]:
+def steps_of(steps: Iterable[Step], runs: Iterable[Any], fitted: Collection[str] = ()
+             ) -> list[StepResult]:
     """:func:`step_result` of each step from the runs' board and simulated figures (a step
-    whose scenario did not run is kept, uncompared, with a note)."""
+    whose scenario did not run is kept, uncompared, with a note); ``fitted_ends`` names the
+    step's scenarios that are in ``fitted``."""
     by_name = {r.name: r for r in runs}
     out = []
     for st in steps:
+        ends = tuple(dict.fromkeys(n for n in (st.baseline, st.optimised) if n in fitted))
         a, b = by_name.get(st.baseline), by_name.get(st.optimised)
         missing = [n for n, r in ((st.baseline, a), (st.optimised, b))
                    if r is None or r.error is not None]
         if missing:
-            out.append(StepResult(st, None, None, note=f"{', '.join(missing)} did not run"))
+            out.append(StepResult(st, None, None, note=f"{', '.join(missing)} did not run",
+                                  fitted_ends=ends))
             continue
-        out.append(step_result(st, _board(a, st.column), _board(b, st.column),
-                               a.figures.get(st.column), b.figures.get(st.column)))
+        res = step_result(st, _board(a, st.column), _board(b, st.column),
+                          a.figures.get(st.column), b.figures.get(st.column))
+        out.append(replace(res, fitted_ends=ends))
     return out
 
 
@@ -201,7 +225,8 @@ def _board(run: Any, column: str) -> float | None:
 
 @dataclass
 class Outcome:
-    """Everything one validation gives: the runs, their cells, the statistics, the steps."""
+    """Everything one validation gives: the runs, their cells, the statistics (over all
+    figures, and ``held_*`` over the held-out ones), the steps, the fitted scenarios."""
 
     runs: list[Any]  # .run.ScenarioRun
     cells: list[Cell]
@@ -211,24 +236,38 @@ class Outcome:
     steps: list[StepResult]
     suites: list[str]
     wall_s: float = 0.0
+    # scenario -> parameters fitted on it, for the runs' scenarios (run order)
+    fitted: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    held_columns: dict[str, Stat] = field(default_factory=dict)
+    held_platforms: dict[str, Stat] = field(default_factory=dict)
+    held_overall: Stat | None = None
 
     @property
     def failed(self) -> list[str]:
         return [r.name for r in self.runs if r.error is not None]
 
-    def step_counts(self) -> tuple[int, int, int]:
-        """(steps compared, direction right, within 1.25)."""
-        done = [s for s in self.steps if s.right is not None]
+    def step_counts(self, held_out_only: bool = False) -> tuple[int, int, int]:
+        """(steps compared, direction right, within 1.25); with ``held_out_only``, of the
+        steps with no fitted scenario at either end."""
+        done = [s for s in self.steps if s.right is not None
+                and not (held_out_only and s.uses_fitted)]
         return len(done), sum(bool(s.right) for s in done), sum(bool(s.within) for s in done)
 
 
 def outcome_of(runs: list[Any], steps: Iterable[Step], suites: Sequence[str] = (),
-               wall_s: float = 0.0) -> Outcome:
-    """Compare ``runs`` with their board figures and evaluate ``steps``."""
-    cells = cells_of(runs)
+               wall_s: float = 0.0, fitted: Mapping[str, Sequence[str]] | None = None
+               ) -> Outcome:
+    """Compare ``runs`` with their board figures and evaluate ``steps``; ``fitted`` (scenario
+    -> parameters fitted on it) splits off the held-out statistics."""
+    fitted = fitted or {}
+    cells = cells_of(runs, fitted)
+    held = held_out(cells)
     return Outcome(runs, cells, stats_by(cells, lambda c: c.column),
                    stats_by(cells, lambda c: c.platform), stat_of(cells),
-                   steps_of(steps, runs), list(suites), wall_s)
+                   steps_of(steps, runs, fitted), list(suites), wall_s,
+                   {r.name: tuple(fitted[r.name]) for r in runs if r.name in fitted},
+                   stats_by(held, lambda c: c.column), stats_by(held, lambda c: c.platform),
+                   stat_of(held))
 
 
 def exceeded(stats: Mapping[str, Stat], max_median: float | None, max_worst: float | None

@@ -4,8 +4,11 @@ Step of the flow: the last one of ``aicore-sim validate``. It reads a
 :class:`~.compare.Outcome` only; nothing is simulated or recomputed here.
 
 - :func:`text` - a table per scenario (board, simulated, ratio, |error|, and the linearity
-  check fig(2s) / fig(s) of a scenario run scaled), the per-column / per-platform / overall
-  statistics, the steps table, the step counts and the wall time;
+  check fig(2s) / fig(s) of a scenario run scaled; a failure's message and a left-out figure's
+  reason on their own lines below it, so the table stays narrow), the per-column /
+  per-platform / overall statistics over all figures and over the held-out ones (scenarios no
+  parameter was fitted on), the fitted scenarios and their parameters, the steps table (a step
+  with a fitted end flagged), the step counts and the wall time;
 - :func:`document` - the same as one JSON-ready dict;
 - :func:`markdown` - the same as markdown, with the platform presets, the simulator's version
   (and ``git describe`` when run from a checkout), the date and the board figures' sources;
@@ -31,8 +34,8 @@ from aicore_sim.staging import write_staged
 from aicore_sim.validate.compare import WITHIN, Cell, Outcome, Stat, StepResult
 from aicore_sim.validate.suite import COLUMNS
 
-__all__ = ["document", "markdown", "report_paths", "scatter_png", "simulator_version", "text",
-           "write_report"]
+__all__ = ["decade_label", "document", "markdown", "report_paths", "scatter_figure",
+           "scatter_png", "simulator_version", "text", "write_report"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -82,18 +85,30 @@ def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str
 
 _SCEN_HEAD = ("scenario", "platform", "scale", "column", "board", "simulated", "ratio",
               "|error|", "2s/s")
+_FITTED_MARK = " (fitted)"  # after the name of a scenario a parameter was fitted on
 
 
-def _scenario_rows(o: Outcome) -> list[list[str]]:
+def _scenario_rows(o: Outcome, inline: bool = True) -> tuple[list[list[str]], list[str]]:
+    """The scenario table's rows, and (``inline`` False) the lines below it: each failure's
+    message and each left-out figure's reason, numbered [k] where the row refers to them
+    (``inline`` True puts them in the row, for markdown)."""
     by_run: dict[str, list[Cell]] = {}
     for c in o.cells:
         by_run.setdefault(c.scenario, []).append(c)
     rows: list[list[str]] = []
+    below: list[str] = []
+
+    def ref(line: str) -> str:
+        below.append(f"[{len(below) + 1}] {line}")
+        return f"[{len(below)}]"
+
     for r in o.runs:
         sc = r.scenario
-        head = [sc.name, sc.platform, _scale(sc.scale)]
+        name = sc.name + (_FITTED_MARK if sc.name in o.fitted else "")
+        head = [name, sc.platform, _scale(sc.scale)]
         if r.error is not None:
-            rows.append([*head, "FAILED", r.error, "", "", "", ""])
+            msg = r.error if inline else ref(f"{sc.name} failed to run: {r.error}")
+            rows.append([*head, "FAILED", msg, "", "", "", ""])
             continue
         for i, c in enumerate(by_run.get(sc.name, [])):
             lead = head if i == 0 else ["", "", ""]
@@ -102,48 +117,86 @@ def _scenario_rows(o: Outcome) -> list[list[str]]:
                 rows.append([*lead, c.column, _num(c.board), _num(c.simulated), _ratio(c.ratio),
                              _pct(c.error), lin])
             else:
-                rows.append([*lead, c.column, _num(c.board), _num(c.simulated), "-",
-                             f"left out: {c.note}", lin])
+                why = (f"left out: {c.note}" if inline else
+                       "left out " + ref(f"{sc.name} {c.column} left out: {c.note}"))
+                rows.append([*lead, c.column, _num(c.board), _num(c.simulated), "-", why, lin])
         if not by_run.get(sc.name):
             rows.append([*head, "-", "no board figure", "", "", "", ""])
-    return rows
+    return rows, below
 
 
 _STAT_HEAD = ("", "n", "median |error|", "worst |error|", "worst scenario (r)")
+_HELD_HEAD = ("n (held out)", "median (held out)", "worst (held out)",
+              "worst held-out scenario (r)")
+_HELD_ROW = "  held out"  # text: the held-out row under each group's row
 
 
-def _stat_row(label: str, s: Stat) -> list[str]:
-    return [label, str(s.count), f"{s.median_pct:.1f} %", f"{s.worst_pct:.1f} %",
+def _stat_cells(s: Stat | None) -> list[str]:
+    if s is None:
+        return ["0", "-", "-", "-"]
+    return [str(s.count), f"{s.median_pct:.1f} %", f"{s.worst_pct:.1f} %",
             f"{s.worst_scenario} (r {s.worst_ratio:.3f})"]
 
 
-def _stat_rows(o: Outcome) -> list[list[str]]:
-    rows = [_stat_row(col, s) for col, s in o.columns.items()]
-    if len(o.platforms) > 1 or not o.columns:
-        rows += [_stat_row(f"platform {p}", s) for p, s in o.platforms.items()]
-    elif o.platforms:
-        p, s = next(iter(o.platforms.items()))
-        rows.append(_stat_row(f"platform {p}", s))
+def _stat_rows(o: Outcome, split: bool = False) -> list[list[str]]:
+    """Per column, per platform and over all: the statistics over all figures, then over the
+    held-out ones, in further columns (``_HELD_HEAD``), or (``split``, the narrow text form)
+    on a row of their own under the group's."""
+    groups: list[tuple[str, Stat, Stat | None]] = [
+        *((col, s, o.held_columns.get(col)) for col, s in o.columns.items()),
+        *((f"platform {p}", s, o.held_platforms.get(p)) for p, s in o.platforms.items())]
     if o.overall is not None:
-        rows.append(_stat_row("all", o.overall))
+        groups.append(("all", o.overall, o.held_overall))
+    rows = []
+    for label, s, held in groups:
+        if split:
+            rows += [[label, *_stat_cells(s)], [_HELD_ROW, *_stat_cells(held)]]
+        else:
+            rows.append([label, *_stat_cells(s), *_stat_cells(held)])
     return rows
 
 
-_STEP_HEAD = ("step", "kind", "column", "board gain", "sim gain", "direction", "within 1.25")
+def _held_line(o: Outcome) -> str:
+    if not o.fitted:
+        return "held out: every scenario (no parameter was fitted on the scenarios run)"
+    return (f"held out: the scenarios no parameter was fitted on ({len(o.fitted)} of the "
+            f"{len(o.runs)} run are fitted, marked '{_FITTED_MARK.strip()}')")
+
+
+def _fitted_rows(o: Outcome) -> list[list[str]]:
+    rows = []
+    for name, params in o.fitted.items():
+        rows += [[name if i == 0 else "", p] for i, p in enumerate(params)]
+    return rows
+
+
+_STEP_HEAD = ("step", "kind", "column", "board gain", "sim gain", "direction", "within 1.25",
+              "uses fitted")
+
+
+def _fitted_end(s: StepResult) -> str:
+    st = s.step
+    ends = [w for w, n in (("baseline", st.baseline), ("optimised", st.optimised))
+            if n in s.fitted_ends]
+    return "both" if len(ends) == 2 else (ends[0] if ends else "no")
 
 
 def _step_row(s: StepResult) -> list[str]:
     st = s.step
     if s.right is None:
-        return [st.name, st.kind, st.column, "-", "-", f"not compared: {s.note}", "-"]
+        return [st.name, st.kind, st.column, "-", "-", f"not compared: {s.note}", "-",
+                _fitted_end(s)]
     direction = ("right" if s.right else "WRONG") + (" (neutral)" if s.neutral else "")
     return [st.name, st.kind, st.column, f"{s.board_gain:.3f}", f"{s.sim_gain:.3f}", direction,
-            "yes" if s.within else "no"]
+            "yes" if s.within else "no", _fitted_end(s)]
 
 
 def _counts_line(o: Outcome) -> str:
     n, right, within = o.step_counts()
-    return f"steps: {right} / {n} direction right, {within} / {n} within {WITHIN:g}"
+    hn, hright, hwithin = o.step_counts(held_out_only=True)
+    return (f"steps: {right} / {n} direction right, {within} / {n} within {WITHIN:g}; "
+            f"held out (no fitted end): {hright} / {hn} right, {hwithin} / {hn} within "
+            f"{WITHIN:g}")
 
 
 def _ran_line(o: Outcome) -> str:
@@ -161,11 +214,16 @@ def _ran_line(o: Outcome) -> str:
 
 def text(o: Outcome, checks: Sequence[str] = ()) -> str:
     """The terminal form of an outcome (see the module docstring)."""
-    lines = _table(_SCEN_HEAD, _scenario_rows(o))
+    rows, below = _scenario_rows(o, inline=False)
+    lines = _table(_SCEN_HEAD, rows) + below
     lines += ["", "ratio = simulated / board; |error| = 100 |ln ratio|; 2s/s = fig(2s) / fig(s) "
               "of a scenario run at scale s < 1 and extrapolated to 1 (2.000 = linear)", ""]
-    stats = _stat_rows(o)
+    stats = _stat_rows(o, split=True)
     lines += _table(_STAT_HEAD, stats) if stats else ["no figure compared"]
+    lines.append(_held_line(o))
+    if o.fitted:
+        lines += ["", "fitted: the parameters fitted on a scenario's board figures"]
+        lines += _table(("scenario", "parameter (file)"), _fitted_rows(o))
     if o.steps:
         lines += [""] + _table(_STEP_HEAD, [_step_row(s) for s in o.steps])
         lines.append(_counts_line(o))
@@ -192,23 +250,30 @@ def document(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
             "scale": sc.scale, "description": sc.description, "cores": r.cores,
             "wall_s": round(r.wall_s, 4), "error": r.error, "figures": r.figures,
             "at_scale": {f"{s:g}": f for s, f in r.at_scale.items()},
-            "linearity": r.linearity,
+            "linearity": r.linearity, "fitted": list(o.fitted.get(sc.name, ())),
             "board": [{"column": b.column, "value": b.value, "unit": b.unit, "scope": b.scope,
                        "source": b.source, "commit": b.commit} for b in sc.board],
             "notes": dict(sc.notes),
             "cells": cells.get(sc.name, []),
         })
     n, right, within = o.step_counts()
+    hn, hright, hwithin = o.step_counts(held_out_only=True)
     return {
         **(meta or {}),
         "suites": o.suites,
         "columns": {k: {"msprof": v[0], "unit": v[1]} for k, v in COLUMNS.items()},
         "scenarios": scenarios,
+        "fitted": {k: list(v) for k, v in o.fitted.items()},
         "stats": {"columns": {k: s.as_dict() for k, s in o.columns.items()},
                   "platforms": {k: s.as_dict() for k, s in o.platforms.items()},
-                  "all": _stat_dict(o.overall)},
+                  "all": _stat_dict(o.overall),
+                  "held_out": {"columns": {k: s.as_dict() for k, s in o.held_columns.items()},
+                               "platforms": {k: s.as_dict()
+                                             for k, s in o.held_platforms.items()},
+                               "all": _stat_dict(o.held_overall)}},
         "steps": [s.as_dict() for s in o.steps],
         "steps_compared": n, "steps_right": right, "steps_within": within,
+        "steps_held_out": {"compared": hn, "right": hright, "within": hwithin},
         "failed": o.failed,
         "checks_failed": list(checks),
         "wall_s": round(o.wall_s, 3),
@@ -277,10 +342,22 @@ def markdown(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
     lines += _md_table(("preset", "soc", "AIV cores", "clock MHz", "HBM GB/s", "op head cycles",
                         "system counter MHz"), _platform_rows(platforms))
     lines += ["", "## Scenarios", ""]
-    lines += _md_table(_SCEN_HEAD, _scenario_rows(o))
+    lines += _md_table(_SCEN_HEAD, _scenario_rows(o)[0])
     lines += ["", "## Error per column", ""]
     stats = _stat_rows(o)
-    lines += _md_table(("group", *_STAT_HEAD[1:]), stats) if stats else ["No figure compared."]
+    lines += (_md_table(("group", *_STAT_HEAD[1:], *_HELD_HEAD), stats) if stats
+              else ["No figure compared."])
+    lines += ["", _held_line(o) + "."]
+    lines += ["", "## Fitted parameters", ""]
+    if o.fitted:
+        lines += ["Timing-model parameters derived from these scenarios' board figures (the "
+                  "derivation is beside each value in the cost and platform data files); the "
+                  "held-out columns above and the held-out step counts leave these scenarios "
+                  "out.", ""]
+        lines += _md_table(("scenario", "parameters (file)"),
+                           [[k, "; ".join(v)] for k, v in o.fitted.items()])
+    else:
+        lines.append("No parameter was fitted on the scenarios run.")
     if png_name:
         lines += ["", f"![board vs simulated]({png_name})"]
     if o.steps:
@@ -306,9 +383,31 @@ def markdown(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
 # --------------------------------------------------------------------------------------------
 
 
-def scatter_png(o: Outcome, label_worst: int = 1) -> bytes:
-    """PNG bytes of the log-log scatter of board vs simulated figures (compared cells only);
-    the ``label_worst`` figures with the largest errors are named (the tables name the rest)."""
+def decade_label(v: float) -> str:
+    """The label of a decade tick: 0.01, 0.1, 1, 10, 100, then 1e3, 1e4, ... (and 1e-3 ...);
+    '' for a value that is no power of 10."""
+    if not (v > 0 and math.isfinite(v)):
+        return ""
+    k = round(math.log10(v))
+    if not math.isclose(v, 10.0 ** k, rel_tol=1e-9):
+        return ""
+    return f"{10.0 ** k:g}" if -2 <= k <= 2 else f"1e{k}"
+
+
+def _decade_axes(ax: Any) -> None:
+    """Major ticks at the decades only, labelled by :func:`decade_label`; unlabelled minor
+    ticks at 2..9 (labels between decades overlap on a wide range)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10.0, subs=(1.0,), numticks=40))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: decade_label(v)))
+        axis.set_minor_locator(LogLocator(base=10.0, subs=tuple(range(2, 10)), numticks=40))
+        axis.set_minor_formatter(NullFormatter())
+
+
+def scatter_figure(o: Outcome, label_worst: int = 1) -> Any:
+    """The matplotlib ``Figure`` of :func:`scatter_png`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -342,13 +441,7 @@ def scatter_png(o: Outcome, label_worst: int = 1) -> bytes:
         ax.set_ylim(lo, hi)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        from matplotlib.ticker import FuncFormatter, LogLocator
-
-        plain = FuncFormatter(lambda v, _: f"{v:g}")
-        for axis in (ax.xaxis, ax.yaxis):  # decades and 2, 5 between them, as plain numbers
-            axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
-            axis.set_minor_formatter(plain)
-            axis.set_major_formatter(plain)
+        _decade_axes(ax)
         ax.legend(fontsize=7, loc="upper left")
     else:
         ax.text(0.5, 0.5, "no figure compared", ha="center", va="center",
@@ -357,8 +450,14 @@ def scatter_png(o: Outcome, label_worst: int = 1) -> bytes:
     ax.set_ylabel("simulated (us; ticks for vec_ticks)")
     ax.set_title("aicore-sim validate: board vs simulated")
     ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+def scatter_png(o: Outcome, label_worst: int = 1) -> bytes:
+    """PNG bytes of the log-log scatter of board vs simulated figures (compared cells only);
+    the ``label_worst`` figures with the largest errors are named (the tables name the rest)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    scatter_figure(o, label_worst).savefig(buf, format="png")
     return buf.getvalue()
 
 

@@ -169,7 +169,8 @@ def run_suite(suites: Any, names: Sequence[str] = (), progress: bool = False,
               echo: Callable[[str], None] | None = None) -> Any:
     """Select ``names`` (all when empty: :func:`.suites.select`) from ``suites`` (one
     :class:`~.suite.Suite` or several), run them and compare them with the board: the
-    :class:`.compare.Outcome`. The steps are those whose two scenarios were both selected."""
+    :class:`.compare.Outcome`. The steps are those whose two scenarios were both selected;
+    the suites' ``fitted`` scenarios are held apart in the statistics."""
     from aicore_sim.validate.compare import outcome_of
     from aicore_sim.validate.suite import Suite
     from aicore_sim.validate.suites import select, steps_for
@@ -180,4 +181,5 @@ def run_suite(suites: Any, names: Sequence[str] = (), progress: bool = False,
     selected = select(suites, names)
     runs = run_scenarios(selected, progress, echo)
     steps = steps_for(suites, [sc.name for _, sc in selected])
-    return outcome_of(runs, steps, [s.name for s in suites], time.perf_counter() - t0)
+    fitted = {name: tuple(params) for su in suites for name, params in su.fitted.items()}
+    return outcome_of(runs, steps, [s.name for s in suites], time.perf_counter() - t0, fitted)

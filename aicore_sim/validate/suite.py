@@ -104,8 +104,13 @@ class Step:
 
 @dataclass(frozen=True)
 class Suite:
-    """A validation suite as an entry point of ``aicore_sim.validation`` returns it."""
+    """A validation suite as an entry point of ``aicore_sim.validation`` returns it.
+
+    ``fitted`` names the scenarios whose board figures some timing-model parameter was fitted
+    on, each with those parameters (e.g. ``"mte2.pipeline.issue_cycles (costs/a2.toml)"``);
+    the report gives the error over all scenarios and over the others only (held out)."""
 
     name: str
     scenarios: tuple[Scenario, ...]
     steps: tuple[Step, ...]
+    fitted: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

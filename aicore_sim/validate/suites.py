@@ -16,8 +16,9 @@ before ``pip install -e`` refreshes the metadata).
 
 Errors: a name that selects nothing is an :class:`UnknownScenarioError` (a bad input: exit 2,
 naming it and listing the known samples); a suite that cannot be imported, is not a
-:class:`Suite`, or is inconsistent (a duplicated scenario name, an unknown column, a step
-naming an unknown scenario) is a :class:`SuiteLoadError` (exit 1, naming the entry point).
+:class:`Suite`, or is inconsistent (a duplicated scenario name, an unknown column, a step or a
+``fitted`` entry naming an unknown scenario) is a :class:`SuiteLoadError` (exit 1, naming the
+entry point).
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def entry_points() -> list[md.EntryPoint]:
 def check_suite(suite: Suite) -> list[str]:
     """What is inconsistent in ``suite`` (empty when nothing is): duplicated scenario names,
     board figures of unknown columns or in the wrong unit, steps naming unknown scenarios or
-    columns, a scale outside (0, 1]."""
+    columns, a scale outside (0, 1], a fitted scenario that is unknown or names no
+    parameter."""
     problems: list[str] = []
     names: set[str] = set()
     for sc in suite.scenarios:
@@ -118,6 +120,13 @@ def check_suite(suite: Suite) -> list[str]:
                 problems.append(f"step {st.name!r}: unknown scenario {which!r}")
         if st.column not in COLUMNS:
             problems.append(f"step {st.name!r}: unknown column {st.column!r}")
+    for name, params in suite.fitted.items():
+        if name not in names:
+            problems.append(f"fitted: unknown scenario {name!r}")
+        if isinstance(params, str) or not params or not all(
+                isinstance(p, str) and p for p in params):
+            problems.append(f"fitted: scenario {name!r} names no parameter (a tuple of "
+                            "non-empty strings)")
     return problems
 
 

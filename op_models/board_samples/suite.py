@@ -6,7 +6,9 @@ Step of the flow: registered in the ``aicore_sim.validation`` entry-point group 
 :mod:`aicore_sim.validate.suite`). Samples: ``data_copy`` (GM->UB scenarios 1-8, A2 and 950),
 ``add_high_performance`` (cases 0-6 on A2, 0-5 on 950) and ``bank_conflict_ub`` (scenarios
 1-8, A2). The figures are data (``board.toml``); this module only turns them into
-:class:`BoardValue` objects and builds each launch.
+:class:`BoardValue` objects and builds each launch. ``board.toml``'s ``[fitted]`` table (the
+scenarios timing-model parameters were fitted on, with those parameters) becomes
+``Suite.fitted``.
 
 Scaled scenarios (``Scenario.scale`` < 1: the runner runs ``scale`` and ``2 * scale`` and
 extrapolates linearly): ``data_copy`` scenario 1 keeps 1/8 of each core's rows (the matrix has
@@ -185,7 +187,8 @@ def make_suite(path: Path = BOARD_FILE) -> Suite:
     for st in steps:
         if st.baseline not in names or st.optimised not in names:
             raise ValueError(f"step {st.name!r}: names a scenario the board file lacks")
-    return Suite("board_samples", scenarios, steps)
+    fitted = {name: tuple(params) for name, params in board.get("fitted", {}).items()}
+    return Suite("board_samples", scenarios, steps, fitted)
 
 
 SUITE = make_suite()
