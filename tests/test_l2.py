@@ -1,0 +1,249 @@
+"""The L2 cache in front of HBM (engine/l2.py): re-reads hit and draw no HBM bytes, a small L2
+or ``SetL2CacheHint(CACHE_MODE_DISABLE)`` makes them miss, writes are absorbed and written back
+in the background once ``l2_size`` bytes of allocating traffic follow them, and a row that
+does not start on a line draws its HBM bytes / ``unaligned_512_bandwidth_ratio``.
+
+Platform: ``tiny`` (1 cycle per ns, issue 1 cycle per call, chip HBM 1 B/cycle shared by all
+cores) with 4 AIV cores, 128-byte L2 lines and pipelined copies (issue 10, no row cost,
+32 B/cycle per core from HBM, no latency); ``l2_rate`` 256 B/cycle shared by the 4 vector
+cores of the one AI core: 64 B/cycle per core for hits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aicore_sim.ascendc import (
+    CacheMode,
+    DataCopy,
+    GetBlockIdx,
+    GlobalTensor,
+    LocalTensor,
+    TPosition,
+    float32,
+)
+from aicore_sim.engine import l2
+from aicore_sim.engine.core import prepare
+from aicore_sim.launch import launch
+from aicore_sim.platform import load_platform
+
+COSTS = dict(copy_model="pipelined",
+             mte2_issue_cycles=10, mte2_row_cycles=0, mte2_core_bytes_per_cycle=32,
+             mte2_latency_cycles=0,
+             mte3_issue_cycles=10, mte3_row_cycles=0, mte3_core_bytes_per_cycle=32,
+             mte3_latency_cycles=0,
+             l2_line_bytes=128)
+L2 = load_platform("tiny").with_overrides(aiv_core_num=4, l2_rate=256.0, costs=COSTS)
+NO_L2 = L2.with_overrides(costs={"l2_line_bytes": 0})
+N = 256  # fp32 elements per row: 1024 B = 8 lines
+
+
+def test_platform_rates():
+    assert L2.l2_size == 1 << 20
+    assert L2.l2_core_bytes_per_cycle == 64.0  # 256 / (4 AIV per AIC)
+    assert L2.hbm_bytes_per_cycle == 1.0
+
+
+def _read_twice(x, tiling):
+    """Each core reads its own 1024 B of x twice (the hint, if any, set before both)."""
+    g = GlobalTensor(float32)
+    g.SetGlobalBuffer(x + GetBlockIdx() * N * 4, N)
+    if tiling.get("bypass"):
+        g.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+    u = LocalTensor(float32, TPosition.VECCALC, 0, N)
+    DataCopy(u, g, N)
+    DataCopy(u, g, N)
+
+
+def _launch(kernel, platform, cores=1, tiling=None, x_len=4 * N, y_len=0):
+    tensors = {"x": np.zeros(x_len, np.float32)}
+    outputs = {}
+    args = ["x"]
+    if y_len:
+        tensors["y"] = np.zeros(y_len, np.float32)
+        outputs["y"] = (np.float32, (y_len,))
+        args.append("y")
+    return launch(kernel, [*args, tiling or {}], tensors, outputs, platform, block_dim=cores,
+                  mode="timing-only")
+
+
+def _spans(r, core=0):
+    ct = r.trace.cores[core]
+    return list(zip(ct.start.tolist(), ct.end.tolist()))
+
+
+def _columns(r, platform):
+    """The copies' (gmb, wbb, occ) columns after the L2 model, per core."""
+    streams = r.program.streams
+    cols, res = l2.apply(streams, [prepare(s, platform) for s in streams], platform)
+    return cols, res
+
+
+def _causes(r, core=0):
+    return [(a, b, cause) for _, a, b, cause, _ in r.trace.cores[core].stalls]
+
+
+def test_second_read_hits_and_draws_no_hbm():
+    r = _launch(_read_twice, L2)
+    cols, res = _columns(r, L2)
+    # read 1 misses: 8 line fills = 1024 HBM bytes; read 2 hits: 0
+    assert cols[0].gmb == [1024, 0]
+    # occupancy: miss max(10, 1024 B / 32) = 32; hit max(10, 1024 B / 64 per core) = 16
+    assert cols[0].occ == [32, 16]
+    assert (res.read_bytes, res.hit_bytes) == ([2048], [1024])
+    assert (r.trace.l2_read_bytes, r.trace.l2_hit_bytes) == ([2048], [1024])
+    # read 1 issued at 1 drains 1024 B at 1 B/cycle: [1, 1025) (stretched from 33);
+    # read 2 [1025, 1041), no HBM, no stall
+    assert _spans(r) == [(1, 1025), (1025, 1041)]
+    assert _causes(r) == [(33, 1025, "gm_bandwidth")]
+    assert r.trace.makespan == 1041
+
+
+def test_a_hit_is_not_stretched_when_several_cores_share_hbm():
+    r = _launch(_read_twice, L2, cores=4)
+    # read 1 of the 4 cores: 4 x 1024 B share 1 B/cycle: [1, 1 + 4096); read 2 of each hits
+    # (its last use of the line is 3 cores x 8 lines + 8 = 32 lines = 4096 B back < 1 MiB)
+    for c in range(4):
+        assert _spans(r, c) == [(1, 4097), (4097, 4113)]
+        assert _causes(r, c) == [(33, 4097, "gm_bandwidth")]
+    assert r.trace.l2_hit_bytes == [1024] * 4
+    assert r.trace.makespan == 4113
+    # without the L2 model read 2 shares HBM four ways too: 4097 + 4096
+    r0 = _launch(_read_twice, NO_L2, cores=4)
+    assert _spans(r0, 0) == [(1, 4097), (4097, 8193)]
+    assert r0.trace.l2_hit_bytes == [0] * 4
+    assert r0.trace.makespan == 8193
+
+
+def test_an_l2_smaller_than_the_working_set_misses():
+    small = L2.with_overrides(l2_size=512)
+    r = _launch(_read_twice, small)
+    cols, res = _columns(r, small)
+    # line k of read 2 was last used 8 lines = 1024 B of traffic back: >= 512, a miss
+    assert cols[0].gmb == [1024, 1024]
+    assert res.hit_bytes == [0]
+    assert _spans(r) == [(1, 1025), (1025, 2049)]  # each 1024 B at 1 B/cycle
+    assert r.trace.makespan == 2049
+
+
+def test_cache_mode_disable_makes_the_re_read_miss():
+    r = _launch(_read_twice, L2, tiling={"bypass": True})
+    cols, res = _columns(r, L2)
+    # both reads bypass L2: all 1024 B (32 sectors of 32 B) of each come from HBM
+    assert cols[0].gmb == [1024, 1024]
+    assert res.hit_bytes == [0]
+    assert r.trace.l2_hit_bytes == [0]
+    assert _spans(r) == [(1, 1025), (1025, 2049)]
+
+
+def _bypass_between(x, tiling):
+    """Read a (1024 B), read b (4096 B; bypassing L2 or not), read a again."""
+    ga, gb = GlobalTensor(float32), GlobalTensor(float32)
+    ga.SetGlobalBuffer(x, N)
+    gb.SetGlobalBuffer(x + N * 4, 4 * N)
+    if tiling["bypass"]:
+        gb.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+    u = LocalTensor(float32, TPosition.VECCALC, 0, 4 * N)
+    DataCopy(u, ga, N)
+    DataCopy(u, gb, 4 * N)
+    DataCopy(u, ga, N)
+
+
+@pytest.mark.parametrize("bypass, gmb, hits", [
+    # b allocates 32 lines: a's lines were last used 8 + 32 = 40 lines = 5120 B back >= 2048
+    (False, [1024, 4096, 1024], 0),
+    # b bypasses: it pushes nothing out; a was last used 8 lines = 1024 B back < 2048: hits
+    (True, [1024, 4096, 0], 1024),
+])
+def test_a_bypassing_copy_evicts_nothing(bypass, gmb, hits):
+    platform = L2.with_overrides(l2_size=2048)
+    r = _launch(_bypass_between, platform, tiling={"bypass": bypass}, x_len=5 * N)
+    cols, res = _columns(r, platform)
+    assert cols[0].gmb == gmb
+    assert res.hit_bytes == [hits]
+
+
+def _write_then_read(x, y, tiling):
+    """Each core writes its 1024 B of y, then reads two 1024 B rows of x (or y back)."""
+    c = GetBlockIdx()
+    gx, gy = GlobalTensor(float32), GlobalTensor(float32)
+    gx.SetGlobalBuffer(x + c * 2 * N * 4, 2 * N)
+    gy.SetGlobalBuffer(y + c * N * 4, N)
+    u = LocalTensor(float32, TPosition.VECCALC, 0, N)
+    v = LocalTensor(float32, TPosition.VECCALC, 4 * N, N)
+    if tiling["write"]:
+        DataCopy(gy, v, N)
+    if tiling.get("read_back"):
+        DataCopy(u, gy, N)
+    else:
+        DataCopy(u, gx, N)
+        DataCopy(u, gx[N], N)
+
+
+def test_write_back_is_charged_to_the_copy_that_evicts_the_line():
+    small = L2.with_overrides(l2_size=1024)
+    r = _launch(_write_then_read, small, tiling={"write": True}, y_len=N)
+    cols, _ = _columns(r, small)
+    # the write is absorbed (0 HBM bytes); its 8 dirty lines (traffic lines 1-8) are
+    # written back when 1024 B = 8 lines follow each: at lines 9-16, the first read
+    assert cols[0].gmb == [0, 1024, 1024]
+    assert cols[0].wbb == [0, 1024, 0]
+    # the read's own 1024 B and the 1024 B of write-back share 1 B/cycle from 2: [2, 2050)
+    assert _spans(r) == [(1, 33), (2, 2050), (2050, 3074)]
+    # a large L2 keeps the lines dirty to the end: no write-back at all
+    big = _launch(_write_then_read, L2, tiling={"write": True}, y_len=N)
+    cols, _ = _columns(big, L2)
+    assert cols[0].wbb == [0, 0, 0]
+    assert _spans(big) == [(1, 33), (2, 1026), (1026, 2050)]
+
+
+def test_a_written_line_read_again_is_a_hit_and_never_written_back():
+    platform = L2.with_overrides(l2_size=2048)
+    r = _launch(_write_then_read, platform, tiling={"write": True, "read_back": True}, y_len=N)
+    cols, res = _columns(r, platform)
+    # the read of y follows its write by 8 lines = 1024 B < 2048: every line hits
+    assert cols[0].gmb == [0, 0]
+    assert cols[0].wbb == [0, 0]
+    assert res.hit_bytes == [1024]
+
+
+def test_background_write_backs_slow_the_reads_of_other_cores():
+    small = L2.with_overrides(l2_size=1024)
+    # without writes: 2 cores' reads share HBM: read 1 [1, 2049), read 2 [2049, 4097)
+    reads = _launch(_write_then_read, small, cores=2, tiling={"write": False}, y_len=2 * N)
+    assert reads.trace.makespan == 4097
+    # with writes: copies merged c0 write, c1 write, c0 read 1, c1 read 1, ...; c0's dirty
+    # lines are written back by c1's write (cycle 1), c1's by c0's read 1 (cycle 2):
+    writes = _launch(_write_then_read, small, cores=2, tiling={"write": True}, y_len=2 * N)
+    c0, c1 = _columns(writes, small)[0]
+    assert (c0.wbb, c1.wbb) == ([0, 1024, 0], [1024, 0, 0])
+    # 2048 B of write-back + 2 x 1024 B of read 1 drain at 1 B/cycle: read 1 ends at
+    # 1 + 4096 = 4097 on both cores; read 2 then 2 x 1024 B: 6145
+    for c in range(2):
+        assert _spans(writes, c) == [(1, 33), (2, 4097), (4097, 6145)]
+    assert writes.trace.makespan == 6145
+    assert writes.trace.makespan - reads.trace.makespan == 2048  # the write-backs' bytes
+
+
+def _read_at(offset):
+    def kernel(x, tiling):
+        g = GlobalTensor(float32)
+        g.SetGlobalBuffer(x, 4 * N)
+        DataCopy(LocalTensor(float32, TPosition.VECCALC, 0, 64), g[offset // 4], 64)
+
+    return kernel
+
+
+@pytest.mark.parametrize("offset, gmb", [
+    (0, 256),  # 256 B on lines 0-1: 2 line fills
+    (128, 256),  # starts a line (though not 512-aligned): 2 fills, no penalty
+    (64, 768),  # [64, 320) touches lines 0-2: 3 fills x 128 B / 0.5
+])
+def test_a_row_not_starting_on_a_line_pays_the_unaligned_ratio(offset, gmb):
+    platform = L2.with_overrides(costs={"unaligned_512_bandwidth_ratio": 0.5})
+    r = _launch(_read_at(offset), platform)
+    cols, _ = _columns(r, platform)
+    assert cols[0].gmb == [gmb]
+    # the HBM server serves those bytes at 1 B/cycle from cycle 1
+    assert _spans(r) == [(1, 1 + gmb)]
