@@ -369,8 +369,9 @@ def bank_beats(instr: Instr, costs: Costs) -> float:
     else:
         d_blk = a_blk = b_blk = 1
         d_rep = a_rep = b_rep = 8
-        blocks = 8
-        repeats = min(2, max(1, -(-instr.count * d.dtype.itemsize // 256)))
+        nbytes = instr.count * d.dtype.itemsize
+        blocks = min(8, -(-nbytes // REPEAT_BLOCK_BYTES))  # a single short repeat: its blocks
+        repeats = min(2, max(1, -(-nbytes // 256)))
     if repeats <= 0 or blocks <= 0:
         return 1.0
     reads = (_blocks(s0, repeats, blocks, a_blk, a_rep), _blocks(s1, repeats, blocks, b_blk, b_rep))

@@ -224,6 +224,10 @@ _COSTS_SCALARS: dict[str, type] = {
     "mte3_core_bytes_per_cycle": float,
     "mte3_latency_cycles": float,
     "l2_line_bytes": int,
+    "ub_bank_groups": int,
+    "ub_block_bytes": int,
+    "ub_bank_bytes": int,
+    "ub_beat_cycles": float,
 }
 
 _COSTS_CACHE: dict[str, Costs] = {}

@@ -110,7 +110,8 @@ class CoreTrace:
 
     @property
     def finish(self) -> int:
-        last = [int(self.end.max())] if self.end.size else []
+        """The core's last cycle: its last instruction done and its result visible."""
+        last = [int(self.visible.max())] if self.visible.size else []
         if self.scalar_spans.size:
             last.append(int(self.scalar_spans[:, 1].max()))
         return max(last, default=0)

@@ -33,12 +33,17 @@ def hbm_case():
 def test_hbm_bound_case_names_hbm(hbm_case) -> None:
     r, rows = hbm_case
     assert [(x["lever"], x["change"]) for x in rows] == slack.scenarios()
-    assert slack.lever(rows) == "HBM"
+    # every read served by L2 also takes the load off HBM (and streams at the L2 rate), so
+    # "L2 always hits" gains a little more than "HBM unlimited"; both dwarf every pipe lever
+    assert slack.lever(rows) == "L2"
     by = {(x["lever"], x["change"]): x for x in rows}
     hbm = by[("HBM", "unlimited")]
-    assert hbm["delta_pct"] < -40  # the HBM hold is most of the makespan
+    assert hbm["delta_pct"] < -30  # the HBM hold is most of the makespan
+    assert by[("L2", "always hits")]["delta_cycles"] <= hbm["delta_cycles"]
     assert hbm["delta_cycles"] == hbm["makespan_cycles"] - r.trace.makespan
-    assert all(x["delta_pct"] > -5 for x in rows if x["lever"] != "HBM")
+    # a free MTE2 (no issue occupancy: -19.4 %) still waits for HBM: the memory levers win
+    assert max(hbm["delta_cycles"], by[("L2", "always hits")]["delta_cycles"]) < min(
+        x["delta_cycles"] for x in rows if x["lever"] not in ("HBM", "L2"))
 
 
 def test_a_scenario_is_a_direct_replay_under_the_changed_platform(hbm_case) -> None:
@@ -52,8 +57,7 @@ def test_a_scenario_is_a_direct_replay_under_the_changed_platform(hbm_case) -> N
     # the scalar instructions and every issue cost set to 0 by hand, replayed directly
     no_miss = r.platform.with_overrides(dcache_miss_cycles=0)
     cols = []
-    for stream in r.program.streams:
-        base = engine.core.prepare(stream, no_miss)
+    for base in engine.prepare_all(r.program.streams, no_miss)[0]:  # L2 model included
         occ = [0 if p == int(Pipe.SCALAR) else o for o, p in zip(base.occ, base.pipe_of)]
         cols.append(base._replace(occ=occ, issue=[0] * len(base.issue)))
     direct = engine.replay(r.program.streams, no_miss, None, r.program.allocations,
@@ -83,7 +87,8 @@ def test_run_slack(tmp_path) -> None:
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "summary.json").read_text())
     rows = s["slack"]["rows"]
-    assert len(rows) == len(slack.scenarios()) == 9  # 4 pipes x (free, 2x) + HBM unlimited
+    # 4 pipes x (free, 2x) + HBM unlimited + L2 always hits + UB banks no conflicts
+    assert len(rows) == len(slack.scenarios()) == 11
     assert s["slack"]["lever"] == slack.lever(rows)
     best = min(rows, key=lambda x: x["delta_cycles"])
     assert f"lever: {best['lever']}" in p.stdout

@@ -144,7 +144,10 @@ class CoreSim:
         self.releases: list[int] = []  # (WaitFlag index, SetFlag index)
         # (pipe, start, end, cause code, what) as ints; trace.py says what `what` is per cause
         self.stalls: list[int] = []
-        self.double_sets: list[tuple[int, int]] = []  # (SetFlag index, index still pending)
+        # (SetFlag index, index still pending, cycle of the new set): candidates, confirmed by
+        # check_finished against when the pending one was consumed
+        self.double_sets: list[tuple[int, int]] = []
+        self._double: list[tuple[int, int, int]] = []
 
     # -- flags -------------------------------------------------------------------------------
 
@@ -162,7 +165,7 @@ class CoreSim:
             self.flags[key] = deque(((index, at),))
         else:
             if pending:
-                self.double_sets.append((index, pending[0][0]))
+                self._double.append((index, pending[0][0], at))
             pending.append((index, at))
 
     def _wait_flag(self, pipe: int, i: int, t: int):
@@ -401,7 +404,18 @@ class CoreSim:
         self.issuer_done = True
 
     def check_finished(self) -> None:
-        """After the run: anything still queued or blocked is a deadlock; name it."""
+        """After the run: anything still queued or blocked is a deadlock; name it. A SetFlag
+        that found its flag still set when the pipe (on its own clock, ahead of SimPy's)
+        executed it is a double set only if the pending set was still unconsumed at the new
+        set's cycle."""
+        if self._double:
+            consumed_by = dict(zip(self.releases[1::2], self.releases[0::2]))  # set -> wait
+            ev = self.events
+            end_of = {ev[k]: ev[k + 2] for k in range(0, len(ev), 4)}
+            for new, old, at in self._double:
+                wait = consumed_by.get(old)
+                if wait is None or end_of.get(wait, at) >= at:
+                    self.double_sets.append((new, old))
         if self.blocked:
             pipe, what = next(iter(sorted(self.blocked.items())))
             raise DeadlockError(f"core {self.core}, pipe {Pipe(pipe).name} {what}, "

@@ -2,8 +2,8 @@
 
 Step of the flow: after ``core.prepare`` has priced every instruction and before the replay,
 :func:`apply` splits each GM copy's bytes into L2 hits and HBM traffic and re-prices it: a read
-that hits costs no HBM bandwidth and streams at the core's L2 rate; a read that misses fills
-whole lines from HBM; writes are absorbed by L2 (write-back) and reach HBM only when a later
+that hits costs no HBM bandwidth and (pipelined copies) streams at the core's L2 rate; a read
+that misses fills whole lines from HBM; writes are absorbed by L2 (write-back) and reach HBM only when a later
 allocation evicts their line. ``Instr.cache`` = ``CACHE_DISABLE`` (``SetL2CacheHint``) makes a
 copy go to HBM without allocating: its bytes (rounded to 32-byte sectors) are all HBM traffic
 and it evicts nothing.
@@ -137,6 +137,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     hit_sorted[ok] = (traffic[by_line[ok]] - traffic[by_line[prev_alloc[ok]]]) < cap
     hit = np.empty(n, bool)
     hit[by_line] = hit_sorted
+    hit &= is_alloc  # a bypassed access goes to HBM whatever L2 holds
     if always_hits:
         hit[:] = True
     w = write[cp]
@@ -170,6 +171,8 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
                             minlength=ncopy).astype(np.int64)
     read_copy = np.bincount(cp, weights=np.where(~w, nbytes, 0), minlength=ncopy)
     out = [Columns(*c) for c in columns]
+    # the curve model's single-core occupancy has no miss / hit split: only HBM bytes change
+    pipelined = platform.costs.copy_model == "pipelined"
     changed: dict[int, tuple[list[int], list[int], list[int]]] = {}
     opos = pos[order]
     for k in range(ncopy):
@@ -181,8 +184,9 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
         cols[1][i] = int(hbm_copy[k])
         cols[2][i] = int(wb[k])
         if not write[k]:
-            cols[0][i] = cost.copy_occupancy(streams[c][i], platform, int(miss_copy[k]),
-                                             int(hit_copy[k]))
+            if pipelined:
+                cols[0][i] = cost.copy_occupancy(streams[c][i], platform, int(miss_copy[k]),
+                                                 int(hit_copy[k]))
             result.read_bytes[c] += int(read_copy[k])
             result.hit_bytes[c] += int(hit_copy[k])
     for c, (occ, gmb, wbb) in changed.items():
