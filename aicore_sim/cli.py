@@ -89,8 +89,9 @@ tells); functional computes the numbers only (no timing, no trace).
 
 writes into --out (default traces/<time>-<case>/): outputs/<name>.npy (not in timing-only
 mode), trace.json (or trace.json.gz when large; open it in ui.perfetto.dev), summary.json
-(with the wall time of each phase), timeline.png, and msprof op's PipeUtilization.csv and
-OpBasicInfo.csv (the columns a board's 'msprof op' writes; see docs/correlate.md), and
+(with the wall time of each phase), timeline.png, and msprof op's PipeUtilization.csv,
+OpBasicInfo.csv, L2Cache.csv and ResourceConflictRatio.csv (the columns a board's 'msprof op'
+writes; see docs/correlate.md), and
 streams.npz (instruction digests and source lines, for 'aicore-sim diff'); ub.png with --ub-plot
 """
 
@@ -445,7 +446,7 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
                       f"{written.events:,} events ({args.trace})")
     with phases.time("timeline"):
         files += _timeline().finish_run(args, result, summary, tmp, jobs, background)
-    if "cores" in summary:  # msprof op's PipeUtilization.csv / OpBasicInfo.csv of the run
+    if "cores" in summary:  # msprof op's CSVs of the run (PipeUtilization, OpBasicInfo, ...)
         from aicore_sim.export.msprof import write_msprof
 
         files += write_msprof(tmp, summary, result.platform)
