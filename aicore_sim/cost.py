@@ -292,22 +292,32 @@ def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int, int]:
     return result
 
 
-def copy_occupancy(instr: Instr, platform: Platform, hbm_bytes: float, hit_bytes: float
-                   ) -> int:
-    """Occupancy of a pipelined copy whose bytes the L2 model split into ``hbm_bytes`` (L2
-    misses, drawn from HBM at the core's rate) and ``hit_bytes`` (L2 hits or writes absorbed
-    by L2, at ``platform.l2_core_bytes_per_cycle``): max(issue + row x (rows - 1), hbm_bytes /
-    core rate + hit_bytes / L2 rate per core), scaled like :func:`occupancy_cycles`."""
+def copy_occupancy_many(platform: Platform, gm_to_ub: bool, rows: np.ndarray,
+                        hbm_bytes: np.ndarray, hit_bytes: np.ndarray) -> np.ndarray:
+    """Occupancy of pipelined copies (one direction) whose bytes the L2 model split into
+    ``hbm_bytes`` (L2 misses, drawn from HBM at the core's rate) and ``hit_bytes`` (L2 hits or
+    writes absorbed by L2, at ``platform.l2_core_bytes_per_cycle``): max(issue + row x (rows -
+    1), hbm_bytes / core rate + hit_bytes / L2 rate per core), scaled and rounded like
+    :func:`occupancy_cycles`. Arrays in, an int64 array out."""
     c = platform.costs
-    rows = _copy_geometry(instr)[0]
-    if instr.op is Opcode.COPY_GM_TO_UB:
+    if gm_to_ub:
         issue, per_row, rate, scale = (c.mte2_issue_cycles, c.mte2_row_cycles,
                                        c.mte2_core_bytes_per_cycle, c.mte2_scale)
     else:
         issue, per_row, rate, scale = (c.mte3_issue_cycles, c.mte3_row_cycles,
                                        c.mte3_core_bytes_per_cycle, c.mte3_scale)
-    stream = hbm_bytes / rate + hit_bytes / platform.l2_core_bytes_per_cycle
-    return _round(max(issue + per_row * max(rows - 1, 0), stream) * scale)
+    stream = np.asarray(hbm_bytes) / rate + np.asarray(hit_bytes) / platform.l2_core_bytes_per_cycle
+    floor = issue + per_row * np.maximum(np.asarray(rows) - 1, 0)
+    return np.maximum(1, np.floor(np.maximum(floor, stream) * scale + 0.5)).astype(np.int64)
+
+
+def copy_occupancy(instr: Instr, platform: Platform, hbm_bytes: float, hit_bytes: float
+                   ) -> int:
+    """:func:`copy_occupancy_many` of one copy instruction."""
+    rows = _copy_geometry(instr)[0]
+    return int(copy_occupancy_many(platform, instr.op is Opcode.COPY_GM_TO_UB,
+                                   np.array([rows]), np.array([hbm_bytes]),
+                                   np.array([hit_bytes]))[0])
 
 
 def _copy_cycles(instr: Instr, t: _Tables) -> int:
@@ -532,6 +542,7 @@ __all__ = [
     "bank_beats",
     "bank_conflict_cycles",
     "copy_occupancy",
+    "copy_occupancy_many",
     "issue_cycles",
     "latency_cycles",
     "occupancy_cycles",

@@ -132,7 +132,8 @@ def launch(kernel: Callable[..., None], args: Sequence, tensors: dict[str, np.nd
         raise PlatformError(problem)
     numerics = mode != "timing-only"
     check_launch(sum(int(t.nbytes) for n, t in tensors.items() if n in outputs) if numerics
-                 else 0, block_dim, platform.ub_image_size, 1 + numerics + check_streams, instructions)
+                 else 0, block_dim, platform.ub_image_size, 1 + numerics + check_streams,
+                 instructions)
     wall: dict[str, float] = {}
     t0 = time.perf_counter()
     numerics = mode != "timing-only"

@@ -135,4 +135,5 @@ def format_slack(rows: list[dict[str, Any]], makespan: int) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["BANKS", "HBM", "L2", "PIPES", "format_slack", "lever", "replay_makespan", "scenarios", "slack"]
+__all__ = ["BANKS", "HBM", "L2", "PIPES", "format_slack", "lever", "replay_makespan",
+           "scenarios", "slack"]

@@ -14,8 +14,10 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
   time it was not executing went (``waits``, shares of it);
 - ``timeline_groups``: the cores in groups of equal timelines, each replayed once
   (``engine/groups.py``; e.g. P1's 48 cores are 5 groups);
-- ``bytes_gm_to_ub`` / ``bytes_ub_to_gm``, ``achieved_gbps`` and ``hbm_roofline_pct``
-  (payload bytes / (``hbm_bytes_per_cycle`` x makespan));
+- ``bytes_gm_to_ub`` / ``bytes_ub_to_gm`` and ``achieved_gbps`` (payload bytes moved);
+  ``hbm_bytes`` (what the copies drew from HBM: L2 misses' line fills, bypassed bytes,
+  write-backs; the payload's bus bytes without an L2 model) and ``hbm_roofline_pct``
+  (``hbm_bytes`` / (``hbm_bytes_per_cycle`` x makespan));
 - ``bound_by``: the pipe with the highest occupied share on the critical (last-finishing)
   core, and a sentence saying why;
 - ``waits``: the chip-wide breakdown of each pipe's non-executing time;
@@ -161,6 +163,11 @@ def _core_summaries(trace: Trace, makespan: int) -> list[dict[str, Any]]:
                     "l2_hit_rate": hit / read if read else None,
                     "ub_high_water_bytes": ub_high_water(core), "waits": timeline["waits"]})
     return out
+
+
+def _hit_rate(cores: list[dict[str, Any]]) -> float | None:
+    read = sum(c["l2_read_bytes"] for c in cores)
+    return sum(c["l2_hit_bytes"] for c in cores) / read if read else None
 
 
 def l2_bytes(trace: Trace, core: int) -> tuple[int, int]:
@@ -326,6 +333,7 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
     gm_ub = sum(c["bytes_gm_to_ub"] for c in cores)
     ub_gm = sum(c["bytes_ub_to_gm"] for c in cores)
     moved = gm_ub + ub_gm
+    hbm = sum(trace.hbm_bytes) if trace.hbm_bytes else moved
     seconds = makespan / (clock * 1e6) if makespan else 0.0
     peak = platform.hbm_bytes_per_cycle * makespan
     d: dict[str, Any] = {
@@ -338,10 +346,10 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
         "bytes_ub_to_gm": ub_gm,
         "achieved_gbps": moved / seconds / 1e9 if seconds else 0.0,
         "hbm_peak_gbps": platform.hbm_bytes_per_cycle * clock * 1e6 / 1e9,
-        "hbm_roofline_pct": 100.0 * moved / peak if peak else 0.0,
+        "hbm_bytes": int(hbm),
+        "hbm_roofline_pct": 100.0 * hbm / peak if peak else 0.0,
         "ub_capacity_bytes": int(platform.ub_size),
-        "l2_hit_rate": (sum(c["l2_hit_bytes"] for c in cores) / sum(c["l2_read_bytes"] for c in cores)
-                        if any(c["l2_read_bytes"] for c in cores) else None),
+        "l2_hit_rate": _hit_rate(cores),
         "bank_conflict_cycles": sum(c["bank_conflict_cycles"] for c in cores),
         "ub_high_water_bytes": max((c["ub_high_water_bytes"] for c in cores), default=0),
         "cores": cores,
@@ -422,8 +430,9 @@ def format_summary(d: Mapping[str, Any]) -> str:
                          f"{d['bank_conflict_cycles']:,} (all cores)")
         lines.append(
             f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
-            f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s = "
-            f"{d['hbm_roofline_pct']:.1f}% of the HBM roofline ({d['hbm_peak_gbps']:.0f} GB/s)")
+            f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s; HBM traffic "
+            f"{_fmt_bytes(d.get('hbm_bytes', 0))} = {d['hbm_roofline_pct']:.1f}% of the HBM "
+            f"roofline ({d['hbm_peak_gbps']:.0f} GB/s)")
         lines.append(f"UB high-water mark {_fmt_bytes(d['ub_high_water_bytes'])} of "
                      f"{_fmt_bytes(d['ub_capacity_bytes'])}")
         if d.get("bound_by"):

@@ -191,6 +191,8 @@ class Trace:
     # per core: GM->UB bytes read and the part the L2 model served from L2 (engine/l2.py)
     l2_read_bytes: list[int] = field(default_factory=list)
     l2_hit_bytes: list[int] = field(default_factory=list)
+    # per core: bytes its copies drew from HBM (L2 misses, bypassed bytes, write-backs)
+    hbm_bytes: list[int] = field(default_factory=list)
 
     @classmethod
     def from_cores(cls, sims, parts, streams, platform, allocations=None) -> Trace:

@@ -181,16 +181,18 @@ def _write_then_read(x, y, tiling):
         DataCopy(u, gx[N], N)
 
 
-def test_write_back_is_charged_to_the_copy_that_evicts_the_line():
+def test_write_back_is_charged_to_the_write_that_dirties_the_line():
     small = L2.with_overrides(l2_size=1024)
     r = _launch(_write_then_read, small, tiling={"write": True}, y_len=N)
     cols, _ = _columns(r, small)
-    # the write is absorbed (0 HBM bytes); its 8 dirty lines (traffic lines 1-8) are
-    # written back when 1024 B = 8 lines follow each: at lines 9-16, the first read
+    # the write is absorbed (0 HBM bytes it waits for); its 8 dirty lines are evicted (1024 B =
+    # 8 lines of allocating traffic follow each before the kernel ends), so the write starts
+    # 1024 B of background HBM load at its own start
     assert cols[0].gmb == [0, 1024, 1024]
-    assert cols[0].wbb == [0, 1024, 0]
-    # the read's own 1024 B and the 1024 B of write-back share 1 B/cycle from 2: [2, 2050)
-    assert _spans(r) == [(1, 33), (2, 2050), (2050, 3074)]
+    assert cols[0].wbb == [1024, 0, 0]
+    # the write-back starts at 1 and drains 1 B alone; from 2 it shares 1 B/cycle with the
+    # read's 1024 B: it ends at 2 + 2 x 1023 = 2048, the read's last byte at 2049
+    assert _spans(r) == [(1, 33), (2, 2049), (2049, 3073)]
     # a large L2 keeps the lines dirty to the end: no write-back at all
     big = _launch(_write_then_read, L2, tiling={"write": True}, y_len=N)
     cols, _ = _columns(big, L2)
@@ -213,11 +215,11 @@ def test_background_write_backs_slow_the_reads_of_other_cores():
     # without writes: 2 cores' reads share HBM: read 1 [1, 2049), read 2 [2049, 4097)
     reads = _launch(_write_then_read, small, cores=2, tiling={"write": False}, y_len=2 * N)
     assert reads.trace.makespan == 4097
-    # with writes: copies merged c0 write, c1 write, c0 read 1, c1 read 1, ...; c0's dirty
-    # lines are written back by c1's write (cycle 1), c1's by c0's read 1 (cycle 2):
+    # with writes: both writes' dirty lines are evicted by the reads that follow; each write
+    # starts its 1024 B of background write-back at cycle 1
     writes = _launch(_write_then_read, small, cores=2, tiling={"write": True}, y_len=2 * N)
     c0, c1 = _columns(writes, small)[0]
-    assert (c0.wbb, c1.wbb) == ([0, 1024, 0], [1024, 0, 0])
+    assert (c0.wbb, c1.wbb) == ([1024, 0, 0], [1024, 0, 0])
     # 2048 B of write-back + 2 x 1024 B of read 1 drain at 1 B/cycle: read 1 ends at
     # 1 + 4096 = 4097 on both cores; read 2 then 2 x 1024 B: 6145
     for c in range(2):

@@ -89,6 +89,7 @@ def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
         sim.check_finished()
     trace = Trace.from_cores(cores, parts, streams, platform, allocations)
     trace.l2_read_bytes, trace.l2_hit_bytes = l2.read_bytes, l2.hit_bytes
+    trace.hbm_bytes = [sum(c.gmb) + sum(c.wbb) for c in columns]
     return trace
 
 __all__ = ["prepare_all", "prepared_key", "replay"]

@@ -3,10 +3,10 @@
 Step of the flow: after ``core.prepare`` has priced every instruction and before the replay,
 :func:`apply` splits each GM copy's bytes into L2 hits and HBM traffic and re-prices it: a read
 that hits costs no HBM bandwidth and (pipelined copies) streams at the core's L2 rate; a read
-that misses fills whole lines from HBM; writes are absorbed by L2 (write-back) and reach HBM only when a later
-allocation evicts their line. ``Instr.cache`` = ``CACHE_DISABLE`` (``SetL2CacheHint``) makes a
-copy go to HBM without allocating: its bytes (rounded to 32-byte sectors) are all HBM traffic
-and it evicts nothing.
+that misses fills whole lines from HBM; writes are absorbed by L2 (write-back) and reach HBM
+only when later allocations evict their line. ``Instr.cache`` = ``CACHE_DISABLE``
+(``SetL2CacheHint``) makes a copy go to HBM without allocating: its bytes (rounded to 32-byte
+sectors) are all HBM traffic and it evicts nothing.
 
 The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model.md):
 
@@ -15,7 +15,10 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
   same pace. The order is fixed before the replay, so the replay stays one pass and cores
   with equal timelines can still be replayed once (groups.py).
 - **Lines.** Every row of a copy (blockCount rows of blockLen bytes, srcStride / dstStride
-  apart) touches the L2 lines it overlaps.
+  apart) touches the L2 lines it overlaps, as up to three units: its first line, the run of
+  lines inside it and its last line. A run is one unit (a row read again whole hits as one,
+  at a fraction of the cost of line by line); a later row covering a different run of the
+  same lines is taken as a miss (pessimistic: such partial re-reads are rare in kernels).
 - **Hits.** An access hits when the line's last allocating access (a cached read or a write)
   is less than ``l2_size`` bytes of allocating line traffic back in the sequence (an LRU
   cache's reuse distance, counting every allocating line access as a line of traffic: exact
@@ -23,14 +26,17 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
   between).
 - **Alignment.** A miss of a row whose GM address does not start a line draws its bytes
   / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor).
-- **Write-back.** A written line is written back to HBM (one line of HBM traffic, charged to
-  the copy at which ``l2_size`` bytes of traffic have followed the write) unless the line is
-  accessed again before that; lines still dirty when the kernel ends cost nothing. The
-  write-back loads HBM in the background (``wbb``): the copy that evicts it does not wait.
+- **Write-back.** A written line is written back to HBM (one line of HBM traffic) when
+  ``l2_size`` bytes of allocating traffic follow the write before the line is accessed again;
+  lines still dirty when the kernel ends cost nothing. The write-back loads HBM in the
+  background (``wbb``), started with the write that dirtied the line (the same bytes, earlier
+  than the eviction: a copy's HBM load then depends on its own core's stream only, so SPMD
+  cores keep equal timelines); nothing waits for it.
 
 Per copy position the result replaces ``gmb`` (HBM bytes it waits for: misses' line fills,
-bypassed bytes), ``wbb`` (the write-backs it sets off) and, for reads, ``occ`` (``cost.copy_occupancy`` of its miss and hit
-bytes). The fraction of read bytes that hit is kept per core in ``hit_bytes`` / ``read_bytes``
+bypassed bytes), ``wbb`` (the write-backs it sets off) and, for reads, ``occ``
+(``cost.copy_occupancy_many`` of its miss and hit bytes). The fraction of read bytes that hit
+is kept per core in ``hit_bytes`` / ``read_bytes``
 for the summary.
 """
 
@@ -56,30 +62,45 @@ class L2Result:
         self.hit_bytes = [0] * cores
 
 
-def _copies(streams: list[list[Instr]]):
-    """Per GM copy of every core: (core, position, order key, rows, row bytes, pitch, GM
-    address, tensor id, is write, allocates)."""
-    rows_out = []
+def _geometry(ins: Instr, tensors: dict[str, int]) -> tuple:
+    """(rows, row bytes, pitch, GM address, tensor id, is write, allocates) of a copy."""
+    write = ins.op is _WRITE
+    gm = ins.dst if write else ins.src[0]
+    p = ins.params
+    if len(p) >= 4:
+        rows, length = p[0], p[1]
+        gap = p[3] if write else p[2]
+    else:
+        rows, length, gap = 1, ins.nbytes, 0
+    tid = tensors.setdefault(gm.buf, len(tensors))
+    return (rows, length, length + gap, gm.addr, tid, write,
+            write or ins.cache != CACHE_DISABLE)
+
+
+def _copies(streams: list[list[Instr]], columns: list[Columns]):
+    """Per GM copy of every core (positions whose instruction draws GM bytes): core, position,
+    order key, and its geometry (:func:`_geometry`, computed once per distinct object)."""
+    core, pos, key, geo = [], [], [], []
     tensors: dict[str, int] = {}
-    for c, stream in enumerate(streams):
-        found = [i for i, ins in enumerate(stream) if ins.op is _READ or ins.op is _WRITE]
-        n = len(found)
-        for k, i in enumerate(found):
+    seen: dict[int, tuple] = {}
+    for c, (stream, cols) in enumerate(zip(streams, columns)):
+        found = np.flatnonzero(np.asarray(cols.gmb, np.int64) > 0)
+        n = found.size
+        if not n:
+            continue
+        core.append(np.full(n, c, np.int64))
+        pos.append(found)
+        key.append((np.arange(n) + 0.5) / n)
+        for i in found.tolist():
             ins = stream[i]
-            write = ins.op is _WRITE
-            gm = ins.dst if write else ins.src[0]
-            p = ins.params
-            if len(p) >= 4:
-                rows, length = p[0], p[1]
-                gap = p[3] if write else p[2]
-            else:
-                rows, length, gap = 1, ins.nbytes, 0
-            if rows <= 0 or length <= 0:
-                continue
-            tid = tensors.setdefault(gm.buf, len(tensors))
-            rows_out.append((c, i, (k + 0.5) / n, rows, length, length + gap, gm.addr, tid,
-                             write, write or ins.cache != CACHE_DISABLE))
-    return rows_out
+            g = seen.get(id(ins))
+            if g is None:
+                g = seen[id(ins)] = _geometry(ins, tensors)
+            geo.append(g)
+    if not geo:
+        return None
+    return (np.concatenate(core), np.concatenate(pos), np.concatenate(key),
+            np.array(geo, np.int64))
 
 
 def apply(streams: list[list[Instr]], columns: list[Columns], platform,
@@ -89,17 +110,15 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     ``--slack`` replays)."""
     line = int(platform.costs.l2_line_bytes)
     result = L2Result(len(streams))
-    copies = _copies(streams)
-    if line <= 0 or not copies:
+    copies = _copies(streams, columns) if line > 0 else None
+    if copies is None:
         return columns, result
     cap = float(platform.l2_size)
-    arr = np.array([x[:2] for x in copies], np.int64)
-    core, pos = arr[:, 0], arr[:, 1]
-    key = np.array([x[2] for x in copies])
-    geo = np.array([x[3:8] for x in copies], np.int64)
-    rows, length, pitch, addr, tid = geo.T
-    write = np.array([x[8] for x in copies], bool)
-    alloc = np.array([x[9] for x in copies], bool)
+    core, pos, key, geo = copies
+    keep = (geo[:, 0] > 0) & (geo[:, 1] > 0)
+    core, pos, key, geo = core[keep], pos[keep], key[keep], geo[keep]
+    rows, length, pitch, addr, tid = geo[:, :5].T
+    write, alloc = geo[:, 5].astype(bool), geo[:, 6].astype(bool)
     order = np.lexsort((pos, core, key))  # the merged sequence of copies
     rows, length, pitch, addr, tid = (a[order] for a in (rows, length, pitch, addr, tid))
     write, alloc, copy_core = write[order], alloc[order], core[order]
@@ -109,19 +128,27 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     r_in_copy = np.arange(copy_of_row.size) - first_row
     row_start = addr[copy_of_row] + r_in_copy * pitch[copy_of_row]
     row_end = row_start + length[copy_of_row]
-    # line accesses: each row's lines in address order
+    # accesses: each row's lines in address order, as units of its first line, its run of
+    # interior lines (one unit: rows re-read whole share it) and its last line
     l0, l1 = row_start // line, (row_end - 1) // line
-    nl = l1 - l0 + 1
-    row_of = np.repeat(np.arange(row_start.size), nl)
-    j = l0[row_of] + (np.arange(row_of.size) - np.repeat(np.cumsum(nl) - nl, nl))
-    nbytes = (np.minimum(row_end[row_of], (j + 1) * line)
-              - np.maximum(row_start[row_of], j * line))
+    head = np.stack([l0, np.ones_like(l0)], 1)
+    mid_n = np.maximum(l1 - l0 - 1, 0)
+    mid = np.stack([l0 + 1, mid_n], 1)
+    tail = np.stack([l1, (l1 > l0).astype(np.int64)], 1)
+    units = np.stack([head, mid, tail], 1)  # (rows, 3, (first line, lines))
+    present = units[:, :, 1] > 0
+    row_of = np.repeat(np.arange(row_start.size), present.sum(1))
+    first, count = units[present][:, 0], units[present][:, 1]
+    nbytes = (np.minimum(row_end[row_of], (first + count) * line)
+              - np.maximum(row_start[row_of], first * line))
     cp = copy_of_row[row_of]
-    lid = (tid[cp] << 40) | j
+    if int(tid.max(initial=0)) >= 1 << 7 or int(first.max(initial=0)) >= 1 << 34:
+        raise ValueError("L2 model: more than 128 GM tensors or 2 TiB of lines in one launch")
+    lid = (tid[cp] << 56) | (first << 22) | np.minimum(count, (1 << 22) - 1)
     is_alloc = alloc[cp]
     n = lid.size
     # allocating line traffic up to each access (bypassed accesses push no line out)
-    traffic = np.cumsum(is_alloc, dtype=np.float64) * line
+    traffic = np.cumsum(np.where(is_alloc, count, 0), dtype=np.float64) * line
     # the same line's accesses in sequence order; the latest allocating access before each
     by_line = np.lexsort((np.arange(n), lid))
     sl = lid[by_line]
@@ -144,7 +171,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     # HBM bytes of each access: cached read misses fill the line; bypassed accesses move
     # their bytes in 32-byte sectors; writes and hits cost no HBM now
     sectors = -(-nbytes // _SECTOR) * _SECTOR
-    hbm = np.where(w | hit, 0, np.where(is_alloc, line, sectors)).astype(np.float64)
+    hbm = np.where(w | hit, 0, np.where(is_alloc, count * line, sectors)).astype(np.float64)
     # a row whose GM address is not on the access granule draws HBM less efficiently
     # (cost file [gm] unaligned_512_bandwidth_ratio, as the single-core copy cost applies it)
     ratio = float(platform.costs.unaligned_512_bandwidth_ratio)
@@ -158,9 +185,12 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     wi = np.flatnonzero(w)
     kept = (nxt[wi] >= 0) & ((traffic[np.maximum(nxt[wi], 0)] - traffic[wi]) < cap)
     evicted = wi[~kept] if not always_hits else wi[:0]
-    at = np.searchsorted(traffic, traffic[evicted] + cap, side="left")
-    at = at[at < n]
-    wb = np.bincount(cp[at], minlength=order.size) * line
+    # evicted before the kernel ends: capacity's worth of allocating traffic follows it
+    evicted = evicted[traffic[evicted] + cap <= traffic[-1]]
+    # charged to the write that dirtied the line: the same bytes reach HBM, earlier (a copy's
+    # HBM load then depends on its own core's stream, so SPMD cores keep equal timelines)
+    wb = np.bincount(cp[evicted], weights=count[evicted], minlength=order.size
+                     ).astype(np.int64) * line
     # per copy
     ncopy = order.size
     hbm_copy = np.rint(np.bincount(cp, weights=hbm, minlength=ncopy)).astype(np.int64)
@@ -170,27 +200,30 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     miss_copy = np.bincount(cp, weights=np.where(~hit & ~w, sectors, 0),
                             minlength=ncopy).astype(np.int64)
     read_copy = np.bincount(cp, weights=np.where(~w, nbytes, 0), minlength=ncopy)
-    out = [Columns(*c) for c in columns]
     # the curve model's single-core occupancy has no miss / hit split: only HBM bytes change
-    pipelined = platform.costs.copy_model == "pipelined"
-    changed: dict[int, tuple[list[int], list[int], list[int]]] = {}
+    occ_new = None
+    reads = ~write
+    if platform.costs.copy_model == "pipelined":
+        occ_new = cost.copy_occupancy_many(platform, True, rows, miss_copy, hit_copy)
     opos = pos[order]
-    for k in range(ncopy):
-        c = int(copy_core[k])
-        cols = changed.get(c)
-        if cols is None:
-            cols = changed[c] = (list(out[c].occ), list(out[c].gmb), list(out[c].wbb))
-        i = int(opos[k])
-        cols[1][i] = int(hbm_copy[k])
-        cols[2][i] = int(wb[k])
-        if not write[k]:
-            if pipelined:
-                cols[0][i] = cost.copy_occupancy(streams[c][i], platform, int(miss_copy[k]),
-                                                 int(hit_copy[k]))
-            result.read_bytes[c] += int(read_copy[k])
-            result.hit_bytes[c] += int(hit_copy[k])
-    for c, (occ, gmb, wbb) in changed.items():
-        out[c] = out[c]._replace(occ=occ, gmb=gmb, wbb=wbb)
+    out = list(columns)
+    for c in np.unique(copy_core).tolist():
+        sel = copy_core == c
+        p = opos[sel]
+        cols = out[c]
+        gmb = np.asarray(cols.gmb, np.int64)
+        gmb[p] = hbm_copy[sel]
+        wbb = np.asarray(cols.wbb, np.int64)
+        wbb[p] = wb[sel]
+        change = {"gmb": gmb.tolist(), "wbb": wbb.tolist()}
+        r = sel & reads
+        if occ_new is not None and r.any():
+            occ = np.asarray(cols.occ, np.int64)
+            occ[opos[r]] = occ_new[r]
+            change["occ"] = occ.tolist()
+        out[c] = cols._replace(**change)
+        result.read_bytes[c] = int(read_copy[r].sum())
+        result.hit_bytes[c] = int(hit_copy[r].sum())
     return out, result
 
 
