@@ -46,7 +46,7 @@ import numpy as np
 
 from aicore_sim import cost
 from aicore_sim.engine.core import Columns
-from aicore_sim.isa import CACHE_DISABLE, Instr, Opcode
+from aicore_sim.isa import CACHE_DISABLE, Instr, Opcode, Pipe
 
 _READ, _WRITE = Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM
 _SECTOR = 32  # bytes: GM traffic moves in 32-byte pieces (cost.GM_GRANULE_BYTES)
@@ -62,45 +62,51 @@ class L2Result:
         self.hit_bytes = [0] * cores
 
 
-def _geometry(ins: Instr, tensors: dict[str, int]) -> tuple:
-    """(rows, row bytes, pitch, GM address, tensor id, is write, allocates) of a copy."""
-    write = ins.op is _WRITE
-    gm = ins.dst if write else ins.src[0]
-    p = ins.params
-    if len(p) >= 4:
-        rows, length = p[0], p[1]
-        gap = p[3] if write else p[2]
-    else:
-        rows, length, gap = 1, ins.nbytes, 0
-    tid = tensors.setdefault(gm.buf, len(tensors))
-    return (rows, length, length + gap, gm.addr, tid, write,
-            write or ins.cache != CACHE_DISABLE)
+def _geometry(objs: list[Instr]) -> np.ndarray:
+    """Per copy instruction: (rows, row bytes, pitch, GM address, tensor id, is write,
+    allocates), as an int64 array of 7 columns (built column by column: one pass per field)."""
+    write = np.fromiter((o.op is _WRITE for o in objs), bool, len(objs))
+    gm = [o.dst if w else o.src[0] for o, w in zip(objs, write.tolist())]
+    params = [o.params for o in objs]
+    multi = np.fromiter((len(p) >= 4 for p in params), bool, len(objs))
+    p4 = np.array([p[:4] if len(p) >= 4 else (1, 0, 0, 0) for p in params], np.int64)
+    nbytes = np.fromiter((o.nbytes for o in objs), np.int64, len(objs))
+    rows = np.where(multi, p4[:, 0], 1)
+    length = np.where(multi, p4[:, 1], nbytes)
+    gap = np.where(multi, np.where(write, p4[:, 3], p4[:, 2]), 0)
+    names = [g.buf for g in gm]
+    tensors = {name: k for k, name in enumerate(dict.fromkeys(names))}
+    tid = np.fromiter(map(tensors.__getitem__, names), np.int64, len(objs))
+    addr = np.fromiter((g.addr for g in gm), np.int64, len(objs))
+    bypass = np.fromiter((o.cache == CACHE_DISABLE for o in objs), bool, len(objs))
+    return np.stack([rows, length, length + gap, addr, tid, write, write | ~bypass], 1
+                    ).astype(np.int64)
 
 
 def _copies(streams: list[list[Instr]], columns: list[Columns]):
     """Per GM copy of every core (positions whose instruction draws GM bytes): core, position,
-    order key, and its geometry (:func:`_geometry`, computed once per distinct object)."""
-    core, pos, key, geo = [], [], [], []
-    tensors: dict[str, int] = {}
-    seen: dict[int, tuple] = {}
+    order key, and its geometry (:func:`_geometry`, computed once per distinct object: the
+    record pass interns equal instructions)."""
+    core, pos, key, objs = [], [], [], []
     for c, (stream, cols) in enumerate(zip(streams, columns)):
-        found = np.flatnonzero(np.asarray(cols.gmb, np.int64) > 0)
+        pipe = np.frombuffer(bytes(cols.pipe_of), np.uint8)
+        gmb = cols.gmb
+        cand = np.flatnonzero((pipe == int(Pipe.MTE2)) | (pipe == int(Pipe.MTE3))).tolist()
+        found = np.array([i for i in cand if gmb[i]], np.int64)
         n = found.size
         if not n:
             continue
         core.append(np.full(n, c, np.int64))
         pos.append(found)
         key.append((np.arange(n) + 0.5) / n)
-        for i in found.tolist():
-            ins = stream[i]
-            g = seen.get(id(ins))
-            if g is None:
-                g = seen[id(ins)] = _geometry(ins, tensors)
-            geo.append(g)
-    if not geo:
+        objs.extend(map(stream.__getitem__, found.tolist()))
+    if not objs:
         return None
+    ids = np.fromiter(map(id, objs), np.int64, len(objs))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    table = _geometry([objs[i] for i in first.tolist()])
     return (np.concatenate(core), np.concatenate(pos), np.concatenate(key),
-            np.array(geo, np.int64))
+            table[inverse.reshape(-1)])
 
 
 def apply(streams: list[list[Instr]], columns: list[Columns], platform,
@@ -207,20 +213,24 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
         occ_new = cost.copy_occupancy_many(platform, True, rows, miss_copy, hit_copy)
     opos = pos[order]
     out = list(columns)
-    for c in np.unique(copy_core).tolist():
-        sel = copy_core == c
-        p = opos[sel]
+    by_core = np.argsort(copy_core, kind="stable")
+    bounds = np.searchsorted(copy_core[by_core], np.arange(len(streams) + 1))
+    for c in range(len(streams)):
+        sel = by_core[bounds[c]:bounds[c + 1]]
+        if not sel.size:
+            continue
         cols = out[c]
-        gmb = np.asarray(cols.gmb, np.int64)
-        gmb[p] = hbm_copy[sel]
-        wbb = np.asarray(cols.wbb, np.int64)
-        wbb[p] = wb[sel]
-        change = {"gmb": gmb.tolist(), "wbb": wbb.tolist()}
-        r = sel & reads
-        if occ_new is not None and r.any():
-            occ = np.asarray(cols.occ, np.int64)
-            occ[opos[r]] = occ_new[r]
-            change["occ"] = occ.tolist()
+        gmb, wbb = list(cols.gmb), list(cols.wbb)
+        for i, g, b in zip(opos[sel].tolist(), hbm_copy[sel].tolist(), wb[sel].tolist()):
+            gmb[i] = g
+            wbb[i] = b
+        change = {"gmb": gmb, "wbb": wbb}
+        r = sel[reads[sel]]
+        if occ_new is not None and r.size:
+            occ = list(cols.occ)
+            for i, o in zip(opos[r].tolist(), occ_new[r].tolist()):
+                occ[i] = o
+            change["occ"] = occ
         out[c] = cols._replace(**change)
         result.read_bytes[c] = int(read_copy[r].sum())
         result.hit_bytes[c] = int(hit_copy[r].sum())
