@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aicore_sim.isa import SYNC_OPS, Instr, Pipe, per_object
+from aicore_sim.isa import Instr, Pipe
 from aicore_sim.sources import Sources
 
 STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier", "bank_conflict")
@@ -82,6 +82,7 @@ class CoreTrace:
     end: np.ndarray
     visible: np.ndarray  # cycle the instruction's result is visible (>= end: copy latency)
     pipe: np.ndarray
+    sync: np.ndarray  # the row is a SetFlag, WaitFlag or PipeBarrier
     scalar_spans: np.ndarray
     releases: np.ndarray
     stall_rows: np.ndarray
@@ -92,7 +93,6 @@ class CoreTrace:
     lead: int = -1
     _stalls: list | None = field(default=None, repr=False, compare=False)
     _stretch: np.ndarray | None = field(default=None, repr=False, compare=False)
-    _sync: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def stalls(self) -> list[tuple[int, int, int, str, str]]:
@@ -161,14 +161,6 @@ class CoreTrace:
         r = r[~self.sync[r]]
         return int(_exclusive(self.start[r], self.visible[r]).sum())
 
-    @property
-    def sync(self) -> np.ndarray:
-        """Per row, whether the instruction is a SetFlag, WaitFlag or PipeBarrier."""
-        if self._sync is None:
-            kinds = per_object(self.stream, {}, lambda ins: ins.op in SYNC_OPS, bool)
-            self._sync = kinds[self.index] if self.index.size else np.zeros(0, bool)
-        return self._sync
-
     def gm_stretch_cycles(self, pipe: Pipe) -> int:
         """Cycles ``pipe``'s copies were held by the shared HBM bandwidth past their
         single-core time (the sum of its ``gm_bandwidth`` stalls)."""
@@ -204,9 +196,11 @@ class Trace:
             ev = np.frombuffer(array("q", sim.events), np.int64).reshape(-1, 4)
             pipe_of = np.frombuffer(bytes(sim.pipe_of), dtype=np.int8)
             idx = ev[:, 0].copy()
+            kinds = np.frombuffer(array("b", sim.kind).tobytes(), np.int8)
             cols = dict(
                 index=idx, start=ev[:, 1].copy(), end=ev[:, 2].copy(), visible=ev[:, 3].copy(),
                 pipe=pipe_of[idx] if idx.size else np.zeros(0, np.int8),
+                sync=kinds[idx] != 0 if idx.size else np.zeros(0, bool),
                 scalar_spans=np.frombuffer(array("q", sim.spans), np.int64).reshape(-1, 2),
                 releases=np.frombuffer(array("q", sim.releases), np.int64).reshape(-1, 2),
                 stall_rows=(np.frombuffer(array("q", sim.stalls), np.int64).reshape(-1, 5)

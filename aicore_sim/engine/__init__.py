@@ -67,14 +67,21 @@ def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     if held is not None and held[0] is platform.costs:  # the entry keeps its Costs alive
         columns = held[1]
         l2 = held[2] if len(held) > 2 else L2Result(len(streams))
+        grouped = held[3] if len(held) > 3 else {}
     else:
         columns, l2 = prepare_all(streams, platform)
+        grouped = {}  # the groups of these columns, by the data-cache geometry they used
         if prepared is not None:
-            prepared[key] = (platform.costs, columns, l2)
+            prepared[key] = (platform.costs, columns, l2, grouped)
     # Without effects, cores with equal timelines run once (groups.py); with effects each
     # core reads and writes its own data, so each runs.
-    parts = (groups(streams, columns, platform) if image is None and group
-             else [[c] for c in range(len(streams))])
+    if image is None and group:
+        gkey = (int(platform.dcache_size), int(platform.dcache_line))
+        parts = grouped.get(gkey)
+        if parts is None:
+            parts = grouped[gkey] = groups(streams, columns, platform)
+    else:
+        parts = [[c] for c in range(len(streams))]
     cores = []
     for members in parts:
         c = members[0]

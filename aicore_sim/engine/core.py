@@ -54,7 +54,7 @@ class Columns(NamedTuple):
     wbb: list[int]  # HBM bytes it sets off in the background (L2 write-backs it evicts)
     lat: list[int]  # cycles after its occupancy before its result is visible (copies)
     conf: list[int]  # cycles of its occupancy spent on UB bank conflicts (vector calls)
-    kind: list[int]  # 0 = work, 1 = WaitFlag, 2 = SetFlag
+    kind: list[int]  # 0 = work, 1 = WaitFlag, 2 = SetFlag, 3 = PipeBarrier (executed as work)
     fkey: list[int]  # (event, id) of a flag as one int
     eff: list[bool]  # has a numeric effect
     pipe_of: bytearray  # the pipe number of each instruction
@@ -91,6 +91,8 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Column
                 sets_left[key] = sets_left.get(key, 0) + 1
             else:
                 kind[i] = 1
+        elif op is _BARRIER:
+            kind[i] = 3
         elif op in has_effect:
             eff[i] = True
     return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, pipe_of, sets_left)
