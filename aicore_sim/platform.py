@@ -136,6 +136,11 @@ class Costs:
     # The L2 cache in front of HBM ([l2]; engine/l2.py): line (allocation) size in bytes,
     # 0 = no L2 model (every GM byte is an HBM byte, as before).
     l2_line_bytes: int = 0
+    # Same-address serialisation ([gm] serial_granule_bytes / serial_cycles_per_request;
+    # engine/l2.py): a copy whose first row's granule k cores request at the same step of
+    # their streams holds its MTE for at least k x serial_cycles (0 = off).
+    gm_serial_granule_bytes: int = 512
+    gm_serial_cycles: float = 0.0
     # UB bank groups ([ub]; cost.py): 0 = no bank model. A UB address's bank group is
     # (addr // ub_block_bytes) mod ub_bank_groups, its bank that group and addr // ub_bank_bytes;
     # the APIs in ub_bank_apis cost b + repeats x ub_beat_cycles x beats per repeat.
@@ -224,6 +229,8 @@ _COSTS_SCALARS: dict[str, type] = {
     "mte3_core_bytes_per_cycle": float,
     "mte3_latency_cycles": float,
     "l2_line_bytes": int,
+    "gm_serial_granule_bytes": int,
+    "gm_serial_cycles": float,
     "ub_bank_groups": int,
     "ub_block_bytes": int,
     "ub_bank_bytes": int,
@@ -368,6 +375,8 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         **_calibration(doc.get("calibration", {})),
         **_pipeline(doc),
         l2_line_bytes=int(doc.get("l2", {}).get("line_bytes", 0)),
+        gm_serial_granule_bytes=int(doc["gm"].get("serial_granule_bytes", 512)),
+        gm_serial_cycles=float(doc["gm"].get("serial_cycles_per_request", 0.0)),
         **_ub_banks(doc.get("ub", {})),
     )
     costs.curve(costs.mte2_profile)

@@ -52,9 +52,11 @@ def _columns(base: Columns, lever: str, change: str) -> Columns:
     """One core's prepared columns with the scenario's costs (the base is not modified)."""
     if lever == HBM:
         return base._replace(gmb=[0] * len(base.gmb), wbb=[0] * len(base.wbb))
-    if lever == BANKS:
-        return base._replace(occ=[o - c for o, c in zip(base.occ, base.conf)],
-                             conf=[0] * len(base.conf))
+    if lever == BANKS:  # the vector calls' conflicts only (copies' are granule queues)
+        v = int(Pipe.VECTOR)
+        return base._replace(
+            occ=[o - c if q == v else o for o, c, q in zip(base.occ, base.conf, base.pipe_of)],
+            conf=[0 if q == v else c for c, q in zip(base.conf, base.pipe_of)])
     p = int(Pipe[lever])
     occ = [_scale(o, change) if q == p else o for o, q in zip(base.occ, base.pipe_of)]
     lat = [_scale(v, change) if q == p else v for v, q in zip(base.lat, base.pipe_of)]

@@ -89,7 +89,7 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     rows = core.stall_rows[core.stall_rows[:, 0] == int(pipe)]
     dur = rows[:, 2] - rows[:, 1]
     for code, cause in enumerate(STALL_CAUSES):
-        if cause in cycles:  # bank_conflict cycles are execution, counted in busy
+        if cause in cycles:  # bank_conflict / same_granule cycles are occupancy, in busy
             cycles[cause] = int(dur[rows[:, 3] == code].sum())
     flag_code = STALL_CAUSES.index("flag")
     flag = rows[:, 3] == flag_code
@@ -129,6 +129,9 @@ def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
         "pipe_time_cycles": {p.name: core.pipe_time_cycles(p) for p in PIPE_ORDER},
         # cycles of VECTOR execution lost to UB bank conflicts (msprof's bank-conflict counters)
         "bank_conflict_cycles": core.stall_cycles(Pipe.VECTOR, "bank_conflict"),
+        # cycles of copies queued behind other cores' requests to the same GM granules
+        "same_granule_cycles": sum(core.stall_cycles(p, "same_granule")
+                                   for p in (Pipe.MTE2, Pipe.MTE3)),
         "utilisation": {k: (v / makespan if makespan else 0.0) for k, v in busy.items()},
         "busy_share": {k: (v / finish if finish else 0.0) for k, v in busy.items()},
         "occupied_share": {k: ((v + stretch[k]) / finish if finish else 0.0)
@@ -351,6 +354,7 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
         "ub_capacity_bytes": int(platform.ub_size),
         "l2_hit_rate": _hit_rate(cores),
         "bank_conflict_cycles": sum(c["bank_conflict_cycles"] for c in cores),
+        "same_granule_cycles": sum(c["same_granule_cycles"] for c in cores),
         "ub_high_water_bytes": max((c["ub_high_water_bytes"] for c in cores), default=0),
         "cores": cores,
         # cores replayed once for all (equal timelines, engine/groups.py), each group in order
@@ -428,6 +432,9 @@ def format_summary(d: Mapping[str, Any]) -> str:
         if d.get("bank_conflict_cycles"):
             lines.append(f"VECTOR cycles lost to UB bank conflicts: "
                          f"{d['bank_conflict_cycles']:,} (all cores)")
+        if d.get("same_granule_cycles"):
+            lines.append(f"copy cycles queued on GM granules other cores request at once: "
+                         f"{d['same_granule_cycles']:,} (all cores)")
         lines.append(
             f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
             f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s; HBM traffic "

@@ -15,7 +15,9 @@ Per core the trace holds, as numpy arrays:
   index (``flag``), the pipe whose queue was full (``queue_full``), the transfer's bytes
   (``gm_bandwidth``), ``pipe << 32 | index in that pipe`` of the producer (``auto_sync``), the
   pipe being drained (``barrier``), the vector instruction whose operands collide in the UB
-  banks (``bank_conflict``: cycles of its own execution, not a wait for anything else);
+  banks (``bank_conflict``: cycles of its own execution, not a wait for anything else), the
+  copy whose GM granules other cores request at the same time (``same_granule``: the part of
+  its occupancy spent queued behind them);
 - ``stalls``: the same rows as tuples with the cause and the ``what`` in words (built on
   first use; bulk readers use ``stall_rows``).
 
@@ -37,7 +39,8 @@ import numpy as np
 from aicore_sim.isa import Instr, Pipe
 from aicore_sim.sources import Sources
 
-STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier", "bank_conflict")
+STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier", "bank_conflict",
+                "same_granule")
 _GM_BW = STALL_CAUSES.index("gm_bandwidth")
 
 
@@ -58,6 +61,8 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
         return f"PIPE_ALL: {Pipe(what).name}"
     if name == "bank_conflict":
         return f"{stream[what].op.value}: UB bank conflict of its operands"
+    if name == "same_granule":
+        return f"{stream[what].op.value}: GM granule requested by other cores at once"
     return Pipe(what).name  # queue_full
 
 

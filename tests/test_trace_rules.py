@@ -69,6 +69,7 @@ def test_busy_is_the_sum_of_the_lane_slices(run_folder) -> None:
     lanes = _lanes(trace)
     assert len(summary["cores"]) == 48  # 48 cores x 4 pipes = 192 lanes
     stretched = 0
+    granule: dict[int, int] = {}
     for c in summary["cores"]:
         core = c["core"]
         for p in Pipe:
@@ -82,12 +83,16 @@ def test_busy_is_the_sum_of_the_lane_slices(run_folder) -> None:
                 got = sum(e["args"]["cycles"] for e in stalls if e["name"] == f"stall: {cause}")
                 if cause == "bank_conflict":  # cycles of execution, not a wait
                     want = c["bank_conflict_cycles"] if p is Pipe.VECTOR else 0
+                elif cause == "same_granule":  # a copy's occupancy queued on a granule:
+                    granule[core] = granule.get(core, 0) + got  # summed over MTE2 + MTE3
+                    continue
                 else:
                     want = c["waits"][p.name]["cycles"][cause]
                 assert got == want, (core, p, cause)
             assert c["gm_stretch_cycles"][p.name] == c["waits"][p.name]["cycles"][
                 "gm_bandwidth"]
             stretched += c["gm_stretch_cycles"][p.name]
+        assert granule.get(core, 0) == c["same_granule_cycles"], core
     # 10 tokens barely load HBM; 240 x 4 rows of 2 KiB on 48 cores do: the hold is there,
     # under its own key
     assert (stretched > 0) == (summary["case"] != "tiny")

@@ -29,7 +29,7 @@ from aicore_sim.memory import MemoryImage
 from aicore_sim.trace import STALL_CAUSES
 
 # codes of STALL_CAUSES
-_FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT, _BANK = range(6)
+_FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT, _BANK, _GRANULE = range(7)
 
 S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
@@ -53,7 +53,9 @@ class Columns(NamedTuple):
     gmb: list[int]  # bytes it draws from the shared HBM server
     wbb: list[int]  # HBM bytes it sets off in the background (L2 write-backs it evicts)
     lat: list[int]  # cycles after its occupancy before its result is visible (copies)
-    conf: list[int]  # cycles of its occupancy spent on UB bank conflicts (vector calls)
+    # cycles of its occupancy lost to a conflict: UB bank conflicts of a vector call, a GM
+    # granule shared with other cores' requests for a copy (engine/l2.py)
+    conf: list[int]
     kind: list[int]  # 0 = work, 1 = WaitFlag, 2 = SetFlag, 3 = PipeBarrier (executed as work)
     fkey: list[int]  # (event, id) of a flag as one int
     eff: list[bool]  # has a numeric effect
@@ -283,8 +285,8 @@ class CoreSim:
                 if wbb[i]:  # write-backs it evicts load HBM; nothing waits for them
                     transfer(wbb[i], env.now, weight)
                 pending = semantics.read(stream[i], ub, gm_mem) if effect and eff[i] else None
+                floor = env.now + occ[i]
                 if gmb[i]:
-                    floor = env.now + occ[i]
                     if (yield transfer(gmb[i], floor, weight)):
                         stalls += (pipe, floor, env.now, _GM_BW, gmb[i])
                 else:
@@ -292,10 +294,12 @@ class CoreSim:
                 t = env.now
                 if pending:
                     semantics.commit(pending)
+                if conf[i]:  # the last cycles of its own time went to waiting on a granule
+                    stalls += (pipe, floor - conf[i], floor, _GRANULE, i)
             else:
                 t = start + occ[i]  # timing only: nothing can observe the interval
-            if conf[i]:  # the last cycles of its execution were lost to UB bank conflicts
-                stalls += (pipe, t - conf[i], t, _BANK, i)
+                if conf[i]:  # the last cycles of its execution were lost to a conflict
+                    stalls += (pipe, t - conf[i], t, _BANK if pipe == V else _GRANULE, i)
             v = t + lat[i]
             if v > vis:
                 vis = v

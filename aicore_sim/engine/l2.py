@@ -26,6 +26,11 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
   between).
 - **Alignment.** A miss of a row whose GM address does not start a line draws its bytes
   / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor).
+- **Same-address serialisation.** Requests to one GM granule (``serial_granule_bytes``: 512
+  on A2/A3) from many cores at once are served one at a time: a copy whose first row's
+  granule k > 1 cores request at the same step of their streams (the same copy ordinal) holds
+  its MTE for at least k x ``serial_cycles_per_request``; the excess is a ``same_granule``
+  stall row (``conf``).
 - **Write-back.** A written line is written back to HBM (one line of HBM traffic) when
   ``l2_size`` bytes of allocating traffic follow the write before the line is accessed again;
   lines still dirty when the kernel ends cost nothing. The write-back loads HBM in the
@@ -87,7 +92,7 @@ def _copies(streams: list[list[Instr]], columns: list[Columns]):
     """Per GM copy of every core (positions whose instruction draws GM bytes): core, position,
     order key, and its geometry (:func:`_geometry`, computed once per distinct object: the
     record pass interns equal instructions)."""
-    core, pos, key, objs = [], [], [], []
+    core, pos, key, ordinal, objs = [], [], [], [], []
     for c, (stream, cols) in enumerate(zip(streams, columns)):
         pipe = np.frombuffer(bytes(cols.pipe_of), np.uint8)
         gmb = cols.gmb
@@ -99,6 +104,7 @@ def _copies(streams: list[list[Instr]], columns: list[Columns]):
         core.append(np.full(n, c, np.int64))
         pos.append(found)
         key.append((np.arange(n) + 0.5) / n)
+        ordinal.append(np.arange(n))
         objs.extend(map(stream.__getitem__, found.tolist()))
     if not objs:
         return None
@@ -106,7 +112,7 @@ def _copies(streams: list[list[Instr]], columns: list[Columns]):
     _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
     table = _geometry([objs[i] for i in first.tolist()])
     return (np.concatenate(core), np.concatenate(pos), np.concatenate(key),
-            table[inverse.reshape(-1)])
+            np.concatenate(ordinal), table[inverse.reshape(-1)])
 
 
 def apply(streams: list[list[Instr]], columns: list[Columns], platform,
@@ -120,13 +126,14 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     if copies is None:
         return columns, result
     cap = float(platform.l2_size)
-    core, pos, key, geo = copies
+    core, pos, key, ordinal, geo = copies
     keep = (geo[:, 0] > 0) & (geo[:, 1] > 0)
-    core, pos, key, geo = core[keep], pos[keep], key[keep], geo[keep]
+    core, pos, key, ordinal, geo = core[keep], pos[keep], key[keep], ordinal[keep], geo[keep]
     rows, length, pitch, addr, tid = geo[:, :5].T
     write, alloc = geo[:, 5].astype(bool), geo[:, 6].astype(bool)
     order = np.lexsort((pos, core, key))  # the merged sequence of copies
-    rows, length, pitch, addr, tid = (a[order] for a in (rows, length, pitch, addr, tid))
+    rows, length, pitch, addr, tid, ordinal = (
+        a[order] for a in (rows, length, pitch, addr, tid, ordinal))
     write, alloc, copy_core = write[order], alloc[order], core[order]
     # rows: copy number and first byte of each row
     copy_of_row = np.repeat(np.arange(order.size), rows)
@@ -211,6 +218,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     reads = ~write
     if platform.costs.copy_model == "pipelined":
         occ_new = cost.copy_occupancy_many(platform, True, rows, miss_copy, hit_copy)
+    serial = _granule_queue(platform, copy_core, ordinal, tid, addr)
     opos = pos[order]
     out = list(columns)
     by_core = np.argsort(copy_core, kind="stable")
@@ -227,14 +235,43 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
         change = {"gmb": gmb, "wbb": wbb}
         r = sel[reads[sel]]
         if occ_new is not None and r.size:
-            occ = list(cols.occ)
+            occ = change["occ"] = list(cols.occ)
             for i, o in zip(opos[r].tolist(), occ_new[r].tolist()):
                 occ[i] = o
-            change["occ"] = occ
+        q = sel[serial[sel] > 0] if serial is not None else sel[:0]
+        if q.size:  # copies queued behind other cores on a granule: at least k x t
+            occ = change.setdefault("occ", list(cols.occ))
+            conf = change["conf"] = list(cols.conf)
+            for i, t in zip(opos[q].tolist(), serial[q].tolist()):
+                if t > occ[i]:
+                    conf[i] = t - occ[i]
+                    occ[i] = t
         out[c] = cols._replace(**change)
         result.read_bytes[c] = int(read_copy[r].sum())
         result.hit_bytes[c] = int(hit_copy[r].sum())
     return out, result
+
+
+def _granule_queue(platform, core: np.ndarray, ordinal: np.ndarray, tid: np.ndarray,
+                   addr: np.ndarray) -> np.ndarray | None:
+    """Per copy, the least occupancy its granule's queue imposes (0 where no other core
+    shares it): k x ``gm_serial_cycles`` when k > 1 distinct cores request the granule of the
+    copy's first row at the same step (the same copy ordinal) of their streams; None when
+    the cost family has no serialisation."""
+    t, g = float(platform.costs.gm_serial_cycles), int(platform.costs.gm_serial_granule_bytes)
+    if t <= 0 or g <= 0 or not core.size:
+        return None
+    step = (tid << 40) | (addr // g)  # the granule ...
+    order = np.lexsort((core, ordinal, step))  # ... at the same step; cores within it
+    s_step, s_ord, s_core = step[order], ordinal[order], core[order]
+    same = (s_step[1:] == s_step[:-1]) & (s_ord[1:] == s_ord[:-1])
+    start = np.concatenate(([True], ~same))  # first copy of each (granule, step)
+    new_core = np.concatenate(([True], ~same | (s_core[1:] != s_core[:-1])))
+    group = np.cumsum(start) - 1
+    cores = np.bincount(group, weights=new_core)  # distinct cores per (granule, step)
+    k = np.empty(core.size, np.int64)
+    k[order] = cores[group].astype(np.int64)
+    return np.where(k > 1, np.floor(k * t + 0.5), 0).astype(np.int64)
 
 
 __all__ = ["L2Result", "apply"]
