@@ -505,7 +505,8 @@ def test_board_samples_fitted_table() -> None:
     assert check_suite(BOARD_SUITE) == []
     assert sorted(BOARD_SUITE.fitted) == sorted([
         "data_copy_s1_a2", "data_copy_s2_a2", "add_c1_a2", "add_c0_a2", "data_copy_s1_950",
-        "data_copy_s2_950", "add_c1_950", "add_c2_950", "add_c3_950", "data_copy_s5_950"])
+        "data_copy_s2_950", "add_c1_950", "add_c2_950", "add_c3_950", "data_copy_s5_950",
+        "data_copy_s7_a2", "data_copy_s7_950", "data_copy_s8_950"])
     assert BOARD_SUITE.fitted["data_copy_s2_a2"] == (
         "mte2.pipeline.row_cycles (costs/a2.toml)",
         "launch_per_core_ns (platforms/ascend910b1.toml)")

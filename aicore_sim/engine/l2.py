@@ -219,6 +219,10 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     if platform.costs.copy_model == "pipelined":
         occ_new = cost.copy_occupancy_many(platform, True, rows, miss_copy, hit_copy)
     serial = _granule_queue(platform, copy_core, ordinal, tid, addr)
+    if serial is not None:  # part of the copy's time on its MTE: calibrated with its scale
+        c = platform.costs
+        serial = np.floor(serial * np.where(write, c.mte3_scale, c.mte2_scale) + 0.5
+                          ).astype(np.int64)
     opos = pos[order]
     out = list(columns)
     by_core = np.argsort(copy_core, kind="stable")
