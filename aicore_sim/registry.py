@@ -62,15 +62,18 @@ class OpLoadError(SimError):
     """An installed operator plug-in cannot be loaded or is not an OpModel."""
 
 
-def _dist_name(ep: md.EntryPoint) -> str:
+def dist_name(ep: md.EntryPoint) -> str:
+    """The distribution an entry point comes from (this project's source tree if none)."""
     dist = getattr(ep, "dist", None)
     return dist.name if dist is not None else f"{_DIST} (source tree)"
 
 
-def _source_tree_eps() -> list[md.EntryPoint] | None:
-    """This project's own entry points from its ``pyproject.toml`` when the package runs from a
-    source tree (a checkout, an editable install): the file is the truth there, even before
-    ``pip install -e`` has refreshed the metadata; ``None`` for an installed wheel."""
+
+def source_tree_entry_points(group: str) -> list[md.EntryPoint] | None:
+    """This project's own entry points of ``group`` from its ``pyproject.toml`` when the
+    package runs from a source tree (a checkout, an editable install): the file is the truth
+    there, even before ``pip install -e`` has refreshed the metadata; ``None`` for an
+    installed wheel."""
     import tomllib
     from pathlib import Path
 
@@ -82,8 +85,12 @@ def _source_tree_eps() -> list[md.EntryPoint] | None:
     project = doc.get("project", {})
     if project.get("name") != _DIST:
         return None
-    table = project.get("entry-points", {}).get(GROUP, {})
-    return [md.EntryPoint(name, value, GROUP) for name, value in table.items()]
+    table = project.get("entry-points", {}).get(group, {})
+    return [md.EntryPoint(name, value, group) for name, value in table.items()]
+
+
+def _source_tree_eps() -> list[md.EntryPoint] | None:
+    return source_tree_entry_points(GROUP)
 
 
 def _entry_points() -> dict[str, md.EntryPoint]:
@@ -92,7 +99,7 @@ def _entry_points() -> dict[str, md.EntryPoint]:
     global _EPS
     if _EPS is None:
         eps = list(md.entry_points(group=GROUP))
-        installed_own = [e for e in eps if _dist_name(e).replace("_", "-").lower() == _DIST]
+        installed_own = [e for e in eps if dist_name(e).replace("_", "-").lower() == _DIST]
         own = _source_tree_eps()  # pyproject order
         if own is None:
             own = sorted(installed_own, key=lambda e: e.name)
@@ -134,7 +141,7 @@ def get_op(name: Any, field: str = "op") -> OpModel:
         raise UnknownOpError(f"{field}: unknown operator {json.dumps(name)}; expected one of "
                              f"{op_names()}")
     ep = eps[name]
-    where = f"{name!r} ({ep.value}, distribution {_dist_name(ep)})"
+    where = f"{name!r} ({ep.value}, distribution {dist_name(ep)})"
     try:
         obj = ep.load()
     except Exception as e:  # noqa: BLE001 - any failure of a plug-in's import is named

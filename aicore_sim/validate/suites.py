@@ -26,9 +26,10 @@ from __future__ import annotations
 import fnmatch
 import importlib.metadata as md
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from aicore_sim.errors import SimError, UsageError
+from aicore_sim.registry import dist_name as _dist_name
+from aicore_sim.registry import source_tree_entry_points
 from aicore_sim.validate.suite import COLUMNS, Scenario, Step, Suite
 
 __all__ = [
@@ -53,26 +54,10 @@ class SuiteLoadError(SimError):
     """An installed validation suite cannot be loaded or is inconsistent."""
 
 
-def _dist_name(ep: md.EntryPoint) -> str:
-    dist = getattr(ep, "dist", None)
-    return dist.name if dist is not None else f"{_DIST} (source tree)"
-
-
 def _source_tree_eps() -> list[md.EntryPoint] | None:
     """This project's own suites from its ``pyproject.toml`` when running from a source tree
-    (``None`` for an installed wheel); the same rule as :mod:`aicore_sim.registry`."""
-    import tomllib
-
-    path = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    try:
-        doc = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    project = doc.get("project", {})
-    if project.get("name") != _DIST:
-        return None
-    table = project.get("entry-points", {}).get(GROUP, {})
-    return [md.EntryPoint(name, value, GROUP) for name, value in table.items()]
+    (``None`` for an installed wheel): the registry's rule."""
+    return source_tree_entry_points(GROUP)
 
 
 def entry_points() -> list[md.EntryPoint]:
