@@ -40,9 +40,10 @@ NAME selects scenarios by exact name, by sample name, or as a shell glob over na
 NAME every scenario of every installed suite runs (suites register in the entry-point group
 aicore_sim.validation). Each scenario is launched timing-only on its platform preset; its
 figures are read as our msprof export writes PipeUtilization.csv / OpBasicInfo.csv: task_us =
-Task Duration (makespan, op head included), aiv_us / mte2_us / mte3_us / vec_us / scalar_us =
-aiv_*_time (pipe busy + HBM hold), mean over the launch's cores, vec_ticks = the vector time in
-system-counter ticks. A scenario too long to simulate at full size (scale s < 1) runs at s and
+Task Duration (makespan, op head and launch overhead included), aiv_us / mte2_us / mte3_us /
+vec_us / scalar_us = aiv_*_time (the pipe's work: executing, held by HBM, data in flight), mean
+over the launch's cores, vec_ticks = the vector time in system-counter ticks. Scenarios whose
+board figures fitted a parameter are marked (fitted); the 'held out' rows leave them out. A scenario too long to simulate at full size (scale s < 1) runs at s and
 2s: '2s/s' shows fig(2s) / fig(s) (2.000 when linear) and the figure is extrapolated linearly
 to full size.
 
