@@ -43,9 +43,9 @@ figures are read as our msprof export writes PipeUtilization.csv / OpBasicInfo.c
 Task Duration (makespan, op head and launch overhead included), aiv_us / mte2_us / mte3_us /
 vec_us / scalar_us = aiv_*_time (the pipe's work: executing, held by HBM, data in flight), mean
 over the launch's cores, vec_ticks = the vector time in system-counter ticks. Scenarios whose
-board figures fitted a parameter are marked (fitted); the 'held out' rows leave them out. A scenario too long to simulate at full size (scale s < 1) runs at s and
-2s: '2s/s' shows fig(2s) / fig(s) (2.000 when linear) and the figure is extrapolated linearly
-to full size.
+board figures fitted a parameter are marked (fitted); the 'held out' rows leave them out. A
+scenario too long to simulate at full size (scale s < 1) runs at s and 2s: '2s/s' shows
+fig(2s) / fig(s) (2.000 when linear) and the figure is extrapolated linearly to full size.
 
 ratio r = simulated / board; |error| = 100 |ln r| (%). Per column, per platform and over all:
 count, median and worst. Per optimisation step: board gain = board(baseline) / board(optimised),
