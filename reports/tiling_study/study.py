@@ -12,6 +12,7 @@ import json
 import time
 from pathlib import Path
 
+from aicore_sim.registry import default_op
 from aicore_sim.sweep.report import tiling_text
 from aicore_sim.sweep.run import make_executor
 from aicore_sim.sweep.search import search
@@ -42,20 +43,26 @@ def main() -> None:
                              "verified": (r.verified or {}).get("status")})
     wall = time.perf_counter() - t0
     (HERE / "summary.json").write_text(json.dumps(rows, indent=1, default=str) + "\n")
+    write_summary(rows, a.tokens, a.budget, a.workers, wall)
+
+
+def write_summary(rows: list[dict], tokens: int, budget: int, workers: int, wall: float) -> None:
+    """``summary.md``: one table row per (case, platform) search."""
     lines = ["| case | platform | points (legal space) | upstream cycles (µs) | upstream tiling "
              "| upstream bound by, % roofline | best cycles (µs) | best tiling | best bound by, "
              "% roofline | speed-up | verified |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    short = default_op().tiling_short  # E, R, EA, hA of the cases' operator
     for r in rows:
         u, b = r["upstream"], r["best"]
         lines.append(
             f"| {r['case']} | {r['platform']} | {r['points']} ({r['space']}) | "
-            f"{u['makespan_cycles']} ({u['makespan_us']:.1f}) | {tiling_text(u)} | "
+            f"{u['makespan_cycles']} ({u['makespan_us']:.1f}) | {tiling_text(u, short)} | "
             f"{u['bound_by']}, {u['hbm_roofline_pct']:.1f}% | "
-            f"{b['makespan_cycles']} ({b['makespan_us']:.1f}) | {tiling_text(b)} | "
+            f"{b['makespan_cycles']} ({b['makespan_us']:.1f}) | {tiling_text(b, short)} | "
             f"{b['bound_by']}, {b['hbm_roofline_pct']:.1f}% | {r['speedup']:.3f}× | "
             f"{r['verified']} |")
-    lines.append(f"\n{a.tokens} tokens per case, budget {a.budget} points per search, "
-                 f"{a.workers} workers, {wall:.0f} s wall.\n")
+    lines.append(f"\n{tokens} tokens per case, budget {budget} points per search, "
+                 f"{workers} workers, {wall:.0f} s wall.\n")
     (HERE / "summary.md").write_text("\n".join(lines))
 
 
