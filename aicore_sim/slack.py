@@ -129,8 +129,9 @@ def format_slack(rows: list[dict[str, Any]], makespan: int) -> str:
              "always hits": "always hits", "no conflicts": "no conflicts"}
     lines = [f"what-if slack (timing-only replays of the recorded streams; now {makespan:,} "
              f"cycles):"]
+    width = max(len(f"{r['lever']} {words[r['change']]}") for r in rows)
     for r in sorted(rows, key=lambda r: (r["delta_cycles"], r["lever"], r["change"])):
-        lines.append(f"  {r['lever'] + ' ' + words[r['change']]:<18} -> "
+        lines.append(f"  {r['lever'] + ' ' + words[r['change']]:<{width}} -> "
                      f"{r['makespan_cycles']:>12,} cycles ({r['delta_pct']:+.1f} %)")
     best = lever(rows)
     lines.append(f"  lever: {best}" if best else "  lever: none (no scenario is faster)")
