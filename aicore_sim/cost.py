@@ -311,15 +311,6 @@ def copy_occupancy_many(platform: Platform, gm_to_ub: bool, rows: np.ndarray,
     return np.maximum(1, np.floor(np.maximum(floor, stream) * scale + 0.5)).astype(np.int64)
 
 
-def copy_occupancy(instr: Instr, platform: Platform, hbm_bytes: float, hit_bytes: float
-                   ) -> int:
-    """:func:`copy_occupancy_many` of one copy instruction."""
-    rows = _copy_geometry(instr)[0]
-    return int(copy_occupancy_many(platform, instr.op is Opcode.COPY_GM_TO_UB,
-                                   np.array([rows]), np.array([hbm_bytes]),
-                                   np.array([hit_bytes]))[0])
-
-
 def _copy_cycles(instr: Instr, t: _Tables) -> int:
     return _copy_price(instr, t)[0]
 
@@ -541,7 +532,6 @@ __all__ = [
     "gm_bytes",
     "bank_beats",
     "bank_conflict_cycles",
-    "copy_occupancy",
     "copy_occupancy_many",
     "issue_cycles",
     "latency_cycles",
