@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,15 +99,17 @@ def expand(spec: SweepSpec) -> list[Point]:
     return out
 
 
-def batches(points: list[Point], max_batch: int = 32) -> list[list[Point]]:
-    """Points grouped by record group, groups split into batches of at most ``max_batch``.
+def batches(points: list[Point], max_batch: int = 32,
+            group_of: Callable[[Point], str] = Point.record_group) -> list[list[Point]]:
+    """Points grouped by ``group_of`` (default: the axes-only record group), groups split into
+    batches of at most ``max_batch``.
 
     A batch is the unit handed to an executor (the chunking): one task records once and
     replays the rest. Batches are ordered largest first so the slowest start first.
     """
     groups: dict[str, list[Point]] = {}
     for p in points:
-        groups.setdefault(p.record_group(), []).append(p)
+        groups.setdefault(group_of(p), []).append(p)
     out: list[list[Point]] = []
     for g in groups.values():
         for i in range(0, len(g), max(1, max_batch)):

@@ -34,7 +34,7 @@ from aicore_sim.sweep.rows import (
     read_rows,
 )
 from aicore_sim.sweep.spec import SpecError, SweepSpec
-from aicore_sim.sweep.worker import columns, ping, run_batch, verify_point
+from aicore_sim.sweep.worker import columns, ping, record_group, run_batch, verify_point
 
 OWN_FILES = frozenset({RESULTS_JSONL, RESULTS_CSV, VERIFY_JSONL, SPEC_JSON, "report.md",
                        "heatmap.png", "pareto.png", "bound_by.png"})
@@ -171,7 +171,7 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
 
     serial = isinstance(executor, SerialExecutor)  # done at submit: write its rows at once
     try:
-        for b in batches(points, max_batch):
+        for b in batches(points, max_batch, record_group):
             fut = executor.submit(run_batch, b)
             futures[fut] = b
             if serial:

@@ -125,6 +125,34 @@ def _replay(program_parts: tuple[Any, Any, dict], platform: Platform) -> tuple[A
     return trace, len(hazards)
 
 
+def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple:
+    """Everything a point's record pass depends on: the case, the seed, the tiling, and what
+    the kernel reads of the platform (core count, UB sizes, the SoC). Points with equal keys
+    record the same program; timing fields (HBM bandwidth, clock) are replays of it."""
+    return (point.op, repr(case), point.seed, plan.record_key(), platform.core_mem_size_ub,
+            platform.ub_image_size, platform.aiv_core_num, platform.short_soc)
+
+
+def record_group(point: Point) -> str:
+    """The group of points that can share ``point``'s record, from its resolved tiling (so
+    strategies and overrides that come to the same tiling record once); the point's axes-only
+    group when the tiling cannot be resolved here (the worker then reports why). Never
+    raises; cheap (host tiling only)."""
+    if point.mode != "timing-only":
+        return point.record_group()
+    try:
+        op = get_op(point.op)
+        case_axes, plat_axes, strategy, knobs = split_axes(op, point.axes)
+        platform = build_platform(plat_axes)
+        case = op.resolve_case(point.axes["case"], case_axes)
+        plan = op.plan(case, platform, strategy, knobs)
+        if not plan.feasible:
+            return point.record_group()
+        return repr(_record_key(point, case, platform, plan))
+    except Exception:  # noqa: BLE001 - run_point reports the point's own error
+        return point.record_group()
+
+
 def run_point(point: Point) -> dict[str, Any]:
     """One row for one point (never raises)."""
     from aicore_sim.summary import summarize_trace
@@ -155,8 +183,7 @@ def run_point(point: Point) -> dict[str, Any]:
                        error="; ".join(m for _, m in plan.violations))
             return row
         if point.mode == "timing-only":
-            rkey = (point.op, repr(case), point.seed, plan.record_key(),
-                    platform.core_mem_size_ub, platform.aiv_core_num)
+            rkey = _record_key(point, case, platform, plan)
             cached = _RECORDS.get(rkey)
             if cached is None:
                 prepared: dict = {}  # per-instruction costs, shared by the what-if replays
