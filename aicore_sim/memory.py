@@ -24,15 +24,33 @@ def up(x: int, a: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Allocation:
-    """One ``InitBuffer`` placement: name, first byte, bytes reserved (32-byte rounded)."""
+    """One ``InitBuffer`` placement: name, first byte, bytes reserved (32-byte rounded), and
+    the TPipe it belongs to (0 for the core's first; each ``TPipe.Destroy`` starts the next,
+    whose buffers reuse the same UB bytes)."""
 
     name: str
     addr: int
     nbytes: int
+    pipe: int = 0
 
     @property
     def end(self) -> int:
         return self.addr + self.nbytes
+
+
+def reserved_bytes(allocations: list[Allocation]) -> int:
+    """UB bytes a core reserves at its fullest: per TPipe, the bytes its buffers cover
+    (overlapping fixed-address windows counted once); the largest over the core's TPipes."""
+    best = 0
+    for pipe in {a.pipe for a in allocations}:
+        spans = sorted((a.addr, a.end) for a in allocations if a.pipe == pipe)
+        covered, reach = 0, -1
+        for lo, hi in spans:
+            if hi > reach:
+                covered += hi - max(lo, reach)
+                reach = hi
+        best = max(best, covered)
+    return best
 
 
 @dataclass
@@ -41,14 +59,31 @@ class UnifiedBuffer:
 
     Allocation is what ``TPipe.InitBuffer`` does: round the request up to 32 bytes and place it
     right after the previous buffer; a request past ``capacity`` is an error that names the
-    buffer, the bytes asked and the bytes left.
+    buffer, the bytes asked and the bytes left. :meth:`rewind` is ``TPipe.Destroy``: the next
+    TPipe allocates from byte 0 again (its buffers are tagged with the next ``pipe`` number,
+    and a name an earlier TPipe used gets ``@pipe<n>`` appended, so every buffer keeps a name
+    of its own in traces and plots).
     """
 
     capacity: int
     allocations: list[Allocation] = field(default_factory=list)
     top: int = 0
+    pipe: int = 0
+
+    def rewind(self) -> None:
+        """Release every buffer: the next allocation belongs to the next TPipe, from byte 0."""
+        if self.top or any(a.pipe == self.pipe for a in self.allocations):
+            self.pipe += 1
+        self.top = 0
+
+    def unique_name(self, name: str) -> str:
+        """``name``, or ``name@pipe<n>`` when an earlier TPipe's buffer has it."""
+        if self.pipe and any(a.name == name for a in self.allocations):
+            return f"{name}@pipe{self.pipe}"
+        return name
 
     def alloc(self, name: str, nbytes: int) -> Allocation:
+        name = self.unique_name(name)
         size = up(int(nbytes), UB_ALIGN)
         left = self.capacity - self.top
         if size > left:
@@ -60,7 +95,7 @@ class UnifiedBuffer:
                 f"InitBuffer '{name}': asks {size} bytes (request {nbytes} rounded to 32), "
                 f"only {left} bytes left of {self.capacity} (used {self.top}){wrapped}"
             )
-        a = Allocation(name, self.top, size)
+        a = Allocation(name, self.top, size, self.pipe)
         self.allocations.append(a)
         self.top += size
         return a

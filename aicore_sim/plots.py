@@ -27,6 +27,7 @@ from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path as MplPath
 
 from aicore_sim.isa import Pipe, Space
+from aicore_sim.memory import reserved_bytes
 from aicore_sim.trace import CoreTrace, Trace
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
@@ -201,7 +202,7 @@ def ub_occupancy(core: CoreTrace) -> tuple[np.ndarray, np.ndarray, int]:
     one — what the kernel actually holds at each moment.
     """
     size = {a.name: int(a.nbytes) for a in core.allocations}
-    reserved = sum(size.values())
+    reserved = reserved_bytes(core.allocations)
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     if core.index.size:

@@ -157,13 +157,16 @@ def _fixed_window(dtype: np.dtype, pos: TPosition, addr: int, tileSize: int
         raise OutOfBoundsError(f"{what}: UB bytes [{addr}, {addr + nbytes}) pass the end of "
                                f"the UB of {ub_size} bytes by {addr + nbytes - ub_size} bytes")
     table = rec.ub.allocations
+    pipe = rec.ub.pipe
     for a in table:
-        if a.addr == addr and a.nbytes == nbytes:
+        if a.addr == addr and a.nbytes == nbytes and a.pipe == pipe:
             return a.name, addr, addr + nbytes  # the same window again: one allocation
     name = f"{pos.name}@{addr:#x}"
-    if any(a.name == name for a in table):
+    if any(a.name == name and a.pipe == pipe for a in table):
         name = f"{name}+{nbytes}"
-    table.append(Allocation(name, addr, nbytes))  # fixed: InitBuffer's placement is untouched
+    name = rec.ub.unique_name(name)
+    # fixed: InitBuffer's placement is untouched
+    table.append(Allocation(name, addr, nbytes, pipe))
     return name, addr, addr + nbytes
 
 

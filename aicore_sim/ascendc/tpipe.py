@@ -10,8 +10,14 @@ queue calls insert the flags the Ascend C library inserts on arch 2201 (A2/A3):
   ``DeQue`` waits for it and releases the id.
 - ``FreeTensor`` takes the lowest free id of the free event, sets it and leaves it on the
   buffer for the next ``AllocTensor``.
-- ``TPipe.Destroy`` (run at kernel end) waits every id still left on a buffer, then issues
-  ``PipeBarrier<PIPE_ALL>``.
+- ``TPipe.Destroy`` (run at kernel end for a pipe the kernel left alive) waits every id still
+  left on a buffer, issues ``PipeBarrier<PIPE_ALL>`` and releases the pipe's UB: a TPipe made
+  (or ``Init`` again) after it allocates from UB byte 0, as on the device. Only one TPipe may
+  be alive on a core at a time (Ascend C: several at once hang the core; destroy the previous
+  one first), so a second one while the first lives is a ``KernelError``; queues and buffers
+  of a destroyed pipe cannot be used.
+- ``TPipe.AllocEventID(evt)`` / ``ReleaseEventID(evt, id)`` take and give back an id of ``evt``
+  from the same pool the queues use.
 - ``GetTPipePtr()`` is the core's current TPipe; ``TPipe.FetchEventID(evt)`` returns the lowest
   id of ``evt`` that no queue holds, without taking it (Ascend C: "does not allocate the
   TEventID, only provides an available one"; it is meant for an immediate SetFlag / WaitFlag).
@@ -71,6 +77,7 @@ class TQueBind:
         self.slots: list[_Slot] = []
         self.next_slot = 0
         self.queued: deque[tuple[LocalTensor, int]] = deque()
+        self.destroyed = False
 
     def _bind(self, tensors: list[LocalTensor]) -> None:
         self.slots = [_Slot(t) for t in tensors]
@@ -83,7 +90,8 @@ class TQueBind:
 
     def AllocTensor(self, dtype) -> LocalTensor:
         if not self.slots:
-            raise KernelError(f"TQue '{self.name}': AllocTensor before TPipe.InitBuffer")
+            when = "after its TPipe was destroyed" if self.destroyed else "before TPipe.InitBuffer"
+            raise KernelError(f"TQue '{self.name}': AllocTensor {when}")
         slot = self.slots[self.next_slot]
         self.next_slot = (self.next_slot + 1) % len(self.slots)
         if slot.free_id is not None:
@@ -120,6 +128,14 @@ class TQueBind:
                 _release_id(self.free_event, slot.free_id)
                 slot.free_id = None
 
+    def _release(self) -> None:
+        """Its TPipe is destroyed: give back the ids of tensors still queued, drop the
+        buffers."""
+        for _, eid in self.queued:
+            _release_id(self.enq_event, eid)
+        self.queued.clear()
+        self.slots, self.next_slot, self.destroyed = [], 0, True
+
 
 class TQue(TQueBind):
     """``TQue<pos, depth>``: a queue between GM and one vector position."""
@@ -137,10 +153,15 @@ class TBuf:
     def __init__(self, position: TPosition = TPosition.VECCALC, name: str = "") -> None:
         self.position, self.name = position, name
         self.tensor: LocalTensor | None = None
+        self.destroyed = False
+
+    def _release(self) -> None:
+        self.tensor, self.destroyed = None, True
 
     def Get(self, dtype, count: int | None = None) -> LocalTensor:
         if self.tensor is None:
-            raise KernelError(f"TBuf '{self.name}': Get before TPipe.InitBuffer")
+            when = "after its TPipe was destroyed" if self.destroyed else "before TPipe.InitBuffer"
+            raise KernelError(f"TBuf '{self.name}': Get {when}")
         t = self.tensor.ReinterpretCast(as_dtype(dtype))
         return t
 
@@ -157,16 +178,34 @@ class TBuf:
 
 
 class TPipe:
-    """The UB owner of one core: hands out buffers and tears queues down at kernel end."""
+    """The UB owner of one core: hands out buffers, tears its queues down and releases the
+    UB when destroyed (at the latest at kernel end)."""
 
     def __init__(self) -> None:
         rec = program.current()
         self.queues: list[TQueBind] = []
+        self.bufs: list[TBuf] = []
         self._destroyed = False
+        self._check_alone(rec)
         rec.pipes.append(self)
+
+    def _check_alone(self, rec) -> None:
+        if any(p is not self and not p._destroyed for p in rec.pipes):
+            raise KernelError("TPipe: a second TPipe while another is alive on this core "
+                              "(one at a time: call Destroy on the previous TPipe first)")
+
+    def Init(self) -> None:
+        """``TPipe::Init``: make a destroyed pipe usable again (its next buffers start at
+        UB byte 0); no-op on a live one."""
+        if self._destroyed:
+            self._check_alone(program.current())
+            self._destroyed = False
+            self.queues, self.bufs = [], []
 
     def InitBuffer(self, obj: TQueBind | TBuf, *args: int) -> None:
         rec = program.current()
+        if self._destroyed:
+            raise KernelError("InitBuffer on a destroyed TPipe (call Init first)")
         if isinstance(obj, TQueBind):
             if len(args) != 2:
                 raise KernelError("InitBuffer(que, num, len): needs num and len")
@@ -178,6 +217,7 @@ class TPipe:
                 a = rec.ub.alloc(f"{name}[{i}]" if num > 1 else name, length)
                 tensors.append(LocalTensor("int32", a.name, a.addr, a.end))
             obj._bind(tensors)
+            obj.destroyed = False
             self.queues.append(obj)
         elif isinstance(obj, TBuf):
             if len(args) != 1:
@@ -186,6 +226,8 @@ class TPipe:
             obj.name = name
             a = rec.ub.alloc(name, int(args[0]))
             obj.tensor = LocalTensor("int32", a.name, a.addr, a.end)
+            obj.destroyed = False
+            self.bufs.append(obj)
         else:
             raise KernelError(f"InitBuffer: expected a TQue, TQueBind or TBuf, got {obj!r}")
 
@@ -200,14 +242,36 @@ class TPipe:
         raise EventIdError(f"FetchEventID: no free event id left for HardEvent {evt.name} "
                            "(all 8 held by queues)")
 
+    def AllocEventID(self, evt: HardEvent) -> int:
+        """``TPipe::AllocEventID<evt>()``: take the lowest free id of ``evt``."""
+        if not isinstance(evt, HardEvent):
+            raise EventIdError(f"AllocEventID: expected a HardEvent, got {evt!r}")
+        return _take_lowest_id(evt)
+
+    def ReleaseEventID(self, evt: HardEvent, eventId: int) -> None:
+        """``TPipe::ReleaseEventID<evt>(id)``: give an id taken by AllocEventID back."""
+        if not isinstance(evt, HardEvent):
+            raise EventIdError(f"ReleaseEventID: expected a HardEvent, got {evt!r}")
+        used = program.current().event_ids.setdefault(evt, set())
+        if int(eventId) not in used:
+            raise EventIdError(f"ReleaseEventID: id {eventId} of HardEvent {evt.name} is not "
+                               "taken")
+        used.discard(int(eventId))
+
     def Destroy(self) -> None:
-        """Kernel-end teardown: wait pending free events, then a full barrier."""
+        """Wait pending free events, a full barrier, then release the pipe's queues, buffers
+        and UB (the next TPipe allocates from UB byte 0)."""
         if self._destroyed:
             return
         self._destroyed = True
         for q in self.queues:
             q._drain()
         PipeBarrier(PIPE_ALL)
+        for q in self.queues:
+            q._release()
+        for b in self.bufs:
+            b._release()
+        program.current().ub.rewind()
 
 
 def GetTPipePtr() -> TPipe:

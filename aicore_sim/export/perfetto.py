@@ -87,6 +87,7 @@ except ImportError:  # pragma: no cover - zlib is the fallback
     import zlib as _zlib
 
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space, per_object
+from aicore_sim.memory import reserved_bytes
 from aicore_sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
@@ -525,7 +526,7 @@ class _Core:
         ct = self.ct
         if not ct.allocations:
             return []
-        reserved = sum(int(a.nbytes) for a in ct.allocations)
+        reserved = reserved_bytes(ct.allocations)
         size = {a.name: int(a.nbytes) for a in ct.allocations}
         bufs: dict[str, int] = {}
         touch: list[tuple[int, int]] = []  # (used shape, UB buffer) pairs
