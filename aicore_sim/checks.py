@@ -5,7 +5,7 @@ Step of the flow: after the replay, ``launch`` calls :func:`check_trace` and
 
 - ``race``: two accesses to overlapping bytes (at least one a write) from different pipes of
   one core that no flag, barrier, auto-sync wait or issue order puts in sequence, or from
-  different cores (there is no inter-core synchronisation in the modelled kernels);
+  different cores that no ``SyncAll`` separates;
 - ``pending_flag``: a SetFlag that no WaitFlag consumed by kernel end;
 - ``double_set``: a SetFlag on a flag that was still set;
 - ``timed_differs``: the timed image's output differs from the functional image's.
@@ -37,8 +37,11 @@ the scalar unit's instructions carry an auto-sync ``dep``, as :mod:`aicore_sim.i
   read of every pipe. The partner named is the latest such access of the lowest-numbered
   unordered pipe.
 - GM: copies are sorted by (tensor, start byte); overlapping pairs with a write come from
-  ``searchsorted`` ranges, and only those pairs are tested (different cores, or different
-  pipes of one core that neither knows complete before the other starts).
+  ``searchsorted`` ranges, and only those pairs are tested (different cores between the same
+  two ``SyncAll`` calls, or different pipes of one core that neither knows complete before the
+  other starts). ``SyncAll`` orders every access before it on any core before every access
+  after it on any core (the API issues ``PipeBarrier<PIPE_ALL>`` first, so each core's own
+  accesses are complete when it arrives).
 
 Findings come in the order of the straightforward sweep over processing order (per core:
 pending flags, double sets, then UB races by instruction, its sources in order, then its
@@ -67,8 +70,9 @@ MAX_REPORTS = 20  # per kind and core; the count of the rest is reported
 _OP_ID = {op: n for n, op in enumerate(Opcode)}
 _SET, _WAIT, _BARRIER = _OP_ID[Opcode.SET_FLAG], _OP_ID[Opcode.WAIT_FLAG], _OP_ID[Opcode.BARRIER]
 _TO_GM, _TO_UB = _OP_ID[Opcode.COPY_UB_TO_GM], _OP_ID[Opcode.COPY_GM_TO_UB]
+_SYNC_ALL = _OP_ID[Opcode.SYNC_ALL]
 _SYNC = np.zeros(len(_OP_ID), bool)
-_SYNC[[_SET, _WAIT, _BARRIER]] = True  # no operands
+_SYNC[[_SET, _WAIT, _BARRIER, _SYNC_ALL]] = True  # no operands
 _F = Instr._fields
 _OP, _DST, _SRC = itemgetter(_F.index("op")), itemgetter(_F.index("dst")), \
     itemgetter(_F.index("src"))
@@ -111,6 +115,7 @@ class GmAccesses:
     index: np.ndarray  # stream index
     row: np.ndarray  # trace row (the sweep's tie order)
     known: np.ndarray  # (accesses, 4) knowledge vectors
+    epoch: np.ndarray  # SyncAll calls before the access on its core
 
 
 @dataclass
@@ -422,16 +427,17 @@ def _ub_races(ct: CoreTrace, lay: _Layout, known: _Known, acc: _Accesses, ub_byt
     return found
 
 
-def _gm_accesses(ct: CoreTrace, lay: _Layout, known: _Known, acc: _Accesses
+def _gm_accesses(ct: CoreTrace, lay: _Layout, known: _Known, acc: _Accesses, op: np.ndarray
                  ) -> GmAccesses:
     sel = acc.gm[acc.nbytes[acc.gm] > 0]
     at = acc.at[sel]
     row = np.empty(lay.n, np.int64)
     row[ct.index] = np.arange(lay.rows)
     ops = acc.ops
+    epoch = np.cumsum(op == _SYNC_ALL)[at] if at.size else np.zeros(0, np.int64)
     return GmAccesses(ct.core, [_BUF(ops[j]) for j in sel.tolist()], acc.addr[sel],
                       acc.addr[sel] + acc.nbytes[sel], acc.write[sel],
-                      lay.pipe[at], at, row[at], known.at(at).T)
+                      lay.pipe[at], at, row[at], known.at(at).T, epoch)
 
 
 def check_core(ct: CoreTrace, ub_bytes: int, races: bool = True) -> CoreChecks:
@@ -457,7 +463,7 @@ def check_core(ct: CoreTrace, ub_bytes: int, races: bool = True) -> CoreChecks:
     known = _Known(ct, lay)
     acc = _Accesses(ct, lay)
     out.extend(_ub_races(ct, lay, known, acc, ub_bytes))
-    return CoreChecks(out, _gm_accesses(ct, lay, known, acc))
+    return CoreChecks(out, _gm_accesses(ct, lay, known, acc, op))
 
 
 def _gm_races(trace: Trace, tables: list[GmAccesses]) -> list[Hazard]:
@@ -469,13 +475,13 @@ def _gm_races(trace: Trace, tables: list[GmAccesses]) -> list[Hazard]:
     buf = np.fromiter(map(code.__getitem__, chain.from_iterable(t.buf for t in tables)),
                       np.int64, sum(len(t.buf) for t in tables))
     cat = {f: np.concatenate([getattr(t, f) for t in tables])
-           for f in ("start", "end", "write", "pipe", "index", "row", "known")}
+           for f in ("start", "end", "write", "pipe", "index", "row", "known", "epoch")}
     core = np.concatenate([np.full(t.start.size, t.core, np.int64) for t in tables])
     # the sweep order: (tensor, start byte), ties in (core, trace row) order
     o = np.lexsort((cat["row"], core, cat["start"], buf))
     buf, core = buf[o], core[o]
     start, end, write = cat["start"][o], cat["end"][o], cat["write"][o]
-    pipe, index, known = cat["pipe"][o], cat["index"][o], cat["known"][o]
+    pipe, index, known, epoch = cat["pipe"][o], cat["index"][o], cat["known"][o], cat["epoch"][o]
     # an access overlaps the later ones (in sweep order) of its tensor that start before its
     # end, a contiguous run: a write pairs with all of them, a read with the writes among them
     shift = max(int(end.max()), 1).bit_length()  # key = (tensor, byte) in one int64
@@ -496,6 +502,7 @@ def _gm_races(trace: Trace, tables: list[GmAccesses]) -> list[Hazard]:
     pa, pr, ka, kr = pipe[a], pipe[r], known[a], known[r]
     ordered = (core[a] == core[r]) & ((pa == pr) | (kr[n, pa] >= ka[n, pa])
                                       | (ka[n, pr] >= kr[n, pr]))
+    ordered |= epoch[a] != epoch[r]  # a SyncAll between them (on any two cores)
     a, r = a[~ordered], r[~ordered]
     if not a.size:
         return []

@@ -151,6 +151,7 @@ class _Tables:
             Opcode.SET_FLAG: max(1, c.set_flag_cycles),
             Opcode.WAIT_FLAG: max(1, c.wait_flag_cycles),
             Opcode.BARRIER: max(1, c.barrier_cycles),
+            Opcode.SYNC_ALL: max(1, c.sync_all_cycles),
             Opcode.GET_VALUE_GM: max(1, platform.dcache_hit_cycles),
             Opcode.GET_VALUE_UB: max(1, platform.ub_read_cycles),
             Opcode.SET_VALUE_UB: max(1, platform.ub_read_cycles),
@@ -158,7 +159,8 @@ class _Tables:
         issue = {op: c.copy_issue_cycles for op in _COPY_OPS}
         issue.update({op: c.vector_issue_cycles for op in _VECTOR_OPS})
         issue.update(
-            {op: c.sync_issue_cycles for op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER)}
+            {op: c.sync_issue_cycles for op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER,
+                                                Opcode.SYNC_ALL)}
         )
         issue.update({op: 0 for op in _SCALAR_OPS})
         self.issue = issue

@@ -87,6 +87,8 @@ class Opcode(Enum):
     SET_FLAG = "SetFlag"
     WAIT_FLAG = "WaitFlag"
     BARRIER = "PipeBarrier"
+    # every core of the launch (scalar unit): all wait until the last one arrives
+    SYNC_ALL = "SyncAll"
     # scalar unit
     GET_VALUE_GM = "GetValue.GM"
     GET_VALUE_UB = "GetValue.UB"
@@ -97,7 +99,7 @@ class Opcode(Enum):
 CACHE_NORMAL = 0
 CACHE_DISABLE = 1
 
-SYNC_OPS = frozenset({Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER})
+SYNC_OPS = frozenset({Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER, Opcode.SYNC_ALL})
 
 
 class RoundMode(Enum):

@@ -15,7 +15,9 @@ The result is the serial one, bit for bit:
   the streams, the outputs are reset from the pre-launch image and the launch is recorded
   again serially (such accesses are races, reported by the checks anyway);
 - when any range fails, the launch is recorded again serially, so the error raised is the
-  one a serial record raises (the first failing core's).
+  one a serial record raises (the first failing core's);
+- a kernel that calls ``SyncAll`` fails in every range (its cores must meet, phases.py), so
+  it is recorded serially.
 
 Only Linux runs in parallel; elsewhere :func:`available` is false and the record pass (and
 the command's background phases) stay in one process.
@@ -32,6 +34,7 @@ from aicore_sim import sources
 from aicore_sim.background import Background, available, usable_cpus
 from aicore_sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, RoundMode, Space
 from aicore_sim.memory import MemoryImage
+from aicore_sim.phases import SyncAllRangeError
 
 PARENT_SHARE = 1.1
 """The parent's range is this many times a child's: besides its own range it only waits,
@@ -173,9 +176,12 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
                         [s.tobytes() for s in sites], list(sources.SITES))
 
             children.append(Background(work))
-        results = [record_cores(kernel, args, cuts[0], block_dim, image, platform, effects,
-                                {})]
         failed = False
+        try:
+            results = [record_cores(kernel, args, cuts[0], block_dim, image, platform, effects,
+                                    {})]
+        except SyncAllRangeError:  # cores meet at SyncAll: one process must record them all
+            failed, results = True, []
         for child in children:
             try:
                 table, codes, allocations, hazards, sites, site_table = child.result()

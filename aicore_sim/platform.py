@@ -149,6 +149,9 @@ class Costs:
     ub_bank_bytes: int = 65536
     ub_beat_cycles: float = 1.0
     ub_bank_apis: tuple[str, ...] = ()
+    # SyncAll ([sync] sync_all_cycles): cycles from the last core's arrival at the barrier to
+    # every core's release.
+    sync_all_cycles: int = 0
 
     def curve(self, name: str) -> CopyCurve:
         """The copy curve called ``name`` (ValueError listing the known ones otherwise)."""
@@ -235,6 +238,7 @@ _COSTS_SCALARS: dict[str, type] = {
     "ub_block_bytes": int,
     "ub_bank_bytes": int,
     "ub_beat_cycles": float,
+    "sync_all_cycles": int,
 }
 
 _COSTS_CACHE: dict[str, Costs] = {}
@@ -372,6 +376,7 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         set_flag_cycles=int(doc["sync"]["set_flag_cycles"]),
         wait_flag_cycles=int(doc["sync"]["wait_flag_cycles"]),
         barrier_cycles=int(doc["sync"]["barrier_cycles"]),
+        sync_all_cycles=int(doc["sync"].get("sync_all_cycles", 0)),
         **_calibration(doc.get("calibration", {})),
         **_pipeline(doc),
         l2_line_bytes=int(doc.get("l2", {}).get("line_bytes", 0)),

@@ -18,7 +18,7 @@ from math import copysign
 
 import numpy as np
 
-from aicore_sim import parallel, semantics, sources
+from aicore_sim import parallel, phases, semantics, sources
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Instr, Opcode, Pipe, Space
 from aicore_sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
@@ -71,7 +71,7 @@ class CoreRecorder:
     __slots__ = ("core", "block_num", "image", "ub_bytes", "ub", "platform", "effects",
                  "stream", "pipe_count", "hazards", "_writer_pos", "_writes", "pipe_index",
                  "sites", "_frame", "_code", "_runs", "event_ids", "pipes", "_intern",
-                 "auto_sync")
+                 "auto_sync", "sync_hook")
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
                  platform, effects: frozenset = ALL_EFFECTS,
@@ -109,6 +109,8 @@ class CoreRecorder:
         # scalar UB reads wait for their producer (compiler auto-sync); False models a kernel
         # built without it, where only explicit flags order them
         self.auto_sync = _AUTO_SYNC
+        # SyncAll: gives the turn to the other cores until all have arrived (phases.py)
+        self.sync_hook: Callable[[], None] | None = None
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -251,24 +253,23 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
                   intern: dict[Instr, Instr]) -> tuple[list, list, list, list]:
     """Streams, allocation tables, hazards and site ids (int32 arrays) of ``cores``, recorded
     one after the other."""
-    streams: list[list[Instr]] = []
-    allocations: list[list[Allocation]] = []
-    hazards: list[Hazard] = []
-    calls: list[tuple[np.ndarray, np.ndarray]] = []
+    recs, runs = [], []
     for core in cores:
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
         rec = CoreRecorder(core, block_dim, image, ub, platform, effects, intern)
-        _ACTIVE.append(rec)
-        try:
-            kernel(*args)
-            for pipe in rec.pipes:
-                pipe.Destroy()
-        finally:
-            _ACTIVE.pop()
-        streams.append(rec.stream)
-        allocations.append(list(ub.allocations))
-        hazards.extend(rec.hazards)
-        calls.append(rec.calls())
+        run = phases.CoreRun(core, kernel, args)
+        rec.sync_hook = run.arrive
+        recs.append(rec)
+        runs.append(run)
+    by_core = dict(zip(cores, recs))
+    # each core on its own thread, one at a time, round by round between SyncAll calls
+    phases.run_phases(runs, len(cores) == block_dim,
+                      lambda run: _ACTIVE.append(by_core[run.core]),
+                      lambda run: _ACTIVE.pop(), lambda run: _teardown(by_core[run.core]))
+    streams = [rec.stream for rec in recs]
+    allocations = [list(rec.ub.allocations) for rec in recs]
+    hazards = [h for rec in recs for h in rec.hazards]
+    calls = [rec.calls() for rec in recs]
     # the calls' sites, for the whole range at once
     none = [np.zeros(0, np.int64)]
     ids = sources.site_ids(np.concatenate(none + [t for t, _ in calls]),
@@ -277,7 +278,13 @@ def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_
     return streams, allocations, hazards, sites
 
 
-sources.stop_at(_record_cores)  # the TPipe teardown it runs is attributed to its line
+def _teardown(rec: CoreRecorder) -> None:
+    """Kernel end: destroy the TPipes the kernel left alive."""
+    for pipe in rec.pipes:
+        pipe.Destroy()
+
+
+sources.stop_at(_teardown)  # the TPipe teardown it runs is attributed to its line
 
 
 def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,

@@ -280,6 +280,7 @@ EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.SET_FLAG: _none,
     Opcode.WAIT_FLAG: _none,
     Opcode.BARRIER: _none,
+    Opcode.SYNC_ALL: _none,
     Opcode.GET_VALUE_GM: _none,
     Opcode.GET_VALUE_UB: _none,
 }

@@ -48,7 +48,7 @@ _OP, _NBYTES = attrgetter("op"), attrgetter("nbytes")
 PIPE_ORDER: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Display order of the pipes (the order data flows through a core)."""
 
-WAIT_KINDS = ("gm_bandwidth", "flag", "queue_full", "auto_sync", "barrier", "idle")
+WAIT_KINDS = ("gm_bandwidth", "flag", "queue_full", "auto_sync", "barrier", "sync_all", "idle")
 """Where a pipe's non-executing time goes. ``flag`` is further split by flag in ``flags``."""
 
 

@@ -17,7 +17,8 @@ Per core the trace holds, as numpy arrays:
   pipe being drained (``barrier``), the vector instruction whose operands collide in the UB
   banks (``bank_conflict``: cycles of its own execution, not a wait for anything else), the
   copy whose GM granules other cores request at the same time (``same_granule``: the part of
-  its occupancy spent queued behind them);
+  its occupancy spent queued behind them), the SyncAll the core waits at for the other cores
+  (``sync_all``: its number on the core, from 1);
 - ``stalls``: the same rows as tuples with the cause and the ``what`` in words (built on
   first use; bulk readers use ``stall_rows``).
 
@@ -40,7 +41,7 @@ from aicore_sim.isa import Instr, Pipe
 from aicore_sim.sources import Sources
 
 STALL_CAUSES = ("flag", "queue_full", "gm_bandwidth", "auto_sync", "barrier", "bank_conflict",
-                "same_granule")
+                "same_granule", "sync_all")
 _GM_BW = STALL_CAUSES.index("gm_bandwidth")
 
 
@@ -63,6 +64,8 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
         return f"{stream[what].op.value}: UB bank conflict of its operands"
     if name == "same_granule":
         return f"{stream[what].op.value}: GM granule requested by other cores at once"
+    if name == "sync_all":
+        return f"SyncAll #{what}: the other cores"
     return Pipe(what).name  # queue_full
 
 

@@ -63,7 +63,7 @@ def _walk(trace_obj) -> int:
         calls = TQUE_CALLS if key[2] or path.startswith("aicore_sim/") else (api,)
         assert any(re.search(rf"\b{c}\s*\(", text) for c in calls), (args["source"], text, api)
         if path.startswith("aicore_sim/"):  # only the teardown may be the simulator's line
-            assert func == "_record_cores" and api in ("PipeBarrier", "WaitFlag"), key
+            assert func == "_teardown" and api in ("PipeBarrier", "WaitFlag"), key
     return n
 
 

@@ -32,6 +32,7 @@ from aicore_sim.ascendc.sync import (
     GetBlockNum,
     PipeBarrier,
     SetFlag,
+    SyncAll,
     WaitFlag,
 )
 from aicore_sim.ascendc.tensors import GM_ADDR, CacheMode, GlobalTensor, LocalTensor, TPosition
@@ -66,6 +67,6 @@ __all__ = [
     "Duplicate", "GetBlockIdx", "GetBlockNum", "GetTPipePtr", "GlobalTensor", "HardEvent",
     "LocalTensor", "Mul", "Muls",
     "PipeBarrier", "PlatformAscendC", "RoundMode", "SetFlag", "TBuf", "TPipe", "TPosition",
-    "TQue", "TQueBind", "WaitFlag", "WholeReduceSum", "bfloat16", "float16", "float32", "half",
-    "int32", "int64",
+    "TQue", "TQueBind", "SyncAll", "WaitFlag", "WholeReduceSum", "bfloat16", "float16",
+    "float32", "half", "int32", "int64",
 ]

@@ -11,7 +11,7 @@ import gc
 
 import simpy
 
-from aicore_sim.engine.core import Columns, CoreSim, prepare
+from aicore_sim.engine.core import ChipBarrier, Columns, CoreSim, prepare
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.engine.groups import groups
 from aicore_sim.engine.l2 import L2Result
@@ -83,10 +83,11 @@ def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     else:
         parts = [[c] for c in range(len(streams))]
     cores = []
+    barrier = ChipBarrier(env, len(streams))  # SyncAll
     for members in parts:
         c = members[0]
         sim = CoreSim(env, c, streams[c], platform, gm, image, start, columns[c],
-                      weight=len(members))
+                      weight=len(members), barrier=barrier)
         cores.append(sim)
         env.process(sim.issuer_process())
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):

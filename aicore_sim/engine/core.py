@@ -29,10 +29,11 @@ from aicore_sim.memory import MemoryImage
 from aicore_sim.trace import STALL_CAUSES
 
 # codes of STALL_CAUSES
-_FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT, _BANK, _GRANULE = range(7)
+_FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT, _BANK, _GRANULE, _SYNC_WAIT = range(8)
 
 S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
+_SYNC_ALL = Opcode.SYNC_ALL
 _GV_GM, _GV_UB, _SV_UB = Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB
 _EVENT_INDEX = {e: n for n, e in enumerate(HardEvent)}
 
@@ -42,6 +43,38 @@ def _fire_at(env: simpy.Environment, ev: simpy.Event, delay: int) -> None:
     ev._ok = True
     ev._value = None
     env.schedule(ev, delay=delay)
+
+
+class ChipBarrier:
+    """The cross-core barrier of ``SyncAll``: every core of the launch waits at its k-th
+    SyncAll until all ``cores`` have arrived there, and all are released ``cost`` cycles
+    (the SyncAll's occupancy) after the last arrival. A replayed core arrives with the weight
+    of the cores whose timeline it stands for (``engine/groups.py``)."""
+
+    def __init__(self, env: simpy.Environment, cores: int) -> None:
+        self.env, self.cores = env, cores
+        self.open: dict[int, list] = {}  # k -> [cores arrived, latest arrival, release event]
+
+    def arrive(self, k: int, t: int, weight: int, cost: int) -> simpy.Event:
+        """Arrive at barrier ``k`` at cycle ``t``; the event's value is the release cycle."""
+        entry = self.open.get(k)
+        if entry is None:
+            entry = self.open[k] = [0, t, self.env.event()]
+        entry[0] += weight
+        if t > entry[1]:
+            entry[1] = t
+        ev = entry[2]
+        if entry[0] >= self.cores:
+            del self.open[k]
+            at = entry[1] + cost
+            ev._ok = True
+            ev._value = at
+            self.env.schedule(ev, delay=at - self.env.now)
+        return ev
+
+    def arrived(self, k: int) -> int:
+        entry = self.open.get(k)
+        return entry[0] if entry is not None else self.cores
 
 
 class Columns(NamedTuple):
@@ -105,8 +138,11 @@ class CoreSim:
 
     def __init__(self, env: simpy.Environment, core: int, stream: list[Instr], platform,
                  gm: GmBandwidth, image: MemoryImage | None, start: int,
-                 prepared: Columns | None = None, weight: int = 1) -> None:
+                 prepared: Columns | None = None, weight: int = 1,
+                 barrier: ChipBarrier | None = None) -> None:
         self.env, self.core, self.stream = env, core, stream
+        self.barrier = barrier  # the launch's SyncAll barrier
+        self.syncs = 0  # SyncAll calls passed
         self.weight = weight  # cores whose timeline this one stands for (engine/__init__.py)
         self.depth = int(platform.queue_depth)
         self.miss_cycles = int(platform.dcache_miss_cycles)
@@ -399,6 +435,25 @@ class CoreSim:
                 self.releases += (i, s)
             elif op is _SET:
                 self._set_flag(self.fkey[i], i, t)
+            elif op is _SYNC_ALL:
+                self.syncs = k = self.syncs + 1
+                if self.barrier is None:
+                    raise DeadlockError(f"core {self.core}, pipe SCALAR: SyncAll #{k} in a "
+                                        "replay without the launch's other cores")
+                ev = self.barrier.arrive(k, t, self.weight, occ[i])
+                if not ev.triggered:
+                    self.blocked[S] = (f"waits SyncAll #{k} ({self.barrier.arrived(k)} of "
+                                       f"{self.barrier.cores} cores arrived)")
+                at = yield ev
+                self.blocked.pop(S, None)
+                last = at - occ[i]  # the last core's arrival
+                if last > t:
+                    self.stalls += (S, t, last, _SYNC_WAIT, k)
+                    spans += (span, t0)
+                    t = span = last
+                events += (i, t, at, at)
+                t = at
+                continue
             if t > t0:
                 spans += (span, t0)
                 span = t

@@ -112,6 +112,7 @@ _QUEUED = 4  # chunks waiting for the writer thread
 _CAT = {
     Opcode.COPY_GM_TO_UB: "copy", Opcode.COPY_UB_TO_GM: "copy",
     Opcode.SET_FLAG: "sync", Opcode.WAIT_FLAG: "sync", Opcode.BARRIER: "sync",
+    Opcode.SYNC_ALL: "sync",
     Opcode.GET_VALUE_GM: "scalar", Opcode.GET_VALUE_UB: "scalar", Opcode.SET_VALUE_UB: "scalar",
 }
 _COPIES = (Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM)
