@@ -56,6 +56,17 @@ _VECTOR_OPS = frozenset(
         Opcode.BLOCK_REDUCE_SUM,
         Opcode.WHOLE_REDUCE_SUM,
         Opcode.DATA_COPY_UB_TO_UB,
+        Opcode.SUB,
+        Opcode.DIV,
+        Opcode.MAX,
+        Opcode.MIN,
+        Opcode.ADDS,
+        Opcode.MAXS,
+        Opcode.MINS,
+        Opcode.EXP,
+        Opcode.ABS,
+        Opcode.RELU,
+        Opcode.SQRT,
     }
 )
 # Vector-pipe calls priced with another API's fit. DataCopy UB->UB is the copy_ubuf_to_ubuf

@@ -10,8 +10,14 @@ float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
 
-SUPPORTED: tuple[np.dtype, ...] = (bfloat16, float16, float32, int32, int64)
+SUPPORTED: tuple[np.dtype, ...] = (bfloat16, float16, float32, int32, int64, int8, int16, uint8,
+                                   uint16, uint32)
 
 _ALIASES: dict[str, np.dtype] = {
     "bfloat16": bfloat16, "bf16": bfloat16, "dt_bf16": bfloat16,
@@ -19,6 +25,9 @@ _ALIASES: dict[str, np.dtype] = {
     "float32": float32, "fp32": float32, "float": float32, "dt_float": float32,
     "int32": int32, "dt_int32": int32,
     "int64": int64, "dt_int64": int64,
+    "int8": int8, "dt_int8": int8, "int16": int16, "dt_int16": int16,
+    "uint8": uint8, "dt_uint8": uint8, "uint16": uint16, "dt_uint16": uint16,
+    "uint32": uint32, "dt_uint32": uint32,
 }
 
 

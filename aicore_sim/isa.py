@@ -83,6 +83,17 @@ class Opcode(Enum):
     ADD = "Add"
     BLOCK_REDUCE_SUM = "BlockReduceSum"
     WHOLE_REDUCE_SUM = "WholeReduceSum"
+    SUB = "Sub"
+    DIV = "Div"
+    MAX = "Max"
+    MIN = "Min"
+    ADDS = "Adds"
+    MAXS = "Maxs"
+    MINS = "Mins"
+    EXP = "Exp"
+    ABS = "Abs"
+    RELU = "Relu"
+    SQRT = "Sqrt"
     # synchronisation (queue entries of the pipe named in Instr.pipe)
     SET_FLAG = "SetFlag"
     WAIT_FLAG = "WaitFlag"
@@ -103,10 +114,15 @@ SYNC_OPS = frozenset({Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER, Opcode.
 
 
 class RoundMode(Enum):
-    """Cast rounding modes used by the supported kernels."""
+    """Ascend C ``RoundMode`` of a Cast (semantics.py says what each does)."""
 
     CAST_NONE = "CAST_NONE"
     CAST_RINT = "CAST_RINT"
+    CAST_ROUND = "CAST_ROUND"
+    CAST_FLOOR = "CAST_FLOOR"
+    CAST_CEIL = "CAST_CEIL"
+    CAST_TRUNC = "CAST_TRUNC"
+    CAST_ODD = "CAST_ODD"
 
 
 class Operand(NamedTuple):
@@ -140,10 +156,13 @@ class Instr(NamedTuple):
       with strides in 32-byte blocks.
     - Cast: ``count``, ``round_mode``; Copy: ``mask``, ``repeat``,
       ``params = (dstBlkStride, srcBlkStride, dstRepStride, srcRepStride)``;
-      Duplicate / Muls: ``count``, ``scalar``; Mul / Add: ``count``, or for Add's mask +
-      repeat form ``mask``, ``repeat``, ``count = mask * repeat`` and
-      ``params = (dstBlkStride, src0BlkStride, src1BlkStride, dstRepStride, src0RepStride,
-      src1RepStride)`` (count mode has empty ``params``);
+      Duplicate / Muls / Adds / Maxs / Mins and the unary Exp / Abs / Relu / Sqrt:
+      ``count`` (and ``scalar``), or in the mask + repeat form ``mask``, ``repeat``,
+      ``count = mask * repeat`` and ``params = (dstBlkStride, srcBlkStride, dstRepStride,
+      srcRepStride)`` (Duplicate: ``(dstBlkStride, dstRepStride)``); the binary Mul / Add /
+      Sub / Div / Max / Min: ``count``, or in the mask + repeat form ``mask``, ``repeat``,
+      ``count = mask * repeat`` and ``params = (dstBlkStride, src0BlkStride, src1BlkStride,
+      dstRepStride, src0RepStride, src1RepStride)`` (count mode has empty ``params``);
       BlockReduceSum / WholeReduceSum: ``mask``, ``repeat``,
       ``params = (dstRepStride, srcBlkStride, srcRepStride)``.
     - SetFlag / WaitFlag: ``event``, ``event_id``; PipeBarrier: ``barrier`` (the pipe it drains,

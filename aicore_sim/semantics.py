@@ -7,12 +7,19 @@ instruction completes. Nothing else in the package computes a kernel's numbers.
 Conventions (see docs/model.md, "Numerics"):
 
 - bfloat16 comes from ``ml_dtypes``; float16 / float32 are numpy's IEEE types.
-- Widening casts are exact; narrowing casts (CAST_RINT) round to nearest, ties to even, from
-  float32 (never from float64). fp16 overflow gives ±inf (IEEE); the device's optional
-  saturation mode is not modelled.
-- Element-wise vector ops compute in their operand dtype with one IEEE rounding each; the
-  mask + repeat form of Add works on the lanes its block / repeat strides select, reading
-  both sources before writing.
+- Casts round once, from the exact source value, by the call's ``RoundMode``: CAST_RINT to
+  nearest, ties to even; CAST_ROUND to nearest, ties away from zero; CAST_FLOOR / CAST_CEIL /
+  CAST_TRUNC towards -inf / +inf / zero; CAST_ODD (float to narrower float) to the neighbour
+  with an odd last mantissa bit when inexact; CAST_NONE is exact where the target holds the
+  value and CAST_RINT where it does not (the Ascend C definition). Float overflow gives ±inf
+  under the nearest modes (IEEE) and the largest finite value where the mode rounds towards
+  it; float -> integer saturates to the integer range and NaN becomes 0 (the device's
+  saturating conversion; ASSUMPTION for NaN, docs/model.md).
+- Element-wise vector ops compute in their operand dtype with one IEEE rounding each (Exp and
+  Sqrt: numpy's function in the operand dtype, fp16 / bf16 through fp32 and rounded once; the
+  device's transcendental units are not documented bit for bit, so Exp is exact to numpy's
+  result here and within a stated tolerance of the device); the mask + repeat forms work on
+  the lanes their block / repeat strides select, reading every source before writing.
 - Reductions use the documented adjacent-pair binary tree: inside one 32-byte block
   (BlockReduceSum) and across the 64 lanes of a repeat (WholeReduceSum), inactive lanes
   contributing +0.
@@ -113,11 +120,98 @@ def _data_copy_ub_to_ub(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
 def _cast(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     src, dst = ins.src[0], ins.dst
     x = _typed(src, ub, ins.count)
-    if dst.dtype.itemsize < src.dtype.itemsize and src.dtype != np.float32:
-        x = x.astype(np.float32)  # narrowing always goes through one fp32 rounding step
-    if dst.dtype.kind in "iu" and x.dtype.kind == "f":
-        x = np.rint(x)  # float -> integer with CAST_RINT: nearest, ties to even
-    _put(_typed(dst, ub, ins.count), ..., x.astype(dst.dtype), out)
+    _put(_typed(dst, ub, ins.count), ..., cast_values(x, dst.dtype, ins.round_mode), out)
+
+
+def _is_float(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.kind == "V" or "bfloat16" in str(dt)
+
+
+def _float_bits(dt: np.dtype) -> np.dtype:
+    return {2: np.dtype(np.uint16), 4: np.dtype(np.uint32)}[dt.itemsize]
+
+
+def _toward(y: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The next representable value of ``y``'s float dtype above (``up``) or below it, by its
+    bits (no numpy nextafter for bfloat16). ``y`` finite or infinite, not NaN."""
+    bits = y.view(_float_bits(y.dtype)).astype(np.int64)
+    width = 8 * y.dtype.itemsize
+    sign = (bits >> (width - 1)) & 1
+    mag = bits & ((1 << (width - 1)) - 1)
+    # moving away from zero adds one to the magnitude, towards zero takes one off; from
+    # +-0 the step goes to the smallest subnormal of the direction's sign
+    away = np.where(sign == 1, ~up, up)
+    new_mag = np.where(away, mag + 1, mag - 1)
+    zero = mag == 0
+    new_sign = np.where(zero, np.where(up, 0, 1), sign)
+    new_mag = np.where(zero, 1, new_mag)
+    out = (new_sign << (width - 1)) | new_mag
+    return out.astype(_float_bits(y.dtype)).view(y.dtype)
+
+
+def _round_float(x64: np.ndarray, dt: np.dtype, mode: RoundMode) -> np.ndarray:
+    """Exact values ``x64`` (float64) rounded once into float dtype ``dt`` by ``mode``."""
+    with np.errstate(over="ignore"):  # overflow to +-inf is the IEEE answer
+        y = x64.astype(dt)  # round to nearest, ties to even (one rounding from the exact value)
+    if mode in (RoundMode.CAST_RINT, RoundMode.CAST_NONE):
+        return y
+    yf = y.astype(np.float64)
+    inexact = (yf != x64) & ~np.isnan(x64)
+    if not inexact.any():
+        return y
+    above = yf > x64  # y is the upper neighbour
+    other = _toward(y, ~above)  # the neighbour on the other side of x
+    lo = np.where(above, other, y)
+    hi = np.where(above, y, other)
+    if mode is RoundMode.CAST_FLOOR:
+        r = lo
+    elif mode is RoundMode.CAST_CEIL:
+        r = hi
+    elif mode is RoundMode.CAST_TRUNC:
+        r = np.where(x64 > 0, lo, hi)
+    elif mode is RoundMode.CAST_ROUND:  # ties away from zero, else nearest (= y)
+        d_lo = x64 - lo.astype(np.float64)
+        d_hi = hi.astype(np.float64) - x64
+        tie = d_lo == d_hi
+        r = np.where(tie, np.where(x64 > 0, hi, lo), y)
+    elif mode is RoundMode.CAST_ODD:
+        odd_lo = (lo.view(_float_bits(dt)) & 1).astype(bool)
+        r = np.where(odd_lo, lo, hi)
+    else:
+        raise ValueError(f"round mode {mode} has no float rule")
+    return np.where(inexact, r, y).astype(dt)
+
+
+def _round_int(x64: np.ndarray, dt: np.dtype, mode: RoundMode) -> np.ndarray:
+    """Float values ``x64`` rounded by ``mode`` and saturated into integer dtype ``dt``."""
+    if mode in (RoundMode.CAST_RINT, RoundMode.CAST_NONE):
+        r = np.rint(x64)
+    elif mode is RoundMode.CAST_ROUND:
+        t = np.trunc(x64)
+        r = t + np.sign(x64) * (np.abs(x64 - t) >= 0.5)
+    elif mode is RoundMode.CAST_FLOOR:
+        r = np.floor(x64)
+    elif mode is RoundMode.CAST_CEIL:
+        r = np.ceil(x64)
+    elif mode is RoundMode.CAST_TRUNC:
+        r = np.trunc(x64)
+    else:
+        raise ValueError(f"round mode {mode} has no integer rule")
+    info = np.iinfo(dt)
+    r = np.where(np.isnan(r), 0, np.clip(r, info.min, info.max))
+    return r.astype(dt)
+
+
+def cast_values(x: np.ndarray, dt: np.dtype, mode: RoundMode) -> np.ndarray:
+    """``x`` converted to ``dt`` as a Cast with ``mode`` does (module docstring)."""
+    if x.dtype == dt:
+        return x.copy()
+    x64 = x.astype(np.float64)  # exact for every supported source
+    if _is_float(dt):
+        return _round_float(x64, dt, mode)
+    if _is_float(x.dtype):
+        return _round_int(x64, dt, mode)
+    return x.astype(dt)  # integer widening (validate_cast refuses the rest)
 
 
 def _scalar_as(value: float, dtype: np.dtype) -> np.ndarray:
@@ -130,14 +224,59 @@ def _scalar_as(value: float, dtype: np.dtype) -> np.ndarray:
 def _duplicate(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     dst = ins.dst
     value = _scalar_as(ins.scalar, dst.dtype)
+    if ins.params:  # mask + repeat form: (dstBlkStride, dstRepStride)
+        if ins.mask == 0 or ins.repeat == 0:
+            return
+        d_blk, d_rep = ins.params
+        idx = _lane_bytes(dst, ins.mask, ins.repeat, d_blk, d_rep)
+        vals = np.full(idx.shape[0], value, dst.dtype)
+        _put(ub, idx, vals.view(np.uint8).reshape(idx.shape), out)
+        return
     _put(_typed(dst, ub, ins.count), ..., np.full(ins.count, value, dst.dtype), out)
 
 
-def _muls(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
-    src, dst = ins.src[0], ins.dst
-    x = _typed(src, ub, ins.count)
-    s = _scalar_as(ins.scalar, src.dtype)
-    _put(_typed(dst, ub, ins.count), ..., x * s, out)
+def _unary(fn: Callable[[np.ndarray], np.ndarray]):
+    """An element-wise one-source op, count or mask + repeat form (``params`` = (dstBlk,
+    srcBlk, dstRep, srcRep))."""
+    def run(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+        src, dst = ins.src[0], ins.dst
+        if ins.params:
+            if ins.mask == 0 or ins.repeat == 0:
+                return
+            d_blk, s_blk, d_rep, s_rep = ins.params
+            x = ub[_lane_bytes(src, ins.mask, ins.repeat, s_blk, s_rep)].reshape(-1).view(
+                src.dtype)
+            r = np.ascontiguousarray(fn(x), dtype=dst.dtype)
+            idx = _lane_bytes(dst, ins.mask, ins.repeat, d_blk, d_rep)
+            _put(ub, idx, r.view(np.uint8).reshape(idx.shape), out)
+            return
+        x = _typed(src, ub, ins.count)
+        _put(_typed(dst, ub, ins.count), ..., np.asarray(fn(x), dtype=dst.dtype), out)
+
+    return run
+
+
+def _with_scalar(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+    """A vector-scalar op (Muls, Adds, Maxs, Mins): the scalar in the operand dtype."""
+    def run(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+        s = _scalar_as(ins.scalar, ins.src[0].dtype)
+        _unary(lambda x: fn(x, s))(ins, ub, gm, out)
+
+    return run
+
+
+def _via_fp32(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """``fn`` in the operand dtype; 16-bit floats through float32, rounded once back."""
+    def run(x: np.ndarray) -> np.ndarray:
+        if x.dtype.itemsize < 4:
+            return fn(x.astype(np.float32)).astype(x.dtype)
+        return fn(x)
+
+    return run
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, x, np.zeros((), x.dtype))
 
 
 def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
@@ -271,9 +410,20 @@ EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.CAST: _cast,
     Opcode.COPY: _copy,
     Opcode.DUPLICATE: _duplicate,
-    Opcode.MULS: _muls,
+    Opcode.MULS: _with_scalar(np.multiply),
+    Opcode.ADDS: _with_scalar(np.add),
+    Opcode.MAXS: _with_scalar(np.maximum),
+    Opcode.MINS: _with_scalar(np.minimum),
     Opcode.MUL: _binary(np.multiply),
     Opcode.ADD: _binary(np.add),
+    Opcode.SUB: _binary(np.subtract),
+    Opcode.DIV: _binary(np.divide),
+    Opcode.MAX: _binary(np.maximum),
+    Opcode.MIN: _binary(np.minimum),
+    Opcode.EXP: _unary(_via_fp32(np.exp)),
+    Opcode.SQRT: _unary(_via_fp32(np.sqrt)),
+    Opcode.ABS: _unary(np.abs),
+    Opcode.RELU: _unary(_relu),
     Opcode.BLOCK_REDUCE_SUM: _block_reduce_sum,
     Opcode.WHOLE_REDUCE_SUM: _whole_reduce_sum,
     Opcode.SET_VALUE_UB: _set_value,
@@ -308,10 +458,15 @@ def commit(pending: list) -> None:
 
 
 def validate_cast(src: np.dtype, dst: np.dtype, mode: RoundMode) -> str | None:
-    """Why a Cast is not supported (None if it is): CAST_NONE only widens, CAST_RINT narrows."""
-    widening = dst.itemsize > src.itemsize
-    if mode is RoundMode.CAST_NONE and not widening and src != dst:
-        return f"Cast {src}->{dst} with CAST_NONE: CAST_NONE is only defined for exact widening"
-    if mode is RoundMode.CAST_RINT and widening:
-        return f"Cast {src}->{dst} with CAST_RINT: use CAST_NONE for a widening cast"
+    """Why a Cast is not supported (None if it is): integer -> integer only widening (the
+    narrowing conversions' overflow rule is not documented), CAST_ODD only float -> float."""
+    if not isinstance(mode, RoundMode):
+        return f"Cast {src}->{dst}: expected a RoundMode, got {mode!r}"
+    if not _is_float(src) and not _is_float(dst):
+        if dst.itemsize < src.itemsize or (src.kind == "i" and dst.kind == "u"):
+            return (f"Cast {src}->{dst}: integer narrowing or sign change is not modelled "
+                    "(its overflow rule is not documented)")
+        return None
+    if mode is RoundMode.CAST_ODD and not (_is_float(src) and _is_float(dst)):
+        return f"Cast {src}->{dst} with CAST_ODD: CAST_ODD is for float -> float only"
     return None

@@ -39,25 +39,56 @@ from aicore_sim.ascendc.tensors import GM_ADDR, CacheMode, GlobalTensor, LocalTe
 from aicore_sim.ascendc.tpipe import GetTPipePtr, TBuf, TPipe, TQue, TQueBind
 from aicore_sim.ascendc.utils import DivCeil, InitSocState
 from aicore_sim.ascendc.vector import (
+    CAST_CEIL,
+    CAST_FLOOR,
     CAST_NONE,
+    CAST_ODD,
     CAST_RINT,
+    CAST_ROUND,
+    CAST_TRUNC,
+    Abs,
     Add,
+    Adds,
     BinaryRepeatParams,
     BlockReduceSum,
     Cast,
     Copy,
     CopyRepeatParams,
+    Div,
     Duplicate,
+    Exp,
+    Max,
+    Maxs,
+    Min,
+    Mins,
     Mul,
     Muls,
+    Relu,
+    Sqrt,
+    Sub,
+    UnaryRepeatParams,
     WholeReduceSum,
 )
-from aicore_sim.dtypes import bfloat16, float16, float32, int32, int64
+from aicore_sim.dtypes import (
+    bfloat16,
+    float16,
+    float32,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+)
 from aicore_sim.isa import HardEvent, RoundMode
 
 half = float16
 
 __all__ = [
+    "CAST_CEIL", "CAST_FLOOR", "CAST_ODD", "CAST_ROUND", "CAST_TRUNC", "Abs", "Adds", "Div",
+    "Exp", "Max", "Maxs", "Min", "Mins", "Relu", "Sqrt", "Sub", "UnaryRepeatParams", "int8",
+    "int16", "uint8", "uint16", "uint32",
     "BinaryRepeatParams", "CacheMode", "DataCopyPadParams", "DataCopyParams", "DivCeil",
     "InitSocState",
     "CAST_NONE", "CAST_RINT", "EVENT_ID0", "EVENT_ID1", "EVENT_ID2", "EVENT_ID3", "EVENT_ID4",

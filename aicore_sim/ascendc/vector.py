@@ -1,10 +1,17 @@
-"""Vector-pipe APIs: Cast, Copy, Duplicate, Muls, Mul, Add, BlockReduceSum, WholeReduceSum.
+"""Vector-pipe APIs: Cast, Copy, Duplicate, the element-wise binary (Add, Sub, Mul, Div, Max,
+Min), vector-scalar (Muls, Adds, Maxs, Mins) and unary (Exp, Abs, Relu, Sqrt) calls,
+BlockReduceSum and WholeReduceSum.
 
 Count-mode calls take an element count; the mask + repeat forms take a lane mask, a repeat
-count (<= 255) and block / repeat strides in 32-byte blocks, as in Ascend C. ``Add`` has both:
-``Add(dst, src0, src1, count)`` and ``Add(dst, src0, src1, mask, repeatTime,
-BinaryRepeatParams(...))``; the mask is the normal (continuous) mode, the leading ``mask``
-lanes of every repeat.
+count (<= 255) and block / repeat strides in 32-byte blocks, as in Ascend C:
+``Add(dst, src0, src1, count)`` or ``Add(dst, src0, src1, mask, repeatTime,
+BinaryRepeatParams(...))``; ``Adds(dst, src, scalar, count)`` or ``Adds(dst, src, scalar,
+mask, repeatTime, UnaryRepeatParams(...))``; ``Exp(dst, src, count)`` or ``Exp(dst, src,
+mask, repeatTime, UnaryRepeatParams(...))``; ``Duplicate(dst, scalar, count)`` or
+``Duplicate(dst, scalar, mask, repeatTime, dstBlockStride, dstRepeatStride)``. The mask is the
+normal (continuous) mode, the leading ``mask`` lanes of every repeat; the bit-mask form
+(``uint64_t mask[2]``) and the global mask state (``SetVectorMask``, ``isSetMask = false``)
+are not modelled yet.
 """
 
 from __future__ import annotations
@@ -21,7 +28,23 @@ from aicore_sim.semantics import validate_cast
 
 CAST_NONE = RoundMode.CAST_NONE
 CAST_RINT = RoundMode.CAST_RINT
+CAST_ROUND = RoundMode.CAST_ROUND
+CAST_FLOOR = RoundMode.CAST_FLOOR
+CAST_CEIL = RoundMode.CAST_CEIL
+CAST_TRUNC = RoundMode.CAST_TRUNC
+CAST_ODD = RoundMode.CAST_ODD
 MAX_REPEAT = 255
+
+
+@dataclass
+class UnaryRepeatParams:
+    """``UnaryRepeatParams``: block strides inside a repeat and repeat strides, in 32-byte
+    blocks, of dst and src (each a ``uint8_t``)."""
+
+    dstBlkStride: int = 1
+    srcBlkStride: int = 1
+    dstRepStride: int = 8
+    srcRepStride: int = 8
 
 
 @dataclass
@@ -57,6 +80,19 @@ def _binary_repeat_params(p: BinaryRepeatParams, what: str) -> tuple[int, ...]:
     for n, v in zip(names, out):
         if not 0 <= v <= 255:
             raise KernelError(f"{what}: BinaryRepeatParams.{n} {v} outside the uint8 range "
+                              "[0, 255]")
+    return out
+
+
+def _unary_repeat_params(p: UnaryRepeatParams, what: str) -> tuple[int, ...]:
+    """(dstBlk, srcBlk, dstRep, srcRep), each checked to fit a uint8."""
+    if not isinstance(p, UnaryRepeatParams):
+        raise KernelError(f"{what}: expected UnaryRepeatParams, got {p!r}")
+    names = ("dstBlkStride", "srcBlkStride", "dstRepStride", "srcRepStride")
+    out = tuple(int(getattr(p, n)) for n in names)
+    for n, v in zip(names, out):
+        if not 0 <= v <= 255:
+            raise KernelError(f"{what}: UnaryRepeatParams.{n} {v} outside the uint8 range "
                               "[0, 255]")
     return out
 
@@ -113,20 +149,92 @@ def Copy(dst: LocalTensor, src: LocalTensor, mask: int, repeatTime: int,
                    count=mask * repeat, params=params))
 
 
-def Duplicate(dst: LocalTensor, scalarValue, count: int) -> None:
-    n = _count(count, "Duplicate")
+def Duplicate(dst: LocalTensor, scalarValue, *args) -> None:
+    """``Duplicate(dst, scalar, count)`` or ``Duplicate(dst, scalar, mask, repeatTime,
+    dstBlockStride, dstRepeatStride)``."""
     rec = program.current()
-    rec.emit(Instr(Pipe.VECTOR, Opcode.DUPLICATE, dst=dst.operand(n, "Duplicate dst"), count=n,
-                   scalar=float(scalarValue)))
+    if len(args) == 1:
+        n = _count(args[0], "Duplicate")
+        rec.emit(Instr(Pipe.VECTOR, Opcode.DUPLICATE, dst=dst.operand(n, "Duplicate dst"),
+                       count=n, scalar=float(scalarValue)))
+        return
+    if len(args) != 4:
+        raise KernelError("Duplicate: expected (dst, scalar, count) or (dst, scalar, mask, "
+                          f"repeatTime, dstBlockStride, dstRepeatStride), got {2 + len(args)} "
+                          "arguments")
+    mask, repeat = _repeat_args(args[0], args[1], dst.dtype, "Duplicate")
+    blk, rep = int(args[2]), int(args[3])
+    for name, v in (("dstBlockStride", blk), ("dstRepeatStride", rep)):
+        if not 0 <= v <= 255:
+            raise KernelError(f"Duplicate: {name} {v} outside the uint8 range [0, 255]")
+    d = dst.operand(0, "Duplicate dst", nbytes=_span(dst, mask, repeat, blk, rep))
+    rec.emit(Instr(Pipe.VECTOR, Opcode.DUPLICATE, dst=d, mask=mask, repeat=repeat,
+                   count=mask * repeat, scalar=float(scalarValue), params=(blk, rep)))
 
 
-def Muls(dst: LocalTensor, src: LocalTensor, scalarValue, count: int) -> None:
-    n = _count(count, "Muls")
+def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scalar, args
+                ) -> None:
+    """A one-source call (``scalar`` None: unary) in its count or mask + repeat form."""
     if dst.dtype != src.dtype:
-        raise KernelError(f"Muls: dst {dst.dtype} and src {src.dtype} differ")
+        raise KernelError(f"{name}: dst {dst.dtype} and src {src.dtype} differ")
+    value = 0.0 if scalar is None else float(scalar)
     rec = program.current()
-    rec.emit(Instr(Pipe.VECTOR, Opcode.MULS, dst=dst.operand(n, "Muls dst"),
-                   src=(src.operand(n, "Muls src"),), count=n, scalar=float(scalarValue)))
+    if len(args) == 1:
+        n = _count(args[0], name)
+        rec.emit(Instr(Pipe.VECTOR, op, dst=dst.operand(n, f"{name} dst"),
+                       src=(src.operand(n, f"{name} src"),), count=n, scalar=value), 3)
+        return
+    if len(args) != 3:
+        form = "dst, src" if scalar is None else "dst, src, scalarValue"
+        raise KernelError(f"{name}: expected ({form}, count) or ({form}, mask, repeatTime, "
+                          "UnaryRepeatParams)")
+    mask, repeat = _repeat_args(args[0], args[1], dst.dtype, name)
+    params = _unary_repeat_params(args[2], name)
+    d_blk, s_blk, d_rep, s_rep = params
+    d = dst.operand(0, f"{name} dst", nbytes=_span(dst, mask, repeat, d_blk, d_rep))
+    s = src.operand(0, f"{name} src", nbytes=_span(src, mask, repeat, s_blk, s_rep))
+    rec.emit(Instr(Pipe.VECTOR, op, dst=d, src=(s,), mask=mask, repeat=repeat,
+                   count=mask * repeat, scalar=value, params=params), 3)
+
+
+def Muls(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+    """``dst = src * scalar`` (count or mask + repeat form)."""
+    _one_source(Opcode.MULS, "Muls", dst, src, scalarValue, args)
+
+
+def Adds(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+    """``dst = src + scalar`` (count or mask + repeat form)."""
+    _one_source(Opcode.ADDS, "Adds", dst, src, scalarValue, args)
+
+
+def Maxs(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+    """``dst = max(src, scalar)`` (count or mask + repeat form)."""
+    _one_source(Opcode.MAXS, "Maxs", dst, src, scalarValue, args)
+
+
+def Mins(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+    """``dst = min(src, scalar)`` (count or mask + repeat form)."""
+    _one_source(Opcode.MINS, "Mins", dst, src, scalarValue, args)
+
+
+def Exp(dst: LocalTensor, src: LocalTensor, *args) -> None:
+    """``dst = e ** src`` (count or mask + repeat form)."""
+    _one_source(Opcode.EXP, "Exp", dst, src, None, args)
+
+
+def Abs(dst: LocalTensor, src: LocalTensor, *args) -> None:
+    """``dst = |src|`` (count or mask + repeat form)."""
+    _one_source(Opcode.ABS, "Abs", dst, src, None, args)
+
+
+def Relu(dst: LocalTensor, src: LocalTensor, *args) -> None:
+    """``dst = max(src, 0)`` (count or mask + repeat form)."""
+    _one_source(Opcode.RELU, "Relu", dst, src, None, args)
+
+
+def Sqrt(dst: LocalTensor, src: LocalTensor, *args) -> None:
+    """``dst = sqrt(src)`` (count or mask + repeat form)."""
+    _one_source(Opcode.SQRT, "Sqrt", dst, src, None, args)
 
 
 def _binary(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
@@ -137,11 +245,9 @@ def _binary(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTen
     rec = program.current()
     rec.emit(Instr(Pipe.VECTOR, op, dst=dst.operand(n, f"{name} dst"),
                    src=(a.operand(n, f"{name} src0"), b.operand(n, f"{name} src1")), count=n),
-             3)  # the kernel line is above Mul / Add, which call this
+             4)  # the kernel line: above Add (or Sub, ...) and _two_sources, which call this
 
 
-def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
-    _binary(Opcode.MUL, "Mul", dst, src0, src1, count)
 
 
 def _binary_repeat(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
@@ -156,20 +262,51 @@ def _binary_repeat(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: L
     s0 = a.operand(0, f"{name} src0", nbytes=_span(a, mask, repeat, a_blk, a_rep))
     s1 = b.operand(0, f"{name} src1", nbytes=_span(b, mask, repeat, b_blk, b_rep))
     rec.emit(Instr(Pipe.VECTOR, op, dst=d, src=(s0, s1), mask=mask, repeat=repeat,
-                   count=mask * repeat, params=params), 3)
+                   count=mask * repeat, params=params), 4)
 
 
-def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
-    """``Add(dst, src0, src1, count)`` or ``Add(dst, src0, src1, mask, repeatTime,
+def _two_sources(op: Opcode, name: str, dst: LocalTensor, src0: LocalTensor,
+                 src1: LocalTensor, args: tuple) -> None:
+    """``name(dst, src0, src1, count)`` or ``name(dst, src0, src1, mask, repeatTime,
     repeatParams)`` (mask + repeat form: ``mask`` leading lanes of each of ``repeatTime``
     repeats, strides from the :class:`BinaryRepeatParams`)."""
     if len(args) == 1:
-        _binary(Opcode.ADD, "Add", dst, src0, src1, args[0])
+        _binary(op, name, dst, src0, src1, args[0])
     elif len(args) == 3:
-        _binary_repeat(Opcode.ADD, "Add", dst, src0, src1, *args)
+        _binary_repeat(op, name, dst, src0, src1, *args)
     else:
-        raise KernelError("Add: expected (dst, src0, src1, count) or (dst, src0, src1, mask, "
-                          f"repeatTime, repeatParams), got {3 + len(args)} arguments")
+        raise KernelError(f"{name}: expected (dst, src0, src1, count) or (dst, src0, src1, "
+                          f"mask, repeatTime, repeatParams), got {3 + len(args)} arguments")
+
+
+def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+    """``dst = src0 + src1`` (count or mask + repeat form)."""
+    _two_sources(Opcode.ADD, "Add", dst, src0, src1, args)
+
+
+def Sub(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+    """``dst = src0 - src1`` (count or mask + repeat form)."""
+    _two_sources(Opcode.SUB, "Sub", dst, src0, src1, args)
+
+
+def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+    """``dst = src0 * src1`` (count or mask + repeat form)."""
+    _two_sources(Opcode.MUL, "Mul", dst, src0, src1, args)
+
+
+def Div(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+    """``dst = src0 / src1`` (count or mask + repeat form; IEEE division)."""
+    _two_sources(Opcode.DIV, "Div", dst, src0, src1, args)
+
+
+def Max(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+    """``dst = max(src0, src1)`` (count or mask + repeat form)."""
+    _two_sources(Opcode.MAX, "Max", dst, src0, src1, args)
+
+
+def Min(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+    """``dst = min(src0, src1)`` (count or mask + repeat form)."""
+    _two_sources(Opcode.MIN, "Min", dst, src0, src1, args)
 
 
 def BlockReduceSum(dst: LocalTensor, src: LocalTensor, repeatTime: int, mask: int,
