@@ -39,9 +39,9 @@ the scalar unit's instructions carry an auto-sync ``dep``, as :mod:`aicore_sim.i
 - GM: copies are sorted by (tensor, start byte); overlapping pairs with a write come from
   ``searchsorted`` ranges, and only those pairs are tested (different cores between the same
   two ``SyncAll`` calls, or different pipes of one core that neither knows complete before the
-  other starts). ``SyncAll`` orders every access before it on any core before every access
-  after it on any core (the API issues ``PipeBarrier<PIPE_ALL>`` first, so each core's own
-  accesses are complete when it arrives).
+  other starts); two atomic adds (``SetAtomicAdd``) never race. ``SyncAll`` orders every
+  access before it on any core before every access after it on any core (the API issues
+  ``PipeBarrier<PIPE_ALL>`` first, so each core's own accesses are complete when it arrives).
 
 Findings come in the order of the straightforward sweep over processing order (per core:
 pending flags, double sets, then UB races by instruction, its sources in order, then its
@@ -116,6 +116,7 @@ class GmAccesses:
     row: np.ndarray  # trace row (the sweep's tie order)
     known: np.ndarray  # (accesses, 4) knowledge vectors
     epoch: np.ndarray  # SyncAll calls before the access on its core
+    atomic: np.ndarray  # bool: an atomic add (SetAtomicAdd) to GM
 
 
 @dataclass
@@ -435,9 +436,10 @@ def _gm_accesses(ct: CoreTrace, lay: _Layout, known: _Known, acc: _Accesses, op:
     row[ct.index] = np.arange(lay.rows)
     ops = acc.ops
     epoch = np.cumsum(op == _SYNC_ALL)[at] if at.size else np.zeros(0, np.int64)
+    atomic = np.fromiter((bool(ct.stream[i].atomic) for i in at.tolist()), bool, at.size)
     return GmAccesses(ct.core, [_BUF(ops[j]) for j in sel.tolist()], acc.addr[sel],
                       acc.addr[sel] + acc.nbytes[sel], acc.write[sel],
-                      lay.pipe[at], at, row[at], known.at(at).T, epoch)
+                      lay.pipe[at], at, row[at], known.at(at).T, epoch, atomic)
 
 
 def check_core(ct: CoreTrace, ub_bytes: int, races: bool = True) -> CoreChecks:
@@ -475,7 +477,8 @@ def _gm_races(trace: Trace, tables: list[GmAccesses]) -> list[Hazard]:
     buf = np.fromiter(map(code.__getitem__, chain.from_iterable(t.buf for t in tables)),
                       np.int64, sum(len(t.buf) for t in tables))
     cat = {f: np.concatenate([getattr(t, f) for t in tables])
-           for f in ("start", "end", "write", "pipe", "index", "row", "known", "epoch")}
+           for f in ("start", "end", "write", "pipe", "index", "row", "known", "epoch",
+                     "atomic")}
     core = np.concatenate([np.full(t.start.size, t.core, np.int64) for t in tables])
     # the sweep order: (tensor, start byte), ties in (core, trace row) order
     o = np.lexsort((cat["row"], core, cat["start"], buf))
@@ -503,6 +506,8 @@ def _gm_races(trace: Trace, tables: list[GmAccesses]) -> list[Hazard]:
     ordered = (core[a] == core[r]) & ((pa == pr) | (kr[n, pa] >= ka[n, pa])
                                       | (ka[n, pr] >= kr[n, pr]))
     ordered |= epoch[a] != epoch[r]  # a SyncAll between them (on any two cores)
+    atomic = cat["atomic"][o]
+    ordered |= atomic[a] & atomic[r]  # two atomic adds: each lands whole, in either order
     a, r = a[~ordered], r[~ordered]
     if not a.size:
         return []

@@ -173,6 +173,9 @@ class Instr(NamedTuple):
     - ``cache``: the L2 cache mode of a copy's GM tensor (``GlobalTensor.SetL2CacheHint``):
       :data:`CACHE_NORMAL` (read and write allocate in L2) or :data:`CACHE_DISABLE` (the
       access goes to HBM without allocating in L2).
+    - ``atomic``: a UB->GM copy made after ``SetAtomicAdd<T>``: the name of ``T``; the copy
+      adds its values to what GM holds (in ``T``, one rounding per element) instead of
+      overwriting them. Empty for a plain copy.
     """
 
     pipe: Pipe
@@ -193,6 +196,7 @@ class Instr(NamedTuple):
     implicit: bool = False
     label: str = ""
     cache: int = 0
+    atomic: str = ""
 
     def describe(self) -> str:
         """A short human-readable form, e.g. ``MTE2 DataCopyPad.GM2UB grad->gradIn 1024B``."""

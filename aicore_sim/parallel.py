@@ -87,7 +87,7 @@ def _pack(streams: list[list[Instr]]) -> tuple[tuple, list[bytes]]:
             None if ins.event is None else _CODE[_EVENT][ins.event], ins.event_id,
             None if ins.barrier is None else int(ins.barrier),
             None if ins.dep is None else (int(ins.dep[0]), ins.dep[1]), ins.implicit,
-            ins.label, ins.cache))
+            ins.label, ins.cache, ins.atomic))
     inverse = inverse.reshape(-1).astype(np.uint32)
     bounds = np.cumsum([0] + [len(s) for s in streams])
     codes = [inverse[a:b].tobytes() for a, b in zip(bounds[:-1], bounds[1:])]
@@ -108,9 +108,10 @@ def _unpack(packed: tuple, codes: list[bytes]) -> list[list[Instr]]:
                     tuple(map(opnd, src)), count, nbytes, mask, repeat, params, scalar,
                     None if rnd is None else rounds[rnd], None if ev is None else events[ev],
                     eid, None if barrier is None else pipes[barrier],
-                    None if dep is None else (pipes[dep[0]], dep[1]), implicit, label, cache))
+                    None if dep is None else (pipes[dep[0]], dep[1]), implicit, label, cache,
+                    atomic))
         for (pipe, op, dst, src, count, nbytes, mask, repeat, params, scalar, rnd, ev, eid,
-             barrier, dep, implicit, label, cache) in rows]
+             barrier, dep, implicit, label, cache, atomic) in rows]
     return [list(map(table.__getitem__, array("I", c))) for c in codes]
 
 

@@ -24,6 +24,10 @@ Conventions (see docs/model.md, "Numerics"):
   (BlockReduceSum) and across the 64 lanes of a repeat (WholeReduceSum), inactive lanes
   contributing +0.
 - DataCopy UB->UB moves whole 32-byte blocks (its length is a multiple of 32 bytes).
+- A UB->GM copy after ``SetAtomicAdd<T>`` adds its elements to GM's in ``T`` (one rounding
+  each), at the copy's end in the timed replay: adds of several cores land in the order their
+  copies complete, and in core order in the functional image (record pass), so float sums
+  may differ in the last bits between the two (reported as ``timed_differs``).
 - DataCopyPad GM->UB pads each block to 32 bytes in UB; the padding bytes are left as they
   were (their content is unspecified on device and never read by the supported kernels).
 """
@@ -101,7 +105,24 @@ def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     src, dst = ins.src[0], ins.dst
     s = _blocks(ub, src.addr, count, length, _up32(length) + src_stride * BLOCK)
     d = _blocks(gm[dst.buf], dst.addr, count, length, length + dst_stride)
+    if ins.atomic:  # SetAtomicAdd: add to what GM holds when the copy lands
+        dt = src.dtype
+        if out is None:
+            d[...] = _added(d, s, dt)
+        else:
+            out.append((d, _ATOMIC_ADD, np.array(s, copy=True), dt))
+        return
     _put(d, ..., s, out)
+
+
+_ATOMIC_ADD = object()  # marks a deferred atomic add in a pending list (see commit)
+
+
+def _added(d: np.ndarray, s: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Bytes of ``d + s`` element-wise in ``dt`` (rows of whole elements)."""
+    a = np.ascontiguousarray(d).view(dt)
+    b = np.ascontiguousarray(s).view(dt)
+    return (a + b).astype(dt).view(np.uint8).reshape(d.shape)
 
 
 def _data_copy_ub_to_ub(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
@@ -452,9 +473,13 @@ def read(ins: Instr, ub: np.ndarray, gm: dict[str, np.ndarray]) -> list:
 
 
 def commit(pending: list) -> None:
-    """Write what :func:`read` computed."""
-    for target, index, values in pending:
-        target[index] = values
+    """Write what :func:`read` computed (an atomic add reads GM now, at the copy's end)."""
+    for entry in pending:
+        target, index, values = entry[:3]
+        if index is _ATOMIC_ADD:
+            target[...] = _added(target, values, entry[3])
+        else:
+            target[index] = values
 
 
 def validate_cast(src: np.dtype, dst: np.dtype, mode: RoundMode) -> str | None:

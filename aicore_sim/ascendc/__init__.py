@@ -12,6 +12,8 @@ from aicore_sim.ascendc.datacopy import (
     DataCopyPadExtParams,
     DataCopyPadParams,
     DataCopyParams,
+    SetAtomicAdd,
+    SetAtomicNone,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType, PlatformAscendC
 from aicore_sim.ascendc.sync import (
@@ -37,7 +39,7 @@ from aicore_sim.ascendc.sync import (
 )
 from aicore_sim.ascendc.tensors import GM_ADDR, CacheMode, GlobalTensor, LocalTensor, TPosition
 from aicore_sim.ascendc.tpipe import GetTPipePtr, TBuf, TPipe, TQue, TQueBind
-from aicore_sim.ascendc.utils import DivCeil, InitSocState
+from aicore_sim.ascendc.utils import DivCeil, GetUserWorkspace, InitSocState
 from aicore_sim.ascendc.vector import (
     CAST_CEIL,
     CAST_FLOOR,
@@ -86,6 +88,7 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "SetAtomicAdd", "SetAtomicNone", "GetUserWorkspace",
     "CAST_CEIL", "CAST_FLOOR", "CAST_ODD", "CAST_ROUND", "CAST_TRUNC", "Abs", "Adds", "Div",
     "Exp", "Max", "Maxs", "Min", "Mins", "Relu", "Sqrt", "Sub", "UnaryRepeatParams", "int8",
     "int16", "uint8", "uint16", "uint32",

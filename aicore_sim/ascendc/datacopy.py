@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from aicore_sim import program
 from aicore_sim.ascendc.tensors import GlobalTensor, LocalTensor
+from aicore_sim.dtypes import as_dtype
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
 
@@ -145,7 +146,7 @@ def DataCopyPad(dst, src, params: DataCopyExtParams | DataCopyParams,
         gm = Operand(Space.GM, dst.name, dst.base, gm_span, dst.dtype)
         rec.emit(Instr(Pipe.MTE3, Opcode.COPY_UB_TO_GM, dst=gm, src=(ub,), count=count,
                        nbytes=count * length, params=(count, length, s_stride, d_stride),
-                       cache=dst.cache))
+                       cache=dst.cache, atomic=_atomic(rec, src.dtype)))
     else:
         raise KernelError(
             "DataCopyPad: expected (LocalTensor, GlobalTensor) or (GlobalTensor, LocalTensor), "
@@ -170,6 +171,33 @@ def _data_copy_bytes(rec, dtype, calCount: int, what: str) -> int:
     return blocks * 32
 
 
+def _atomic(rec, dtype) -> str:
+    """The atomic mode of a UB->GM copy of ``dtype`` elements: the core's (SetAtomicAdd)."""
+    mode = rec.atomic
+    if mode and mode != str(dtype):
+        raise KernelError(f"UB->GM copy of {dtype} after SetAtomicAdd<{mode}>: the atomic "
+                          "type must be the copied data's")
+    return mode
+
+
+_ATOMIC_TYPES = ("float32", "float16", "bfloat16", "int32", "int16", "int8")
+
+
+def SetAtomicAdd(dtype) -> None:
+    """``SetAtomicAdd<T>()``: later UB->GM copies of this core add their ``T`` values to GM
+    (one rounding per element in ``T``) until ``SetAtomicNone``. Copies of several cores to
+    the same GM bytes are then legal: each adds its values."""
+    name = str(as_dtype(dtype))
+    if name not in _ATOMIC_TYPES:
+        raise KernelError(f"SetAtomicAdd<{name}>: atomic add is for {', '.join(_ATOMIC_TYPES)}")
+    program.current().atomic = name
+
+
+def SetAtomicNone() -> None:
+    """``SetAtomicNone()``: later UB->GM copies overwrite GM again."""
+    program.current().atomic = ""
+
+
 def DataCopy(dst, src, calCount: int) -> None:
     """``DataCopy(dst, src, calCount)``: GM->UB, UB->GM or UB->UB, contiguous (see module)."""
     rec = program.current()
@@ -192,7 +220,7 @@ def DataCopy(dst, src, calCount: int) -> None:
         gm = Operand(Space.GM, dst.name, dst.base, nbytes, dst.dtype)
         rec.emit(Instr(Pipe.MTE3, Opcode.COPY_UB_TO_GM, dst=gm, src=(ub,), count=1,
                        nbytes=nbytes, params=(1, nbytes, 0, 0), label=DATA_COPY_LABEL,
-                       cache=dst.cache))
+                       cache=dst.cache, atomic=_atomic(rec, src.dtype)))
     elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
         what = f"DataCopy UB->UB from '{src.buf}' into '{dst.buf}'"
         nbytes = _data_copy_bytes(rec, dst.dtype, calCount, what)

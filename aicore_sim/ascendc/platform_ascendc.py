@@ -35,6 +35,12 @@ class PlatformAscendC:
             raise ValueError(f"GetCoreMemSize: only UB is modelled, got {mem_type}")
         return self.platform.core_mem_size_ub
 
+    def GetLibApiWorkSpaceSize(self) -> int:  # noqa: N802
+        """Bytes of workspace the Ascend C library keeps (``ascendc/utils.py``)."""
+        from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
+
+        return SYSTEM_WORKSPACE_BYTES
+
     def GetSocVersion(self) -> str:  # noqa: N802
         """The short SoC version string, e.g. ``Ascend910B``."""
         return self.platform.short_soc

@@ -1,12 +1,32 @@
-"""Small Ascend C helpers kernel ports call that record nothing: InitSocState and DivCeil.
+"""Small Ascend C helpers kernel ports call that record nothing: InitSocState, DivCeil and
+GetUserWorkspace.
 
-Step of the flow: kernel-port support. Neither emits an instruction; both exist so a port can
+Step of the flow: kernel-port support. None emits an instruction; they exist so a port can
 keep upstream's calls in place.
 """
 
 from __future__ import annotations
 
+from aicore_sim.ascendc.tensors import GM_ADDR
 from aicore_sim.errors import KernelError
+
+SYSTEM_WORKSPACE_BYTES = 16 * 1024 * 1024
+"""Bytes at the start of a launch's workspace that the Ascend C library keeps for itself
+(``GetLibApiWorkSpaceSize`` on the host; the kernel's ``GetUserWorkspace`` skips them).
+source: ops-transformer's MoE host tilings reserve exactly this (``SYS_WORKSPACE_SIZE =
+16 * 1024 * 1024``, e.g. moe_token_unpermute_with_ep_grad's tiling at upstream 5778144), the
+system workspace of A2/A3; the 950 value is taken the same (ASSUMPTION)."""
+
+
+def GetUserWorkspace(workspace: GM_ADDR | None) -> GM_ADDR:
+    """``AscendC::GetUserWorkspace(workspace)``: the user part of the launch's workspace, the
+    first byte after the library's :data:`SYSTEM_WORKSPACE_BYTES`."""
+    if workspace is None:
+        raise KernelError("GetUserWorkspace: the workspace argument is nullptr (the host "
+                          "tiling asked for no workspace)")
+    if not isinstance(workspace, GM_ADDR):
+        raise KernelError(f"GetUserWorkspace: expected a GM_ADDR, got {workspace!r}")
+    return workspace + SYSTEM_WORKSPACE_BYTES
 
 
 def InitSocState() -> None:
@@ -26,4 +46,4 @@ def DivCeil(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
-__all__ = ["DivCeil", "InitSocState"]
+__all__ = ["SYSTEM_WORKSPACE_BYTES", "DivCeil", "GetUserWorkspace", "InitSocState"]
