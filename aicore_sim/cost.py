@@ -67,6 +67,9 @@ _VECTOR_OPS = frozenset(
         Opcode.ABS,
         Opcode.RELU,
         Opcode.SQRT,
+        Opcode.ARITH_PROGRESSION,
+        Opcode.REDUCE_SUM,
+        Opcode.REDUCE_MAX,
     }
 )
 # Vector-pipe calls priced with another API's fit. DataCopy UB->UB is the copy_ubuf_to_ubuf
@@ -74,8 +77,15 @@ _VECTOR_OPS = frozenset(
 # https://www.hiascend.com/document/detail/zh/CANNCommunityEdition/850/API/cceintrinsicapi/cceapi_0070.html);
 # no measurement of it exists in our sources, so it is priced as a vector Copy of the same
 # element count (ASSUMPTION, docs/model.md).
-_PRICED_AS = {Opcode.DATA_COPY_UB_TO_UB: "Copy"}
-_REDUCE_OPS = frozenset({Opcode.BLOCK_REDUCE_SUM, Opcode.WHOLE_REDUCE_SUM})
+# ArithProgression / CreateVecIndex have no fit: priced as a Duplicate of the same count (the
+# library fills the first elements on the scalar unit and doubles them with vector adds; no
+# measurement of it exists in our sources - ASSUMPTION, docs/model.md). The level-2 ReduceSum /
+# ReduceMax are priced as one WholeReduceSum / WholeReduceMax pass over their elements (the
+# later passes over the partial results are left out - ASSUMPTION).
+_PRICED_AS = {Opcode.DATA_COPY_UB_TO_UB: "Copy", Opcode.ARITH_PROGRESSION: "Duplicate",
+              Opcode.REDUCE_SUM: "WholeReduceSum", Opcode.REDUCE_MAX: "WholeReduceMax"}
+_REDUCE_OPS = frozenset({Opcode.BLOCK_REDUCE_SUM, Opcode.WHOLE_REDUCE_SUM, Opcode.REDUCE_SUM,
+                         Opcode.REDUCE_MAX})
 _SCALAR_OPS = frozenset({Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB})
 
 _MEMO_LIMIT = 200_000  # entries per memo dict before it is cleared (bounded memory)

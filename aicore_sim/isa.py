@@ -94,6 +94,9 @@ class Opcode(Enum):
     ABS = "Abs"
     RELU = "Relu"
     SQRT = "Sqrt"
+    ARITH_PROGRESSION = "ArithProgression"  # also CreateVecIndex (difference 1)
+    REDUCE_SUM = "ReduceSum"
+    REDUCE_MAX = "ReduceMax"
     # synchronisation (queue entries of the pipe named in Instr.pipe)
     SET_FLAG = "SetFlag"
     WAIT_FLAG = "WaitFlag"
@@ -163,6 +166,8 @@ class Instr(NamedTuple):
       Sub / Div / Max / Min: ``count``, or in the mask + repeat form ``mask``, ``repeat``,
       ``count = mask * repeat`` and ``params = (dstBlkStride, src0BlkStride, src1BlkStride,
       dstRepStride, src0RepStride, src1RepStride)`` (count mode has empty ``params``);
+      ArithProgression: ``count``, ``scalar`` (the first value), ``params = (difference,)``;
+      ReduceSum / ReduceMax (level 2): ``count``, ``params = (calIndex,)`` (ReduceMax);
       BlockReduceSum / WholeReduceSum: ``mask``, ``repeat``,
       ``params = (dstRepStride, srcBlkStride, srcRepStride)``.
     - SetFlag / WaitFlag: ``event``, ``event_id``; PipeBarrier: ``barrier`` (the pipe it drains,

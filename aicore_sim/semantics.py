@@ -102,6 +102,12 @@ def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     count, length, src_stride, dst_stride = ins.params
     if count == 0 or length == 0:
         return
+    if not ins.src:  # InitGlobalMemory / InitOutput: fill with the scalar
+        dst = ins.dst
+        n = length // dst.dtype.itemsize
+        _put(_typed(dst, gm[dst.buf], n), ..., np.full(n, _scalar_as(ins.scalar, dst.dtype),
+                                                       dst.dtype), out)
+        return
     src, dst = ins.src[0], ins.dst
     s = _blocks(ub, src.addr, count, length, _up32(length) + src_stride * BLOCK)
     d = _blocks(gm[dst.buf], dst.addr, count, length, length + dst_stride)
@@ -296,6 +302,53 @@ def _via_fp32(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], 
     return run
 
 
+def _arith_progression(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """dst[i] = first + i x difference, computed exactly and rounded once into the dtype
+    (exact for the integer indices kernels build with it)."""
+    dst = ins.dst
+    exact = float(ins.scalar) + np.arange(ins.count, dtype=np.float64) * float(ins.params[0])
+    if dst.dtype.kind in "iu":
+        vals = np.rint(exact).astype(np.int64).astype(dst.dtype)
+    else:
+        vals = exact.astype(dst.dtype)
+    _put(_typed(dst, ub, ins.count), ..., vals, out)
+
+
+def _reduce_lanes(dtype: np.dtype) -> int:
+    return REPEAT_BYTES // dtype.itemsize
+
+
+def _reduce_sum(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Level-2 ReduceSum of ``count`` elements into dst[0]: each repeat of 256 bytes summed by
+    the adjacent-pair tree (missing lanes +0), then the repeats' sums the same way, pass after
+    pass, until one value is left (the WholeReduceSum passes the library makes)."""
+    src, dst = ins.src[0], ins.dst
+    x = np.array(_typed(src, ub, ins.count), copy=True)
+    lanes = _reduce_lanes(src.dtype)
+    while True:
+        pad = -x.size % lanes
+        if pad or x.size == 0:
+            x = np.concatenate((x, np.zeros(pad or lanes, x.dtype)))
+        x = pair_tree_sum(x.reshape(-1, lanes))
+        if x.size == 1:
+            break
+    _put(_typed(dst, ub, 1), ..., x, out)
+
+
+def _reduce_max(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Level-2 ReduceMax: dst[0] = the largest of ``count`` elements; with calIndex, dst[1]
+    holds the index of its first occurrence as an unsigned integer of the element's width."""
+    src, dst = ins.src[0], ins.dst
+    x = np.array(_typed(src, ub, ins.count), copy=True)
+    i = int(np.argmax(x)) if x.size else 0
+    vals = [x[i:i + 1].astype(dst.dtype).view(np.uint8)]
+    if ins.params and ins.params[0]:
+        bits = {2: np.uint16, 4: np.uint32}[dst.dtype.itemsize]
+        vals.append(np.array([i], bits).view(np.uint8))
+    raw = np.concatenate(vals)
+    _put(ub, slice(dst.addr, dst.addr + raw.size), raw, out)
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x, np.zeros((), x.dtype))
 
@@ -445,6 +498,9 @@ EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.SQRT: _unary(_via_fp32(np.sqrt)),
     Opcode.ABS: _unary(np.abs),
     Opcode.RELU: _unary(_relu),
+    Opcode.ARITH_PROGRESSION: _arith_progression,
+    Opcode.REDUCE_SUM: _reduce_sum,
+    Opcode.REDUCE_MAX: _reduce_max,
     Opcode.BLOCK_REDUCE_SUM: _block_reduce_sum,
     Opcode.WHOLE_REDUCE_SUM: _whole_reduce_sum,
     Opcode.SET_VALUE_UB: _set_value,

@@ -155,10 +155,13 @@ API_QUALIFIERS = frozenset({"AscendC", "AscendCUtils"})
 # function -> {argument count: form label (None = the base form)}, for the functions
 # aicore_sim.ascendc provides; from their signatures in aicore_sim/ascendc/{vector,datacopy}.py.
 FORMS: dict[str, dict[int, str | None]] = {
-    "Add": {4: None, 6: "mask+repeat"},          # Add(dst, a, b, count) | (.., mask, rep, BRP)
-    "Mul": {4: None},                            # Mul(dst, a, b, count)
-    "Muls": {4: None},                           # Muls(dst, src, scalar, count)
-    "Duplicate": {3: None},                      # Duplicate(dst, scalar, count)
+    # binary: (dst, a, b, count) | (dst, a, b, mask, repeatTime, BinaryRepeatParams)
+    **{f: {4: None, 6: "mask+repeat"} for f in ("Add", "Sub", "Mul", "Div", "Max", "Min")},
+    # vector-scalar: (dst, src, scalar, count) | (.., mask, repeatTime, UnaryRepeatParams)
+    **{f: {4: None, 6: "mask+repeat"} for f in ("Muls", "Adds", "Maxs", "Mins")},
+    # unary: (dst, src, count) | (dst, src, mask, repeatTime, UnaryRepeatParams)
+    **{f: {3: None, 5: "mask+repeat"} for f in ("Exp", "Abs", "Relu", "Sqrt")},
+    "Duplicate": {3: None, 6: "mask+repeat"},    # (dst, scalar, count) | (.., mask, rep, blk, rep)
     "Cast": {4: None},                           # Cast(dst, src, roundMode, count)
     "Copy": {5: None},                           # Copy(dst, src, mask, repeat, CopyRepeatParams)
     "BlockReduceSum": {7: None},                 # (dst, src, repeat, mask, dRep, sBlk, sRep)
@@ -166,10 +169,10 @@ FORMS: dict[str, dict[int, str | None]] = {
     "DataCopy": {3: None},                       # DataCopy(dst, src, calCount) only
     "DataCopyPad": {3: None, 4: None},           # (dst, src, params[, padParams]), all 4 structs
     "SetFlag": {1: None}, "WaitFlag": {1: None}, "PipeBarrier": {0: None},
+    "SyncAll": {0: None, 2: None, 3: None},      # hard form | soft (gmWs, ubWs[, usedCores])
 }
 # names of the forms we lack, by argument count (for the provided functions above)
 FORM_NAMES: dict[str, dict[int, str]] = {
-    "Mul": {6: "mask+repeat"}, "Muls": {6: "mask+repeat"}, "Duplicate": {6: "mask+repeat"},
     "Cast": {6: "mask+repeat"}, "Copy": {3: "count"},
     "DataCopy": {4: "DataCopyParams + DataCopyEnhancedParams"},
 }

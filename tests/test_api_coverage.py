@@ -65,7 +65,7 @@ SORT_H = """\
 using namespace AscendC;
 
 __aicore__ inline void SortRows(LocalTensor<float> dst, LocalTensor<float> src,
-                                LocalTensor<uint32_t> idx, LocalTensor<float> tmp,
+                                LocalTensor<uint64_t> idx, LocalTensor<float> tmp,
                                 GlobalTensor<float> gm)
 {
     DataCopyParams copyParams{1, 2, 0, 0};
@@ -105,7 +105,7 @@ def test_missing_lists_and_summary(tmp_path: Path) -> None:
         "LocalTensor", "SetFlag", "TPipe", "TPipe.InitBuffer", "TQue", "TQue.AllocTensor",
         "TQue.FreeTensor", "WaitFlag"]
     assert by_op["op_covered"].unclassified == {}
-    assert {v for v in by_op["op_sort"].vocab if v not in provided} == {"dtype uint32_t"}
+    assert {v for v in by_op["op_sort"].vocab if v not in provided} == {"dtype uint64_t"}
 
     summary = mod.summarise(scans, provided)
     assert len(summary.kernels) == 2

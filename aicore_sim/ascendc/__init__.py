@@ -12,6 +12,8 @@ from aicore_sim.ascendc.datacopy import (
     DataCopyPadExtParams,
     DataCopyPadParams,
     DataCopyParams,
+    InitGlobalMemory,
+    InitOutput,
     SetAtomicAdd,
     SetAtomicNone,
 )
@@ -39,7 +41,7 @@ from aicore_sim.ascendc.sync import (
 )
 from aicore_sim.ascendc.tensors import GM_ADDR, CacheMode, GlobalTensor, LocalTensor, TPosition
 from aicore_sim.ascendc.tpipe import GetTPipePtr, TBuf, TPipe, TQue, TQueBind
-from aicore_sim.ascendc.utils import DivCeil, GetUserWorkspace, InitSocState
+from aicore_sim.ascendc.utils import DivCeil, GetUserWorkspace, InitSocState, ToFloat
 from aicore_sim.ascendc.vector import (
     CAST_CEIL,
     CAST_FLOOR,
@@ -51,11 +53,13 @@ from aicore_sim.ascendc.vector import (
     Abs,
     Add,
     Adds,
+    ArithProgression,
     BinaryRepeatParams,
     BlockReduceSum,
     Cast,
     Copy,
     CopyRepeatParams,
+    CreateVecIndex,
     Div,
     Duplicate,
     Exp,
@@ -65,6 +69,8 @@ from aicore_sim.ascendc.vector import (
     Mins,
     Mul,
     Muls,
+    ReduceMax,
+    ReduceSum,
     Relu,
     Sqrt,
     Sub,
@@ -88,6 +94,8 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "ArithProgression", "CreateVecIndex", "InitGlobalMemory", "InitOutput", "ReduceMax",
+    "ReduceSum", "ToFloat",
     "SetAtomicAdd", "SetAtomicNone", "GetUserWorkspace",
     "CAST_CEIL", "CAST_FLOOR", "CAST_ODD", "CAST_ROUND", "CAST_TRUNC", "Abs", "Adds", "Div",
     "Exp", "Max", "Maxs", "Min", "Mins", "Relu", "Sqrt", "Sub", "UnaryRepeatParams", "int8",

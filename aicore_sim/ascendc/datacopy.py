@@ -198,6 +198,43 @@ def SetAtomicNone() -> None:
     program.current().atomic = ""
 
 
+_INIT_TYPES = ("float32", "float16", "int32", "uint32", "int16", "uint16")
+
+
+def InitGlobalMemory(gmWorkspaceAddr: GlobalTensor, size: int, value) -> None:
+    """``InitGlobalMemory<T>(gm, size, value)``: ``size`` elements of GM set to ``value``, on
+    MTE3 (recorded as a UB->GM copy with no UB source, priced as one; the UB the library uses
+    for it is why Ascend C allows the call only before any ``InitBuffer``)."""
+    _init_gm("InitGlobalMemory", gmWorkspaceAddr, size, value)
+
+
+def InitOutput(gmWorkspaceAddr: GlobalTensor, size: int, value=0) -> None:
+    """``InitOutput<T>(gm, size, value = 0)``: as :func:`InitGlobalMemory`."""
+    _init_gm("InitOutput", gmWorkspaceAddr, size, value)
+
+
+def _init_gm(name: str, g: GlobalTensor, size: int, value) -> None:
+    rec = program.current()
+    if not isinstance(g, GlobalTensor):
+        raise KernelError(f"{name}: expected a GlobalTensor, got {g!r}")
+    g._check_bound(name)
+    if str(g.dtype) not in _INIT_TYPES:
+        raise KernelError(f"{name}<{g.dtype}>: the element type must be one of "
+                          f"{', '.join(_INIT_TYPES)}")
+    if any(a.pipe == rec.ub.pipe for a in rec.ub.allocations) or rec.ub.top:
+        raise KernelError(f"{name}: only allowed before any InitBuffer of the core's TPipe "
+                          "(the library uses the UB for it)")
+    n = int(size)
+    if n < 0:
+        raise KernelError(f"{name}: negative size {n}")
+    nbytes = n * g.dtype.itemsize
+    rec.image.check_gm(g.name, g.base, nbytes, f"{name} of '{g.name}'")
+    gm = Operand(Space.GM, g.name, g.base, nbytes, g.dtype)
+    rec.emit(Instr(Pipe.MTE3, Opcode.COPY_UB_TO_GM, dst=gm, src=(), count=1, nbytes=nbytes,
+                   params=(1, nbytes, 0, 0), label=name, scalar=float(value), cache=g.cache),
+             3)
+
+
 def DataCopy(dst, src, calCount: int) -> None:
     """``DataCopy(dst, src, calCount)``: GM->UB, UB->GM or UB->UB, contiguous (see module)."""
     rec = program.current()

@@ -117,6 +117,12 @@ class GlobalTensor:
         self._check_bound("GM access")
         return Operand(Space.GM, self.name, self.base, nbytes, self.dtype)
 
+    def GetPhyAddr(self) -> GM_ADDR:
+        """``GetPhyAddr()``: the tensor's GM address (a :class:`GM_ADDR`: tensor and byte
+        offset; the simulator has no flat GM address space)."""
+        self._check_bound("GetPhyAddr")
+        return GM_ADDR(self.name, self.base)
+
     def GetValue(self, offset: int):
         """Scalar GM read through the data cache; returns the value the functional image holds."""
         rec = program.current()
@@ -199,6 +205,10 @@ class LocalTensor:
 
     def ReinterpretCast(self, dtype) -> LocalTensor:
         return LocalTensor(dtype, self.buf, self.addr, self.limit)
+
+    def GetPhyAddr(self) -> int:
+        """``GetPhyAddr()``: the tensor's UB byte address."""
+        return int(self.addr)
 
     def GetSize(self) -> int:
         return (self.limit - self.addr) // self.dtype.itemsize

@@ -7,6 +7,8 @@ keep upstream's calls in place.
 
 from __future__ import annotations
 
+import numpy as np
+
 from aicore_sim.ascendc.tensors import GM_ADDR
 from aicore_sim.errors import KernelError
 
@@ -16,6 +18,12 @@ SYSTEM_WORKSPACE_BYTES = 16 * 1024 * 1024
 source: ops-transformer's MoE host tilings reserve exactly this (``SYS_WORKSPACE_SIZE =
 16 * 1024 * 1024``, e.g. moe_token_unpermute_with_ep_grad's tiling at upstream 5778144), the
 system workspace of A2/A3; the 950 value is taken the same (ASSUMPTION)."""
+
+
+def ToFloat(value) -> np.float32:
+    """``AscendC::ToFloat(bfloat16_t)``: a bf16 (or any narrower float) scalar as float,
+    exactly (every bf16 value is a float32 value)."""
+    return np.float32(value)
 
 
 def GetUserWorkspace(workspace: GM_ADDR | None) -> GM_ADDR:
@@ -46,4 +54,4 @@ def DivCeil(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
-__all__ = ["SYSTEM_WORKSPACE_BYTES", "DivCeil", "GetUserWorkspace", "InitSocState"]
+__all__ = ["SYSTEM_WORKSPACE_BYTES", "DivCeil", "GetUserWorkspace", "InitSocState", "ToFloat"]

@@ -309,6 +309,52 @@ def Min(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
     _two_sources(Opcode.MIN, "Min", dst, src0, src1, args)
 
 
+def ArithProgression(dstLocal: LocalTensor, firstValue, diffValue, count: int) -> None:
+    """``dst[i] = firstValue + i * diffValue`` for ``count`` elements."""
+    n = _count(count, "ArithProgression")
+    rec = program.current()
+    rec.emit(Instr(Pipe.VECTOR, Opcode.ARITH_PROGRESSION,
+                   dst=dstLocal.operand(n, "ArithProgression dst"), count=n,
+                   scalar=float(firstValue), params=(float(diffValue),)))
+
+
+def CreateVecIndex(dst: LocalTensor, firstValue, calCount: int) -> None:
+    """``dst[i] = firstValue + i`` for ``calCount`` elements (count form)."""
+    n = _count(calCount, "CreateVecIndex")
+    rec = program.current()
+    rec.emit(Instr(Pipe.VECTOR, Opcode.ARITH_PROGRESSION,
+                   dst=dst.operand(n, "CreateVecIndex dst"), count=n, scalar=float(firstValue),
+                   params=(1.0,), label="CreateVecIndex"))
+
+
+def _reduce(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, tmp: LocalTensor,
+            count: int, calIndex: bool) -> None:
+    n = _count(count, name)
+    if dst.dtype != src.dtype or src.dtype.kind != "f" and "bfloat16" not in str(src.dtype):
+        raise KernelError(f"{name}: dst and src must be the same float type "
+                          f"({dst.dtype}, {src.dtype})")
+    if not isinstance(tmp, LocalTensor):
+        raise KernelError(f"{name}: sharedTmpBuffer must be a LocalTensor")
+    out = 2 if calIndex else 1
+    rec = program.current()
+    rec.emit(Instr(Pipe.VECTOR, op, dst=dst.operand(out, f"{name} dst", align=0),
+                   src=(src.operand(n, f"{name} src"),), count=n,
+                   params=(int(bool(calIndex)),)), 3)
+
+
+def ReduceSum(dst: LocalTensor, src: LocalTensor, sharedTmpBuffer: LocalTensor,
+              count: int) -> None:
+    """Level-2 ``ReduceSum``: the sum of ``count`` elements into ``dst[0]`` (semantics.py)."""
+    _reduce(Opcode.REDUCE_SUM, "ReduceSum", dst, src, sharedTmpBuffer, count, False)
+
+
+def ReduceMax(dst: LocalTensor, src: LocalTensor, sharedTmpBuffer: LocalTensor, count: int,
+              calIndex: bool = False) -> None:
+    """Level-2 ``ReduceMax``: the largest of ``count`` elements into ``dst[0]`` and, with
+    ``calIndex``, its first index into ``dst[1]`` (semantics.py)."""
+    _reduce(Opcode.REDUCE_MAX, "ReduceMax", dst, src, sharedTmpBuffer, count, calIndex)
+
+
 def BlockReduceSum(dst: LocalTensor, src: LocalTensor, repeatTime: int, mask: int,
                    dstRepStride: int, srcBlkStride: int, srcRepStride: int) -> None:
     """Sum of each 32-byte block of every repeat (adjacent-pair tree), 8 results per repeat."""
