@@ -42,7 +42,6 @@ from aicore_sim.ascendc import (
     WholeReduceSum,
 )
 from aicore_sim.dtypes import bfloat16, float16, float32, int32
-from aicore_sim.errors import KernelError
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, RoundMode, Space
 from aicore_sim.launch import launch
 from aicore_sim.platform import load_platform
