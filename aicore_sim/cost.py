@@ -70,6 +70,9 @@ _VECTOR_OPS = frozenset(
         Opcode.ARITH_PROGRESSION,
         Opcode.REDUCE_SUM,
         Opcode.REDUCE_MAX,
+        Opcode.SORT,
+        Opcode.MRG_SORT,
+        Opcode.EXTRACT,
     }
 )
 # Vector-pipe calls priced with another API's fit. DataCopy UB->UB is the copy_ubuf_to_ubuf

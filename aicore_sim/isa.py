@@ -97,6 +97,9 @@ class Opcode(Enum):
     ARITH_PROGRESSION = "ArithProgression"  # also CreateVecIndex (difference 1)
     REDUCE_SUM = "ReduceSum"
     REDUCE_MAX = "ReduceMax"
+    SORT = "Sort"
+    MRG_SORT = "MrgSort"
+    EXTRACT = "Extract"
     # synchronisation (queue entries of the pipe named in Instr.pipe)
     SET_FLAG = "SetFlag"
     WAIT_FLAG = "WaitFlag"
@@ -168,6 +171,9 @@ class Instr(NamedTuple):
       dstRepStride, src0RepStride, src1RepStride)`` (count mode has empty ``params``);
       ArithProgression: ``count``, ``scalar`` (the first value), ``params = (difference,)``;
       ReduceSum / ReduceMax (level 2): ``count``, ``params = (calIndex,)`` (ReduceMax);
+      Sort: ``count`` (elements), ``params = (isFullSort,)``, sources (scores, indices);
+      MrgSort: sources = the sorted lists, ``params`` = their lengths; Extract: two
+      instructions, ``count``, ``params = (0,)`` for the scores and ``(1,)`` for the indices;
       BlockReduceSum / WholeReduceSum: ``mask``, ``repeat``,
       ``params = (dstRepStride, srcBlkStride, srcRepStride)``.
     - SetFlag / WaitFlag: ``event``, ``event_id``; PipeBarrier: ``barrier`` (the pipe it drains,

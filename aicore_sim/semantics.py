@@ -349,6 +349,78 @@ def _reduce_max(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     _put(ub, slice(dst.addr, dst.addr + raw.size), raw, out)
 
 
+# --- sort (A2/A3 layout: one 8-byte (score, index) structure per element) -------------------
+
+SORT_BYTES = 8  # a sorted element: score in the low bytes, uint32 index in the high 4
+
+
+def _pack_sorted(scores: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """(n, 8) bytes: the score's bytes first (fp16: 2 bytes and 2 reserved zero bytes), then
+    the uint32 index."""
+    out = np.zeros((scores.size, SORT_BYTES), np.uint8)
+    width = scores.dtype.itemsize
+    out[:, :width] = scores.view(np.uint8).reshape(-1, width)
+    out[:, 4:] = index.astype(np.uint32).view(np.uint8).reshape(-1, 4)
+    return out
+
+
+def _unpack_sorted(raw: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    width = dtype.itemsize
+    scores = np.ascontiguousarray(raw[:, :width]).view(dtype).reshape(-1)
+    index = np.ascontiguousarray(raw[:, 4:]).view(np.uint32).reshape(-1)
+    return scores, index
+
+
+def _descending(scores: np.ndarray) -> np.ndarray:
+    """Stable order by score, largest first: equal scores keep their input order (the
+    documented tie rule: of score[i] == score[j] with j < i, j comes first)."""
+    return np.argsort(-scores.astype(np.float64), kind="stable")
+
+
+def _sort(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Sort: ``count`` scores with their uint32 indices, descending, into (score, index)
+    structures; ``isFullSort`` false sorts each group of 32 on its own."""
+    s_op, i_op = ins.src
+    n = ins.count
+    scores = np.array(_typed(s_op, ub, n), copy=True)
+    index = np.array(_typed(i_op, ub, n), copy=True)
+    if ins.params[0]:
+        order = _descending(scores)
+    else:
+        order = np.concatenate([g + _descending(scores[g:g + 32]) for g in range(0, n, 32)])
+    raw = _pack_sorted(scores[order], index[order]).reshape(-1)
+    _put(ub, slice(ins.dst.addr, ins.dst.addr + raw.size), raw, out)
+
+
+def _mrg_sort(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """MrgSort: merge the valid sorted lists (their lengths in ``params``) into one,
+    descending; equal scores come from the earlier list first, and within a list keep their
+    order."""
+    dtype = ins.dst.dtype
+    scores, index, rank = [], [], []
+    for k, (op, length) in enumerate(zip(ins.src, ins.params)):
+        raw = ub[op.addr:op.addr + length * SORT_BYTES].reshape(-1, SORT_BYTES)
+        s, i = _unpack_sorted(raw, dtype)
+        scores.append(s)
+        index.append(i)
+        rank.append(np.full(length, k))
+    s, i = np.concatenate(scores), np.concatenate(index)
+    order = _descending(s)  # stable: the lists' concatenation order breaks ties
+    raw = _pack_sorted(s[order], i[order]).reshape(-1)
+    _put(ub, slice(ins.dst.addr, ins.dst.addr + raw.size), raw, out)
+
+
+def _extract(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Extract, one of its two halves: ``count`` (score, index) structures (the source, typed
+    by the score's dtype) into the scores (``params = (0,)``) or the uint32 indices
+    (``params = (1,)``) at ``dst``."""
+    src = ins.src[0]
+    n = ins.count
+    raw = ub[src.addr:src.addr + n * SORT_BYTES].reshape(-1, SORT_BYTES)
+    s, i = _unpack_sorted(np.array(raw, copy=True), src.dtype)
+    _put(_typed(ins.dst, ub, n), ..., i if ins.params[0] else s, out)
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x, np.zeros((), x.dtype))
 
@@ -501,6 +573,9 @@ EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.ARITH_PROGRESSION: _arith_progression,
     Opcode.REDUCE_SUM: _reduce_sum,
     Opcode.REDUCE_MAX: _reduce_max,
+    Opcode.SORT: _sort,
+    Opcode.MRG_SORT: _mrg_sort,
+    Opcode.EXTRACT: _extract,
     Opcode.BLOCK_REDUCE_SUM: _block_reduce_sum,
     Opcode.WHOLE_REDUCE_SUM: _whole_reduce_sum,
     Opcode.SET_VALUE_UB: _set_value,

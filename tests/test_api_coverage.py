@@ -70,7 +70,7 @@ __aicore__ inline void SortRows(LocalTensor<float> dst, LocalTensor<float> src,
 {
     DataCopyParams copyParams{1, 2, 0, 0};
     DataCopy(src, gm, copyParams);
-    Sort<float, true>(dst, src, idx, tmp, 4);
+    TopK<float>(dst, src, idx, tmp, 4);
 #if defined(__CCE_AICORE__) && __CCE_AICORE__ == 200
     GatherMask(dst, src, 1, false, 0, {1, 1, 8, 0}, 32);
 #endif
@@ -99,7 +99,7 @@ def test_missing_lists_and_summary(tmp_path: Path) -> None:
     assert by_op["op_covered"].files == ["moe/op_covered/op_kernel/op_covered.cpp",
                                          "moe/op_covered/op_kernel/x.h"]
     missing = {s.name: sorted(i for i in s.items if i not in provided) for s in scans}
-    assert missing == {"op_covered": [], "op_sort": ["DataCopy (DataCopyParams)", "Sort"]}
+    assert missing == {"op_covered": [], "op_sort": ["DataCopy (DataCopyParams)", "TopK"]}
     assert sorted(by_op["op_covered"].items) == [
         "Add", "DataCopy", "GetBlockIdx", "GlobalTensor", "GlobalTensor.SetGlobalBuffer",
         "LocalTensor", "SetFlag", "TPipe", "TPipe.InitBuffer", "TQue", "TQue.AllocTensor",
@@ -110,11 +110,11 @@ def test_missing_lists_and_summary(tmp_path: Path) -> None:
     summary = mod.summarise(scans, provided)
     assert len(summary.kernels) == 2
     assert sorted(by_op["op_sort"].items) == [
-        "DataCopy (DataCopyParams)", "DataCopyParams", "GlobalTensor", "LocalTensor", "Sort"]
-    assert len(summary.used) == 16  # op_covered's 13 + DataCopy (DataCopyParams), ..., Sort
-    assert len(summary.provided) == 14  # all but Sort and DataCopy (DataCopyParams)
+        "DataCopy (DataCopyParams)", "DataCopyParams", "GlobalTensor", "LocalTensor", "TopK"]
+    assert len(summary.used) == 16  # op_covered's 13 + DataCopy (DataCopyParams), ..., TopK
+    assert len(summary.provided) == 14  # all but TopK and DataCopy (DataCopyParams)
     assert summary.covered == ["op_covered"]
-    assert summary.missing == {"DataCopy (DataCopyParams)": ["op_sort"], "Sort": ["op_sort"]}
+    assert summary.missing == {"DataCopy (DataCopyParams)": ["op_sort"], "TopK": ["op_sort"]}
 
     report = tmp_path / "r.md"
     assert mod.main(["--upstream", str(tmp_path), "--report", str(report)]) == 0

@@ -18,6 +18,16 @@ from aicore_sim.ascendc.datacopy import (
     SetAtomicNone,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType, PlatformAscendC
+from aicore_sim.ascendc.sort import (
+    Concat,
+    Extract,
+    GetSortLen,
+    GetSortOffset,
+    MrgSort,
+    MrgSort4Info,
+    MrgSortSrcList,
+    Sort,
+)
 from aicore_sim.ascendc.sync import (
     EVENT_ID0,
     EVENT_ID1,
@@ -94,6 +104,8 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "Concat", "Extract", "GetSortLen", "GetSortOffset", "MrgSort", "MrgSort4Info",
+    "MrgSortSrcList", "Sort",
     "ArithProgression", "CreateVecIndex", "InitGlobalMemory", "InitOutput", "ReduceMax",
     "ReduceSum", "ToFloat",
     "SetAtomicAdd", "SetAtomicNone", "GetUserWorkspace",
