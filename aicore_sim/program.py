@@ -71,7 +71,7 @@ class CoreRecorder:
     __slots__ = ("core", "block_num", "image", "ub_bytes", "ub", "platform", "effects",
                  "stream", "pipe_count", "hazards", "_writer_pos", "_writes", "pipe_index",
                  "sites", "_frame", "_code", "_runs", "event_ids", "pipes", "_intern",
-                 "auto_sync", "sync_hook", "atomic")
+                 "auto_sync", "sync_hook", "atomic", "vector_mask", "deq_scale")
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
                  platform, effects: frozenset = ALL_EFFECTS,
@@ -112,6 +112,8 @@ class CoreRecorder:
         # SyncAll: gives the turn to the other cores until all have arrived (phases.py)
         self.sync_hook: Callable[[], None] | None = None
         self.atomic = ""  # SetAtomicAdd<T>: T's name, given to every later UB->GM copy
+        self.vector_mask = 0  # SetVectorMask: leading lanes (normal mode); 0 = all (reset)
+        self.deq_scale = 1.0  # SetDeqScale: the scale of int32 -> half casts
 
     # -- recording ---------------------------------------------------------------------------
 

@@ -147,6 +147,8 @@ def _data_copy_ub_to_ub(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
 def _cast(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     src, dst = ins.src[0], ins.dst
     x = _typed(src, ub, ins.count)
+    if ins.scalar:  # int32 -> half after SetDeqScale: the exact product, rounded once
+        x = x.astype(np.float64) * ins.scalar
     _put(_typed(dst, ub, ins.count), ..., cast_values(x, dst.dtype, ins.round_mode), out)
 
 

@@ -10,7 +10,9 @@ from aicore_sim.ascendc.datacopy import (
     DataCopyExtParams,
     DataCopyPad,
     DataCopyPadExtParams,
+    DataCopyPadGm2UBImpl,
     DataCopyPadParams,
+    DataCopyPadUB2GMImpl,
     DataCopyParams,
     InitGlobalMemory,
     InitOutput,
@@ -60,6 +62,7 @@ from aicore_sim.ascendc.vector import (
     CAST_RINT,
     CAST_ROUND,
     CAST_TRUNC,
+    MASK_PLACEHOLDER,
     Abs,
     Add,
     Adds,
@@ -82,6 +85,9 @@ from aicore_sim.ascendc.vector import (
     ReduceMax,
     ReduceSum,
     Relu,
+    ResetMask,
+    SetDeqScale,
+    SetVectorMask,
     Sqrt,
     Sub,
     UnaryRepeatParams,
@@ -104,6 +110,8 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "DataCopyPadGm2UBImpl", "DataCopyPadUB2GMImpl", "MASK_PLACEHOLDER", "ResetMask",
+    "SetDeqScale", "SetVectorMask",
     "Concat", "Extract", "GetSortLen", "GetSortOffset", "MrgSort", "MrgSort4Info",
     "MrgSortSrcList", "Sort",
     "ArithProgression", "CreateVecIndex", "InitGlobalMemory", "InitOutput", "ReduceMax",

@@ -235,8 +235,64 @@ def _init_gm(name: str, g: GlobalTensor, size: int, value) -> None:
              3)
 
 
-def DataCopy(dst, src, calCount: int) -> None:
-    """``DataCopy(dst, src, calCount)``: GM->UB, UB->GM or UB->UB, contiguous (see module)."""
+def _data_copy_params(dst, src, p: DataCopyParams) -> None:
+    """``DataCopy(dst, src, DataCopyParams)``: blockCount blocks of blockLen x 32 bytes, the
+    strides in 32-byte blocks on both sides (GM's converted to bytes for the copy)."""
+    ext = _check_u16(p)
+    length = int(ext.blockLen) * 32
+    if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
+        DataCopyPad(dst, src, DataCopyExtParams(ext.blockCount, length, int(ext.srcStride) * 32,
+                                                int(ext.dstStride)))
+    elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
+        DataCopyPad(dst, src, DataCopyExtParams(ext.blockCount, length, int(ext.srcStride),
+                                                int(ext.dstStride) * 32))
+    elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
+        count = int(ext.blockCount)
+        s_stride, d_stride = int(ext.srcStride), int(ext.dstStride)
+        span = lambda stride: count * length + max(count - 1, 0) * stride * 32  # noqa: E731
+        rec = program.current()
+        rec.emit(Instr(Pipe.VECTOR, Opcode.DATA_COPY_UB_TO_UB,
+                       dst=dst.operand(0, "DataCopy UB->UB dst", nbytes=span(d_stride)),
+                       src=(src.operand(0, "DataCopy UB->UB src", nbytes=span(s_stride)),),
+                       count=count * length // dst.dtype.itemsize, nbytes=count * length,
+                       params=(count, length, s_stride, d_stride)), 3)
+    else:
+        raise KernelError(f"DataCopy: unsupported operand pair {type(dst).__name__} <- "
+                          f"{type(src).__name__}")
+
+
+def _ub_tensor(addr: int, what: str) -> LocalTensor:
+    """The int32 LocalTensor at UB byte ``addr`` of the core's live buffers (what a raw
+    ``__ubuf__`` pointer from ``GetPhyAddr`` points into)."""
+    ub = program.current().ub
+    for a in reversed(ub.allocations):
+        if a.pipe == ub.pipe and a.addr <= int(addr) < a.end:
+            return LocalTensor("int32", a.name, int(addr), a.end)
+    raise KernelError(f"{what}: UB address {addr} is in no live buffer of this core")
+
+
+def DataCopyPadGm2UBImpl(dstAddr: int, srcAddr, intriParams: DataCopyExtParams,
+                         padParams: DataCopyPadExtParams | None = None) -> None:
+    """The library's GM->UB ``DataCopyPad`` on raw addresses (``__ubuf__ int32_t*`` from
+    ``LocalTensor.GetPhyAddr``, ``__gm__ int32_t*`` from ``GlobalTensor.GetPhyAddr``)."""
+    g = GlobalTensor("int32")
+    g.SetGlobalBuffer(srcAddr)
+    DataCopyPad(_ub_tensor(dstAddr, "DataCopyPadGm2UBImpl"), g, intriParams, padParams)
+
+
+def DataCopyPadUB2GMImpl(dstAddr, srcAddr: int, intriParams: DataCopyExtParams) -> None:
+    """The library's UB->GM ``DataCopyPad`` on raw addresses (see DataCopyPadGm2UBImpl)."""
+    g = GlobalTensor("int32")
+    g.SetGlobalBuffer(dstAddr)
+    DataCopyPad(g, _ub_tensor(srcAddr, "DataCopyPadUB2GMImpl"), intriParams)
+
+
+def DataCopy(dst, src, calCount) -> None:
+    """``DataCopy(dst, src, calCount)``: GM->UB, UB->GM or UB->UB, contiguous (see module);
+    ``DataCopy(dst, src, DataCopyParams)``: blocks with 32-byte units and strides."""
+    if isinstance(calCount, DataCopyParams):
+        _data_copy_params(dst, src, calCount)
+        return
     rec = program.current()
     if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
         what = f"DataCopy GM->UB from '{src.name}' into '{dst.buf}'"

@@ -22,6 +22,7 @@ import numpy as np
 
 from aicore_sim import program
 from aicore_sim.ascendc.tensors import LocalTensor
+from aicore_sim.dtypes import as_dtype
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Instr, Opcode, Pipe, RoundMode
 from aicore_sim.semantics import validate_cast
@@ -114,6 +115,49 @@ def _span(t: LocalTensor, mask: int, repeat: int, blk: int, rep: int) -> int:
     return last + (last_lane % per_block + 1) * t.dtype.itemsize
 
 
+MASK_PLACEHOLDER = 0  # the mask argument of an isSetMask = false call (ignored)
+
+
+def SetVectorMask(dtype, *mask) -> None:
+    """``SetVectorMask<T>(len)`` or ``SetVectorMask<T>(maskHigh, maskLow)`` (normal mode):
+    the lanes every later ``isSetMask=False`` call uses, until ``ResetMask``. A bit mask must
+    be a run of leading lanes (the only patterns modelled); it records no instruction (the
+    guide states 1 cycle, not charged)."""
+    lanes = 256 // as_dtype(dtype).itemsize
+    if len(mask) == 1:
+        n = int(mask[0])
+    elif len(mask) == 2:
+        bits = (int(mask[0]) << 64) | int(mask[1])
+        n = bits.bit_length()
+        if bits != (1 << n) - 1:
+            raise KernelError(f"SetVectorMask: bit mask {bits:#x} is not a run of leading lanes "
+                              "(only those are modelled)")
+    else:
+        raise KernelError("SetVectorMask: expected (len) or (maskHigh, maskLow)")
+    if not 0 < n <= lanes:
+        raise KernelError(f"SetVectorMask: {n} lanes outside [1, {lanes}] for {as_dtype(dtype)}")
+    program.current().vector_mask = n
+
+
+def ResetMask() -> None:
+    """``ResetMask()``: every lane again for ``isSetMask=False`` calls."""
+    program.current().vector_mask = 0
+
+
+def SetDeqScale(scale) -> None:
+    """``SetDeqScale(half scale)``: later int32 -> half casts multiply by ``scale`` (the
+    device's dequantising conversion)."""
+    program.current().deq_scale = float(np.float16(scale))
+
+
+def _mask_of(mask: int, dtype: np.dtype, isSetMask: bool) -> int:
+    """The lanes a mask + repeat call uses: its own mask, or the core's (``isSetMask``
+    false: SetVectorMask's, every lane after ResetMask)."""
+    if isSetMask:
+        return mask
+    return program.current().vector_mask or 256 // dtype.itemsize
+
+
 def _repeat_args(mask: int, repeat: int, dtype: np.dtype, what: str) -> tuple[int, int]:
     mask, repeat = int(mask), int(repeat)
     lanes = 256 // dtype.itemsize
@@ -130,8 +174,10 @@ def Cast(dst: LocalTensor, src: LocalTensor, roundMode: RoundMode, count: int) -
     if why:
         raise KernelError(why)
     rec = program.current()
+    deq = rec.deq_scale if (str(src.dtype), str(dst.dtype)) == ("int32", "float16") else 0.0
     rec.emit(Instr(Pipe.VECTOR, Opcode.CAST, dst=dst.operand(n, "Cast dst"),
-                   src=(src.operand(n, "Cast src"),), count=n, round_mode=roundMode))
+                   src=(src.operand(n, "Cast src"),), count=n, round_mode=roundMode,
+                   scalar=deq))
 
 
 def Copy(dst: LocalTensor, src: LocalTensor, mask: int, repeatTime: int,
@@ -172,8 +218,8 @@ def Duplicate(dst: LocalTensor, scalarValue, *args) -> None:
                    count=mask * repeat, scalar=float(scalarValue), params=(blk, rep)))
 
 
-def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scalar, args
-                ) -> None:
+def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scalar, args,
+                isSetMask: bool = True) -> None:
     """A one-source call (``scalar`` None: unary) in its count or mask + repeat form."""
     if dst.dtype != src.dtype:
         raise KernelError(f"{name}: dst {dst.dtype} and src {src.dtype} differ")
@@ -188,7 +234,8 @@ def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scala
         form = "dst, src" if scalar is None else "dst, src, scalarValue"
         raise KernelError(f"{name}: expected ({form}, count) or ({form}, mask, repeatTime, "
                           "UnaryRepeatParams)")
-    mask, repeat = _repeat_args(args[0], args[1], dst.dtype, name)
+    mask, repeat = _repeat_args(_mask_of(args[0], dst.dtype, isSetMask), args[1], dst.dtype,
+                                name)
     params = _unary_repeat_params(args[2], name)
     d_blk, s_blk, d_rep, s_rep = params
     d = dst.operand(0, f"{name} dst", nbytes=_span(dst, mask, repeat, d_blk, d_rep))
@@ -197,44 +244,48 @@ def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scala
                    count=mask * repeat, scalar=value, params=params), 3)
 
 
-def Muls(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+def Muls(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
+         ) -> None:
     """``dst = src * scalar`` (count or mask + repeat form)."""
-    _one_source(Opcode.MULS, "Muls", dst, src, scalarValue, args)
+    _one_source(Opcode.MULS, "Muls", dst, src, scalarValue, args, isSetMask)
 
 
-def Adds(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+def Adds(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
+         ) -> None:
     """``dst = src + scalar`` (count or mask + repeat form)."""
-    _one_source(Opcode.ADDS, "Adds", dst, src, scalarValue, args)
+    _one_source(Opcode.ADDS, "Adds", dst, src, scalarValue, args, isSetMask)
 
 
-def Maxs(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+def Maxs(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
+         ) -> None:
     """``dst = max(src, scalar)`` (count or mask + repeat form)."""
-    _one_source(Opcode.MAXS, "Maxs", dst, src, scalarValue, args)
+    _one_source(Opcode.MAXS, "Maxs", dst, src, scalarValue, args, isSetMask)
 
 
-def Mins(dst: LocalTensor, src: LocalTensor, scalarValue, *args) -> None:
+def Mins(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
+         ) -> None:
     """``dst = min(src, scalar)`` (count or mask + repeat form)."""
-    _one_source(Opcode.MINS, "Mins", dst, src, scalarValue, args)
+    _one_source(Opcode.MINS, "Mins", dst, src, scalarValue, args, isSetMask)
 
 
-def Exp(dst: LocalTensor, src: LocalTensor, *args) -> None:
+def Exp(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
     """``dst = e ** src`` (count or mask + repeat form)."""
-    _one_source(Opcode.EXP, "Exp", dst, src, None, args)
+    _one_source(Opcode.EXP, "Exp", dst, src, None, args, isSetMask)
 
 
-def Abs(dst: LocalTensor, src: LocalTensor, *args) -> None:
+def Abs(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
     """``dst = |src|`` (count or mask + repeat form)."""
-    _one_source(Opcode.ABS, "Abs", dst, src, None, args)
+    _one_source(Opcode.ABS, "Abs", dst, src, None, args, isSetMask)
 
 
-def Relu(dst: LocalTensor, src: LocalTensor, *args) -> None:
+def Relu(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
     """``dst = max(src, 0)`` (count or mask + repeat form)."""
-    _one_source(Opcode.RELU, "Relu", dst, src, None, args)
+    _one_source(Opcode.RELU, "Relu", dst, src, None, args, isSetMask)
 
 
-def Sqrt(dst: LocalTensor, src: LocalTensor, *args) -> None:
+def Sqrt(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
     """``dst = sqrt(src)`` (count or mask + repeat form)."""
-    _one_source(Opcode.SQRT, "Sqrt", dst, src, None, args)
+    _one_source(Opcode.SQRT, "Sqrt", dst, src, None, args, isSetMask)
 
 
 def _binary(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
@@ -251,10 +302,12 @@ def _binary(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTen
 
 
 def _binary_repeat(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
-                   mask: int, repeatTime: int, repeatParams: BinaryRepeatParams) -> None:
+                   mask: int, repeatTime: int, repeatParams: BinaryRepeatParams,
+                   isSetMask: bool = True) -> None:
     if not dst.dtype == a.dtype == b.dtype:
         raise KernelError(f"{name}: operand dtypes differ ({dst.dtype}, {a.dtype}, {b.dtype})")
-    mask, repeat = _repeat_args(mask, repeatTime, dst.dtype, name)
+    mask, repeat = _repeat_args(_mask_of(mask, dst.dtype, isSetMask), repeatTime, dst.dtype,
+                                name)
     params = _binary_repeat_params(repeatParams, name)
     d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = params
     rec = program.current()
@@ -266,47 +319,53 @@ def _binary_repeat(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: L
 
 
 def _two_sources(op: Opcode, name: str, dst: LocalTensor, src0: LocalTensor,
-                 src1: LocalTensor, args: tuple) -> None:
+                 src1: LocalTensor, args: tuple, isSetMask: bool = True) -> None:
     """``name(dst, src0, src1, count)`` or ``name(dst, src0, src1, mask, repeatTime,
     repeatParams)`` (mask + repeat form: ``mask`` leading lanes of each of ``repeatTime``
     repeats, strides from the :class:`BinaryRepeatParams`)."""
     if len(args) == 1:
         _binary(op, name, dst, src0, src1, args[0])
     elif len(args) == 3:
-        _binary_repeat(op, name, dst, src0, src1, *args)
+        _binary_repeat(op, name, dst, src0, src1, *args, isSetMask)
     else:
         raise KernelError(f"{name}: expected (dst, src0, src1, count) or (dst, src0, src1, "
                           f"mask, repeatTime, repeatParams), got {3 + len(args)} arguments")
 
 
-def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
+        isSetMask: bool = True) -> None:
     """``dst = src0 + src1`` (count or mask + repeat form)."""
-    _two_sources(Opcode.ADD, "Add", dst, src0, src1, args)
+    _two_sources(Opcode.ADD, "Add", dst, src0, src1, args, isSetMask)
 
 
-def Sub(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+def Sub(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
+        isSetMask: bool = True) -> None:
     """``dst = src0 - src1`` (count or mask + repeat form)."""
-    _two_sources(Opcode.SUB, "Sub", dst, src0, src1, args)
+    _two_sources(Opcode.SUB, "Sub", dst, src0, src1, args, isSetMask)
 
 
-def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
+        isSetMask: bool = True) -> None:
     """``dst = src0 * src1`` (count or mask + repeat form)."""
-    _two_sources(Opcode.MUL, "Mul", dst, src0, src1, args)
+    _two_sources(Opcode.MUL, "Mul", dst, src0, src1, args, isSetMask)
 
 
-def Div(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+def Div(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
+        isSetMask: bool = True) -> None:
     """``dst = src0 / src1`` (count or mask + repeat form; IEEE division)."""
-    _two_sources(Opcode.DIV, "Div", dst, src0, src1, args)
+    _two_sources(Opcode.DIV, "Div", dst, src0, src1, args, isSetMask)
 
 
-def Max(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+def Max(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
+        isSetMask: bool = True) -> None:
     """``dst = max(src0, src1)`` (count or mask + repeat form)."""
-    _two_sources(Opcode.MAX, "Max", dst, src0, src1, args)
+    _two_sources(Opcode.MAX, "Max", dst, src0, src1, args, isSetMask)
 
 
-def Min(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args) -> None:
+def Min(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
+        isSetMask: bool = True) -> None:
     """``dst = min(src0, src1)`` (count or mask + repeat form)."""
-    _two_sources(Opcode.MIN, "Min", dst, src0, src1, args)
+    _two_sources(Opcode.MIN, "Min", dst, src0, src1, args, isSetMask)
 
 
 def ArithProgression(dstLocal: LocalTensor, firstValue, diffValue, count: int) -> None:
