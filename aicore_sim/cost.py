@@ -70,6 +70,8 @@ _VECTOR_OPS = frozenset(
         Opcode.ARITH_PROGRESSION,
         Opcode.REDUCE_SUM,
         Opcode.REDUCE_MAX,
+        Opcode.WHOLE_REDUCE_MAX,
+        Opcode.BRCB,
         Opcode.SORT,
         Opcode.MRG_SORT,
         Opcode.EXTRACT,
@@ -88,7 +90,7 @@ _VECTOR_OPS = frozenset(
 _PRICED_AS = {Opcode.DATA_COPY_UB_TO_UB: "Copy", Opcode.ARITH_PROGRESSION: "Duplicate",
               Opcode.REDUCE_SUM: "WholeReduceSum", Opcode.REDUCE_MAX: "WholeReduceMax"}
 _REDUCE_OPS = frozenset({Opcode.BLOCK_REDUCE_SUM, Opcode.WHOLE_REDUCE_SUM, Opcode.REDUCE_SUM,
-                         Opcode.REDUCE_MAX})
+                         Opcode.REDUCE_MAX, Opcode.WHOLE_REDUCE_MAX})
 _SCALAR_OPS = frozenset({Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB})
 
 _MEMO_LIMIT = 200_000  # entries per memo dict before it is cleared (bounded memory)

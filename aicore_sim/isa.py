@@ -97,6 +97,8 @@ class Opcode(Enum):
     ARITH_PROGRESSION = "ArithProgression"  # also CreateVecIndex (difference 1)
     REDUCE_SUM = "ReduceSum"
     REDUCE_MAX = "ReduceMax"
+    WHOLE_REDUCE_MAX = "WholeReduceMax"
+    BRCB = "Brcb"
     SORT = "Sort"
     MRG_SORT = "MrgSort"
     EXTRACT = "Extract"
@@ -171,6 +173,8 @@ class Instr(NamedTuple):
       dstRepStride, src0RepStride, src1RepStride)`` (count mode has empty ``params``);
       ArithProgression: ``count``, ``scalar`` (the first value), ``params = (difference,)``;
       ReduceSum / ReduceMax (level 2): ``count``, ``params = (calIndex,)`` (ReduceMax);
+      WholeReduceMax: as WholeReduceSum, ``params = (dstRepStride, srcBlkStride,
+      srcRepStride, order)``; Brcb: ``repeat``, ``params = (dstBlkStride, dstRepStride)``;
       Sort: ``count`` (elements), ``params = (isFullSort,)``, sources (scores, indices);
       MrgSort: sources = the sorted lists, ``params`` = their lengths; Extract: two
       instructions, ``count``, ``params = (0,)`` for the scores and ``(1,)`` for the indices;
@@ -186,7 +190,8 @@ class Instr(NamedTuple):
       access goes to HBM without allocating in L2).
     - ``atomic``: a UB->GM copy made after ``SetAtomicAdd<T>``: the name of ``T``; the copy
       adds its values to what GM holds (in ``T``, one rounding per element) instead of
-      overwriting them. Empty for a plain copy.
+      overwriting them; after ``SetAtomicMax<T>``: ``"max:T"``, it keeps the larger. Empty
+      for a plain copy.
     """
 
     pipe: Pipe

@@ -111,24 +111,25 @@ def _copy_ub_to_gm(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     src, dst = ins.src[0], ins.dst
     s = _blocks(ub, src.addr, count, length, _up32(length) + src_stride * BLOCK)
     d = _blocks(gm[dst.buf], dst.addr, count, length, length + dst_stride)
-    if ins.atomic:  # SetAtomicAdd: add to what GM holds when the copy lands
+    if ins.atomic:  # SetAtomicAdd / Max: combine with what GM holds when the copy lands
+        fn = np.maximum if ins.atomic.startswith("max:") else np.add
         dt = src.dtype
         if out is None:
-            d[...] = _added(d, s, dt)
+            d[...] = _combined(d, s, dt, fn)
         else:
-            out.append((d, _ATOMIC_ADD, np.array(s, copy=True), dt))
+            out.append((d, _ATOMIC, np.array(s, copy=True), dt, fn))
         return
     _put(d, ..., s, out)
 
 
-_ATOMIC_ADD = object()  # marks a deferred atomic add in a pending list (see commit)
+_ATOMIC = object()  # marks a deferred atomic add / max in a pending list (see commit)
 
 
-def _added(d: np.ndarray, s: np.ndarray, dt: np.dtype) -> np.ndarray:
-    """Bytes of ``d + s`` element-wise in ``dt`` (rows of whole elements)."""
+def _combined(d: np.ndarray, s: np.ndarray, dt: np.dtype, fn) -> np.ndarray:
+    """Bytes of ``fn(d, s)`` element-wise in ``dt`` (rows of whole elements)."""
     a = np.ascontiguousarray(d).view(dt)
     b = np.ascontiguousarray(s).view(dt)
-    return (a + b).astype(dt).view(np.uint8).reshape(d.shape)
+    return fn(a, b).astype(dt).view(np.uint8).reshape(d.shape)
 
 
 def _data_copy_ub_to_ub(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
@@ -423,6 +424,51 @@ def _extract(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     _put(_typed(ins.dst, ub, n), ..., i if ins.params[0] else s, out)
 
 
+def _whole_reduce_max(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """WholeReduceMax: per repeat the largest active lane and its index inside the repeat
+    (the first such lane), written by ``order``: 0 value then index, 1 index then value (each
+    in a slot of the element's width, the index as an unsigned integer of that width),
+    2 the value only, 3 the index only (as uint32). ``dstRepStride`` counts in what one
+    repeat writes."""
+    if ins.mask == 0 or ins.repeat == 0:
+        return
+    src, dst = ins.src[0], ins.dst
+    dst_rep, src_blk, src_rep, order = ins.params
+    vals = _gather_lanes(src, ub, ins, src_blk, src_rep).reshape(ins.repeat, -1)
+    active = min(ins.mask, vals.shape[1])
+    vals = vals[:, :active]
+    idx = np.argmax(vals, axis=1)
+    best = vals[np.arange(ins.repeat), idx]
+    size = dst.dtype.itemsize
+    ibits = {2: np.uint16, 4: np.uint32}[size]
+    v_raw = best.astype(dst.dtype).view(np.uint8).reshape(-1, size)
+    if order == 3:
+        rows, unit = idx.astype(np.uint32).view(np.uint8).reshape(-1, 4), 4
+    elif order == 2:
+        rows, unit = v_raw, size
+    else:
+        i_raw = idx.astype(ibits).view(np.uint8).reshape(-1, size)
+        pair = (v_raw, i_raw) if order == 0 else (i_raw, v_raw)
+        rows, unit = np.concatenate(pair, axis=1), 2 * size
+    for r in range(ins.repeat):
+        at = dst.addr + r * dst_rep * unit
+        _put(ub, slice(at, at + rows.shape[1]), rows[r], out)
+
+
+def _brcb(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Brcb: each repeat takes 8 consecutive source elements and fills 32-byte block j of the
+    destination with element j (blocks ``dstBlkStride`` apart, repeats ``dstRepStride``)."""
+    src, dst = ins.src[0], ins.dst
+    d_blk, d_rep = ins.params
+    per_block = BLOCK // dst.dtype.itemsize
+    x = np.array(_typed(src, ub, ins.repeat * 8), copy=True)
+    for r in range(ins.repeat):
+        for j in range(8):
+            at = dst.addr + (r * d_rep + j * d_blk) * BLOCK
+            vals = np.full(per_block, x[r * 8 + j], dst.dtype).view(np.uint8)
+            _put(ub, slice(at, at + BLOCK), vals, out)
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x, np.zeros((), x.dtype))
 
@@ -575,6 +621,8 @@ EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.ARITH_PROGRESSION: _arith_progression,
     Opcode.REDUCE_SUM: _reduce_sum,
     Opcode.REDUCE_MAX: _reduce_max,
+    Opcode.WHOLE_REDUCE_MAX: _whole_reduce_max,
+    Opcode.BRCB: _brcb,
     Opcode.SORT: _sort,
     Opcode.MRG_SORT: _mrg_sort,
     Opcode.EXTRACT: _extract,
@@ -609,8 +657,8 @@ def commit(pending: list) -> None:
     """Write what :func:`read` computed (an atomic add reads GM now, at the copy's end)."""
     for entry in pending:
         target, index, values = entry[:3]
-        if index is _ATOMIC_ADD:
-            target[...] = _added(target, values, entry[3])
+        if index is _ATOMIC:
+            target[...] = _combined(target, values, entry[3], entry[4])
         else:
             target[index] = values
 

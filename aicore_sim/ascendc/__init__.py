@@ -17,6 +17,7 @@ from aicore_sim.ascendc.datacopy import (
     InitGlobalMemory,
     InitOutput,
     SetAtomicAdd,
+    SetAtomicMax,
     SetAtomicNone,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType, PlatformAscendC
@@ -69,6 +70,8 @@ from aicore_sim.ascendc.vector import (
     ArithProgression,
     BinaryRepeatParams,
     BlockReduceSum,
+    Brcb,
+    BrcbRepeatParams,
     Cast,
     Copy,
     CopyRepeatParams,
@@ -83,6 +86,7 @@ from aicore_sim.ascendc.vector import (
     Mul,
     Muls,
     ReduceMax,
+    ReduceOrder,
     ReduceSum,
     Relu,
     ResetMask,
@@ -91,6 +95,7 @@ from aicore_sim.ascendc.vector import (
     Sqrt,
     Sub,
     UnaryRepeatParams,
+    WholeReduceMax,
     WholeReduceSum,
 )
 from aicore_sim.dtypes import (
@@ -110,6 +115,7 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "Brcb", "BrcbRepeatParams", "ReduceOrder", "SetAtomicMax", "WholeReduceMax",
     "DataCopyPadGm2UBImpl", "DataCopyPadUB2GMImpl", "MASK_PLACEHOLDER", "ResetMask",
     "SetDeqScale", "SetVectorMask",
     "Concat", "Extract", "GetSortLen", "GetSortOffset", "MrgSort", "MrgSort4Info",

@@ -174,8 +174,10 @@ def _data_copy_bytes(rec, dtype, calCount: int, what: str) -> int:
 def _atomic(rec, dtype) -> str:
     """The atomic mode of a UB->GM copy of ``dtype`` elements: the core's (SetAtomicAdd)."""
     mode = rec.atomic
-    if mode and mode != str(dtype):
-        raise KernelError(f"UB->GM copy of {dtype} after SetAtomicAdd<{mode}>: the atomic "
+    kind, _, name = mode.rpartition(":")
+    if mode and name != str(dtype):
+        api = "SetAtomicMax" if kind == "max" else "SetAtomicAdd"
+        raise KernelError(f"UB->GM copy of {dtype} after {api}<{name}>: the atomic "
                           "type must be the copied data's")
     return mode
 
@@ -191,6 +193,15 @@ def SetAtomicAdd(dtype) -> None:
     if name not in _ATOMIC_TYPES:
         raise KernelError(f"SetAtomicAdd<{name}>: atomic add is for {', '.join(_ATOMIC_TYPES)}")
     program.current().atomic = name
+
+
+def SetAtomicMax(dtype) -> None:
+    """``SetAtomicMax<T>()``: later UB->GM copies of this core keep the larger of their value
+    and GM's, element by element, until ``SetAtomicNone``."""
+    name = str(as_dtype(dtype))
+    if name not in _ATOMIC_TYPES:
+        raise KernelError(f"SetAtomicMax<{name}>: atomic max is for {', '.join(_ATOMIC_TYPES)}")
+    program.current().atomic = f"max:{name}"
 
 
 def SetAtomicNone() -> None:

@@ -17,6 +17,7 @@ are not modelled yet.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
@@ -412,6 +413,76 @@ def ReduceMax(dst: LocalTensor, src: LocalTensor, sharedTmpBuffer: LocalTensor, 
     """Level-2 ``ReduceMax``: the largest of ``count`` elements into ``dst[0]`` and, with
     ``calIndex``, its first index into ``dst[1]`` (semantics.py)."""
     _reduce(Opcode.REDUCE_MAX, "ReduceMax", dst, src, sharedTmpBuffer, count, calIndex)
+
+
+class ReduceOrder(Enum):
+    """``ReduceOrder``: what WholeReduceMax writes per repeat."""
+
+    ORDER_VALUE_INDEX = 0
+    ORDER_INDEX_VALUE = 1
+    ORDER_ONLY_VALUE = 2
+    ORDER_ONLY_INDEX = 3
+
+
+def WholeReduceMax(dst: LocalTensor, src: LocalTensor, mask: int, repeatTime: int,
+                   dstRepStride: int, srcBlkStride: int, srcRepStride: int,
+                   order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX, *,
+                   isSetMask: bool = True) -> None:
+    """The largest active lane of every repeat and its index inside the repeat (the first
+    one), written in ``order`` (semantics.py); ``dstRepStride`` counts in what one repeat
+    writes (value and index: 2 elements; value: 1; index: 4 bytes)."""
+    if dst.dtype != src.dtype or str(src.dtype) not in ("float16", "float32"):
+        raise KernelError(f"WholeReduceMax: dst and src must be the same half / float type "
+                          f"({dst.dtype}, {src.dtype})")
+    if not isinstance(order, ReduceOrder):
+        raise KernelError(f"WholeReduceMax: expected a ReduceOrder, got {order!r}")
+    mask, repeat = _repeat_args(_mask_of(mask, src.dtype, isSetMask), repeatTime, src.dtype,
+                                "WholeReduceMax")
+    rec = program.current()
+    sspan = _span(src, mask, repeat, int(srcBlkStride), int(srcRepStride))
+    unit = {0: 2 * dst.dtype.itemsize, 1: 2 * dst.dtype.itemsize, 2: dst.dtype.itemsize,
+            3: 4}[order.value]
+    written = 4 if order is ReduceOrder.ORDER_ONLY_INDEX else unit
+    dspan = ((repeat - 1) * int(dstRepStride) * unit + written) if repeat else 0
+    rec.emit(Instr(Pipe.VECTOR, Opcode.WHOLE_REDUCE_MAX,
+                   dst=dst.operand(0, "WholeReduceMax dst", nbytes=dspan,
+                                   align=dst.dtype.itemsize),
+                   src=(src.operand(0, "WholeReduceMax src", nbytes=sspan),), mask=mask,
+                   repeat=repeat, count=mask * repeat,
+                   params=(int(dstRepStride), int(srcBlkStride), int(srcRepStride),
+                           order.value)))
+
+
+@dataclass
+class BrcbRepeatParams:
+    """``BrcbRepeatParams``: dstBlkStride, dstRepStride (32-byte blocks)."""
+
+    dstBlkStride: int = 1
+    dstRepStride: int = 8
+
+
+def Brcb(dst: LocalTensor, src: LocalTensor, repeatTime: int,
+         repeatParams: BrcbRepeatParams | tuple) -> None:
+    """Each repeat: 8 consecutive source elements, element j broadcast over destination
+    block j."""
+    p = BrcbRepeatParams(*repeatParams) if isinstance(repeatParams, tuple) else repeatParams
+    if not isinstance(p, BrcbRepeatParams):
+        raise KernelError(f"Brcb: expected BrcbRepeatParams, got {repeatParams!r}")
+    if dst.dtype != src.dtype or dst.dtype.itemsize not in (2, 4):
+        raise KernelError(f"Brcb: dst and src must be one 16- or 32-bit type ({dst.dtype}, "
+                          f"{src.dtype})")
+    repeat = int(repeatTime)
+    if not 0 <= repeat <= MAX_REPEAT:
+        raise KernelError(f"Brcb: repeatTime {repeat} outside [0, {MAX_REPEAT}]")
+    blk, rep = int(p.dstBlkStride), int(p.dstRepStride)
+    if repeat == 0:
+        return
+    dspan = ((repeat - 1) * rep + 7 * blk + 1) * 32
+    per_block = 32 // dst.dtype.itemsize
+    rec = program.current()
+    rec.emit(Instr(Pipe.VECTOR, Opcode.BRCB, dst=dst.operand(0, "Brcb dst", nbytes=dspan),
+                   src=(src.operand(repeat * 8, "Brcb src", align=0),), repeat=repeat,
+                   count=repeat * 8 * per_block, params=(blk, rep)))
 
 
 def BlockReduceSum(dst: LocalTensor, src: LocalTensor, repeatTime: int, mask: int,
