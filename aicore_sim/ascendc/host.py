@@ -10,11 +10,103 @@ subclasses :class:`RunContext` with the tiling-data and result types of its own 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from aicore_sim.errors import SimError
 
-__all__ = ["AclnnError", "RunContext", "TilingError"]
+__all__ = ["AclnnError", "RunContext", "TensorDesc", "TilingError", "GetLengthByType",
+           "c_div", "c_rem", "canonical_dtype", "to_i32", "to_i64", "to_u64"]
+
+
+# --- C integer semantics the host tilings compute with ------------------------------------------
+
+_MASK64 = (1 << 64) - 1
+
+
+def to_u64(x: int) -> int:
+    """``x`` converted to ``uint64_t`` (modulo 2**64)."""
+    return x & _MASK64
+
+
+def to_i64(x: int) -> int:
+    """``x`` converted to ``int64_t`` (two's complement)."""
+    x &= _MASK64
+    return x - (1 << 64) if x & (1 << 63) else x
+
+
+def to_i32(x: int) -> int:
+    """``x`` converted to ``int`` (32-bit two's complement), as ``int v = *int64Ptr``."""
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def c_div(a: int, b: int) -> int:
+    """C signed division: truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def c_rem(a: int, b: int) -> int:
+    """C signed remainder: the sign follows the dividend."""
+    return a - b * c_div(a, b)
+
+
+# --- GE data types as the host tilings see them -------------------------------------------------
+
+_DTYPE_ALIASES: dict[str, str] = {
+    "float16": "DT_FLOAT16", "fp16": "DT_FLOAT16", "half": "DT_FLOAT16",
+    "bfloat16": "DT_BF16", "bf16": "DT_BF16",
+    "float32": "DT_FLOAT", "fp32": "DT_FLOAT", "float": "DT_FLOAT", "dt_float32": "DT_FLOAT",
+    "float64": "DT_DOUBLE", "double": "DT_DOUBLE",
+    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "uint16": "DT_UINT16",
+    "int32": "DT_INT32", "uint32": "DT_UINT32", "int64": "DT_INT64", "uint64": "DT_UINT64",
+    "bool": "DT_BOOL",
+}
+
+# Bytes per element as ``ge::GetSizeByDataType`` gives them for the types the tilings read;
+# everything else has length 0.
+_DTYPE_LENGTH: dict[str, int] = {
+    "DT_FLOAT16": 2, "DT_INT16": 2, "DT_UINT16": 2, "DT_BF16": 2,
+    "DT_FLOAT": 4, "DT_INT32": 4, "DT_UINT32": 4,
+    "DT_DOUBLE": 8, "DT_INT64": 8, "DT_UINT64": 8,
+}
+
+
+def canonical_dtype(dtype: object) -> str | None:
+    """GE-style name of ``dtype`` (``"DT_BF16"`` ...) or the raw text of an unknown one.
+
+    Accepts GE names (``"DT_FLOAT"``), numpy-style names (``"bfloat16"``), numpy / ml_dtypes
+    dtype objects, or ``None``. An int is taken as a raw enum value and never matches a name.
+    """
+    if dtype is None:
+        return None
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return f"ge::DataType({dtype})"
+    text = str(dtype).strip()
+    if text.upper().startswith("DT_"):
+        upper = text.upper()
+        return "DT_FLOAT" if upper == "DT_FLOAT32" else upper
+    return _DTYPE_ALIASES.get(text.lower(), text)
+
+
+def GetLengthByType(dtype: object) -> int:  # noqa: N802 - the CANN name
+    """Bytes per element the tiling assumes for ``dtype``; 0 for unknown or absent types."""
+    name = canonical_dtype(dtype)
+    return 0 if name is None else _DTYPE_LENGTH.get(name, 0)
+
+
+@dataclass(frozen=True)
+class TensorDesc:
+    """One input as a tiling sees it: storage shape and dtype (a GE name such as ``"DT_BF16"``,
+    a numpy-style name, a dtype object, an int (a raw enum value, always unknown) or
+    ``None`` (unknown: length 0))."""
+
+    shape: tuple[int, ...]
+    dtype: object = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
 
 
 class TilingError(SimError):

@@ -44,7 +44,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field, fields
 from typing import Any, Protocol
 
-from aicore_sim.ascendc.host import RunContext, TilingError
+from aicore_sim.ascendc.host import (
+    GetLengthByType,
+    RunContext,
+    TensorDesc,
+    TilingError,
+    c_div,
+    canonical_dtype,
+    to_i32,
+)
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
 
 OP_TYPE = "MoeTokenUnpermuteWithEp"
@@ -89,16 +97,7 @@ _REQUIRED_INPUTS = (True, True, False)
 # --------------------------------------------------------------------------------------------
 
 
-def _cdiv(a: int, b: int) -> int:
-    """C signed division: truncates toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _i32(x: int) -> int:
-    """``int`` (32-bit) conversion of an ``int64_t`` value, as ``int inputTopK = *tmpTopK``."""
-    x &= 0xFFFFFFFF
-    return x - (1 << 32) if x & 0x80000000 else x
+_cdiv, _i32 = c_div, to_i32
 
 
 def AlignN(x: int, N: int) -> int:
@@ -114,42 +113,6 @@ def safeMod(a: int, b: int) -> int:
 def safeDiv(a: int, b: int) -> int:
     """C truncating division, 0 for a zero divisor."""
     return 0 if b == 0 else _cdiv(a, b)
-
-
-_DTYPE_ALIASES: dict[str, str] = {
-    "float16": "DT_FLOAT16", "fp16": "DT_FLOAT16", "half": "DT_FLOAT16",
-    "bfloat16": "DT_BF16", "bf16": "DT_BF16",
-    "float32": "DT_FLOAT", "fp32": "DT_FLOAT", "float": "DT_FLOAT",
-    "float64": "DT_DOUBLE", "double": "DT_DOUBLE",
-    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "uint16": "DT_UINT16",
-    "int32": "DT_INT32", "uint32": "DT_UINT32", "int64": "DT_INT64", "uint64": "DT_UINT64",
-    "bool": "DT_BOOL",
-}
-
-_DTYPE_LENGTH: dict[str, int] = {
-    "DT_FLOAT16": 2, "DT_INT16": 2, "DT_UINT16": 2, "DT_BF16": 2,
-    "DT_FLOAT": 4, "DT_INT32": 4, "DT_UINT32": 4,
-    "DT_DOUBLE": 8, "DT_INT64": 8, "DT_UINT64": 8,
-}
-
-
-def canonical_dtype(dtype: object) -> str | None:
-    """GE-style name (``"DT_BF16"`` …) of ``dtype``; an int is a raw, unknown enum value."""
-    if dtype is None:
-        return None
-    if isinstance(dtype, int) and not isinstance(dtype, bool):
-        return f"ge::DataType({dtype})"
-    text = str(dtype).strip()
-    if text.upper().startswith("DT_"):
-        upper = text.upper()
-        return "DT_FLOAT" if upper == "DT_FLOAT32" else upper
-    return _DTYPE_ALIASES.get(text.lower(), text)
-
-
-def GetLengthByType(dtype: object) -> int:
-    """Bytes per element the tiling assumes; 0 for any other type."""
-    name = canonical_dtype(dtype)
-    return 0 if name is None else _DTYPE_LENGTH.get(name, 0)
 
 
 def isFloatDtype(inputDtypeSize: int) -> bool:
@@ -247,18 +210,6 @@ class TilingData:
         if len(values) != len(fields(cls)):
             raise ValueError(f"TilingData needs {len(fields(cls))} values, got {len(values)}")
         return cls(*(int(v) for v in values))
-
-
-@dataclass(frozen=True)
-class TensorDesc:
-    """One input as the tiling sees it: storage shape and dtype (GE or numpy-style name,
-    a dtype object, a raw int enum, or ``None`` for unknown)."""
-
-    shape: tuple[int, ...]
-    dtype: object = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field, fields
 from typing import Any, Protocol
 
-from aicore_sim.ascendc.host import RunContext, TilingError
+from aicore_sim.ascendc.host import (
+    GetLengthByType,
+    RunContext,
+    TensorDesc,
+    TilingError,
+    c_div,
+    c_rem,
+    canonical_dtype,
+    to_i64,
+    to_u64,
+)
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
 
 OP_TYPE = "MoeTokenUnpermuteWithEpGrad"
@@ -85,8 +95,6 @@ SYS_WORKSPACE_SIZE = 16 * 1024 * 1024
 TILING_KEY_PROB_NONE = 0
 TILING_KEY_PROB_NOT_NONE = 1
 
-_MASK64 = (1 << 64) - 1
-_SIGN64 = 1 << 63
 _MASK32 = (1 << 32) - 1
 
 _REQUIRED_INPUTS = (True, True, False, False)  # IR order: grad, sorted_indices, permuted, probs
@@ -98,26 +106,7 @@ _INPUT_NAMES = ("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "
 # --------------------------------------------------------------------------------------------
 
 
-def _u64(x: int) -> int:
-    """Value of ``x`` converted to ``uint64_t`` (modulo 2**64)."""
-    return x & _MASK64
-
-
-def _i64(x: int) -> int:
-    """Value of ``x`` converted to ``int64_t`` (two's complement reinterpretation)."""
-    x &= _MASK64
-    return x - (1 << 64) if x & _SIGN64 else x
-
-
-def _cdiv(a: int, b: int) -> int:
-    """C signed division: truncates toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _crem(a: int, b: int) -> int:
-    """C signed remainder: sign follows the dividend."""
-    return a - b * _cdiv(a, b)
+_u64, _i64, _cdiv, _crem = to_u64, to_i64, c_div, c_rem
 
 
 def AlignUp(num: int, rnd: int) -> int:
@@ -150,71 +139,6 @@ def GetGreatestDivisor(num: int, div: int) -> int:
     while _crem(num, div) != 0:
         div -= 1
     return div
-
-
-# --------------------------------------------------------------------------------------------
-# Dtypes
-# --------------------------------------------------------------------------------------------
-
-_DTYPE_ALIASES: dict[str, str] = {
-    "float16": "DT_FLOAT16",
-    "fp16": "DT_FLOAT16",
-    "half": "DT_FLOAT16",
-    "bfloat16": "DT_BF16",
-    "bf16": "DT_BF16",
-    "float32": "DT_FLOAT",
-    "fp32": "DT_FLOAT",
-    "float": "DT_FLOAT",
-    "dt_float32": "DT_FLOAT",
-    "float64": "DT_DOUBLE",
-    "double": "DT_DOUBLE",
-    "int16": "DT_INT16",
-    "uint16": "DT_UINT16",
-    "int32": "DT_INT32",
-    "uint32": "DT_UINT32",
-    "int64": "DT_INT64",
-    "uint64": "DT_UINT64",
-    "int8": "DT_INT8",
-    "uint8": "DT_UINT8",
-    "bool": "DT_BOOL",
-}
-
-# Byte length per dtype as the tiling sees it; everything else has length 0.
-_DTYPE_LENGTH: dict[str, int] = {
-    "DT_FLOAT16": 2,
-    "DT_INT16": 2,
-    "DT_UINT16": 2,
-    "DT_BF16": 2,
-    "DT_FLOAT": 4,
-    "DT_INT32": 4,
-    "DT_UINT32": 4,
-    "DT_DOUBLE": 8,
-    "DT_INT64": 8,
-    "DT_UINT64": 8,
-}
-
-
-def canonical_dtype(dtype: object) -> str | None:
-    """GE-style name of ``dtype`` (``"DT_BF16"`` …) or the raw text of an unknown one.
-
-    Accepts GE names (``"DT_FLOAT"``), numpy-style names (``"bfloat16"``), numpy/ml_dtypes dtype
-    objects, or ``None``. An integer is taken as a raw enum value and never matches a name.
-    """
-    if dtype is None:
-        return None
-    if isinstance(dtype, int) and not isinstance(dtype, bool):
-        return f"ge::DataType({dtype})"
-    text = str(dtype).strip()
-    if text.upper().startswith("DT_"):
-        upper = text.upper()
-        return "DT_FLOAT" if upper == "DT_FLOAT32" else upper
-    return _DTYPE_ALIASES.get(text.lower(), text)
-
-
-def GetLengthByType(dtype: object) -> int:
-    """Bytes per element the tiling assumes for ``dtype``; 0 for unknown or absent types."""
-    name = canonical_dtype(dtype)
-    return 0 if name is None else _DTYPE_LENGTH.get(name, 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,21 +188,6 @@ class TilingData:
         if len(values) != len(fields(cls)):
             raise ValueError(f"TilingData needs {len(fields(cls))} values, got {len(values)}")
         return cls(*(int(v) for v in values))
-
-
-@dataclass(frozen=True)
-class TensorDesc:
-    """One input as the tiling sees it: storage shape and dtype.
-
-    ``dtype`` is a GE name (``"DT_BF16"``), a numpy-style name (``"bfloat16"``), a dtype object,
-    an int (raw enum value, always unknown) or ``None`` (unknown: length 0).
-    """
-
-    shape: tuple[int, ...]
-    dtype: object = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
 
 
 @dataclass(frozen=True)
