@@ -72,6 +72,14 @@ _VECTOR_OPS = frozenset(
         Opcode.REDUCE_MAX,
         Opcode.WHOLE_REDUCE_MAX,
         Opcode.BRCB,
+        Opcode.COMPARE,
+        Opcode.COMPARE_SCALAR,
+        Opcode.SELECT,
+        Opcode.GATHER_MASK,
+        Opcode.AND,
+        Opcode.OR,
+        Opcode.SHIFT_LEFT,
+        Opcode.SHIFT_RIGHT,
         Opcode.SORT,
         Opcode.MRG_SORT,
         Opcode.EXTRACT,
@@ -87,8 +95,12 @@ _VECTOR_OPS = frozenset(
 # measurement of it exists in our sources - ASSUMPTION, docs/model.md). The level-2 ReduceSum /
 # ReduceMax are priced as one WholeReduceSum / WholeReduceMax pass over their elements (the
 # later passes over the partial results are left out - ASSUMPTION).
+# Compare / CompareScalar: the EQ fits for every mode (the ATT fits of the six modes differ by
+# at most 1.1 cycles); ShiftLeft / ShiftRight: as And (no fit of their own - ASSUMPTION).
 _PRICED_AS = {Opcode.DATA_COPY_UB_TO_UB: "Copy", Opcode.ARITH_PROGRESSION: "Duplicate",
-              Opcode.REDUCE_SUM: "WholeReduceSum", Opcode.REDUCE_MAX: "WholeReduceMax"}
+              Opcode.REDUCE_SUM: "WholeReduceSum", Opcode.REDUCE_MAX: "WholeReduceMax",
+              Opcode.COMPARE: "CompareEQ", Opcode.COMPARE_SCALAR: "CompareScalarEQ",
+              Opcode.SHIFT_LEFT: "And", Opcode.SHIFT_RIGHT: "And"}
 _REDUCE_OPS = frozenset({Opcode.BLOCK_REDUCE_SUM, Opcode.WHOLE_REDUCE_SUM, Opcode.REDUCE_SUM,
                          Opcode.REDUCE_MAX, Opcode.WHOLE_REDUCE_MAX})
 _SCALAR_OPS = frozenset({Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB})

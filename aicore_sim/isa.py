@@ -99,6 +99,14 @@ class Opcode(Enum):
     REDUCE_MAX = "ReduceMax"
     WHOLE_REDUCE_MAX = "WholeReduceMax"
     BRCB = "Brcb"
+    COMPARE = "Compare"
+    COMPARE_SCALAR = "CompareScalar"
+    SELECT = "Select"
+    GATHER_MASK = "GatherMask"
+    AND = "And"
+    OR = "Or"
+    SHIFT_LEFT = "ShiftLeft"
+    SHIFT_RIGHT = "ShiftRight"
     SORT = "Sort"
     MRG_SORT = "MrgSort"
     EXTRACT = "Extract"
@@ -175,6 +183,10 @@ class Instr(NamedTuple):
       ReduceSum / ReduceMax (level 2): ``count``, ``params = (calIndex,)`` (ReduceMax);
       WholeReduceMax: as WholeReduceSum, ``params = (dstRepStride, srcBlkStride,
       srcRepStride, order)``; Brcb: ``repeat``, ``params = (dstBlkStride, dstRepStride)``;
+      Compare / CompareScalar: ``count``, ``params = (cmpMode,)``, ``scalar``, ``dst`` the
+      uint8 bit mask; Select: sources (src0, mask[, src1]), ``params = (selMode,)``;
+      GatherMask: sources (src0, pattern), ``count``; And / Or, ShiftLeft / ShiftRight
+      (``scalar`` = the shift): ``count``;
       Sort: ``count`` (elements), ``params = (isFullSort,)``, sources (scores, indices);
       MrgSort: sources = the sorted lists, ``params`` = their lengths; Extract: two
       instructions, ``count``, ``params = (0,)`` for the scores and ``(1,)`` for the indices;

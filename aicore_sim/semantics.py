@@ -469,6 +469,57 @@ def _brcb(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
             _put(ub, slice(at, at + BLOCK), vals, out)
 
 
+# --- bit masks ---------------------------------------------------------------------------------
+
+_CMP = (np.less, np.greater, np.equal, np.less_equal, np.greater_equal, np.not_equal)
+
+
+def _bits_of(op: Operand, ub: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` bits of a mask operand, element ``i`` at bit ``i % 8`` of byte
+    ``i // 8``."""
+    return np.unpackbits(ub[op.addr:op.addr + -(-n // 8)], bitorder="little")[:n].astype(bool)
+
+
+def _compare(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Compare / CompareScalar: one bit per element, packed lowest bit first (the bits past
+    ``count`` in the last byte are 0)."""
+    a = _typed(ins.src[0], ub, ins.count)
+    if len(ins.src) > 1:
+        b = _typed(ins.src[1], ub, ins.count)
+    else:
+        b = _scalar_as(ins.scalar, a.dtype)
+    bits = _CMP[ins.params[0]](a, b)
+    raw = np.packbits(bits, bitorder="little")
+    _put(ub, slice(ins.dst.addr, ins.dst.addr + raw.size), raw, out)
+
+
+def _select(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Select: src0 where the mask bit is set, else src1 (a tensor or the scalar)."""
+    n, dst = ins.count, ins.dst
+    a = _typed(ins.src[0], ub, n)
+    keep = _bits_of(ins.src[1], ub, n)
+    b = _typed(ins.src[2], ub, n) if len(ins.src) > 2 else _scalar_as(ins.scalar, dst.dtype)
+    _put(_typed(dst, ub, n), ..., np.where(keep, a, b).astype(dst.dtype), out)
+
+
+def _gather_mask(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """GatherMask (counter mode): the elements of src0 whose pattern bit is set, packed to
+    the front of dst in their order; the rest of dst is left as it was."""
+    src, pattern = ins.src
+    x = np.array(_typed(src, ub, ins.count), copy=True)
+    kept = x[_bits_of(pattern, ub, ins.count)]
+    if kept.size:
+        _put(_typed(ins.dst, ub, kept.size), ..., kept.view(ins.dst.dtype), out)
+
+
+def _shift_left(x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return np.left_shift(x, s.astype(x.dtype))
+
+
+def _shift_right(x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return np.right_shift(x, s.astype(x.dtype))
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x, np.zeros((), x.dtype))
 
@@ -623,6 +674,14 @@ EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.REDUCE_MAX: _reduce_max,
     Opcode.WHOLE_REDUCE_MAX: _whole_reduce_max,
     Opcode.BRCB: _brcb,
+    Opcode.COMPARE: _compare,
+    Opcode.COMPARE_SCALAR: _compare,
+    Opcode.SELECT: _select,
+    Opcode.GATHER_MASK: _gather_mask,
+    Opcode.AND: _binary(np.bitwise_and),
+    Opcode.OR: _binary(np.bitwise_or),
+    Opcode.SHIFT_LEFT: _with_scalar(_shift_left),
+    Opcode.SHIFT_RIGHT: _with_scalar(_shift_right),
     Opcode.SORT: _sort,
     Opcode.MRG_SORT: _mrg_sort,
     Opcode.EXTRACT: _extract,

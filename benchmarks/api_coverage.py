@@ -170,10 +170,21 @@ FORMS: dict[str, dict[int, str | None]] = {
     "DataCopyPad": {3: None, 4: None},           # (dst, src, params[, padParams]), all 4 structs
     "SetFlag": {1: None}, "WaitFlag": {1: None}, "PipeBarrier": {0: None},
     "SyncAll": {0: None, 2: None, 3: None},      # hard form | soft (gmWs, ubWs[, usedCores])
+    # count forms only (aicore_sim/ascendc/select.py)
+    "Compare": {5: None},                        # (dst, src0, src1, cmpMode, count)
+    "CompareScalar": {5: None},                  # (dst, src0, scalar, cmpMode, count)
+    "Select": {6: None},                         # (dst, selMask, src0, src1, selMode, count)
+    "GatherMask": {7: None},                     # (dst, src0, pattern, reduceMode, mask, p, cnt)
+    **{f: {4: None} for f in ("And", "Or", "ShiftLeft", "ShiftRight")},
+    "WholeReduceMax": {7: None, 8: None},        # (.., dRep, sBlk, sRep[, order])
+    "Brcb": {4: None},                           # (dst, src, repeatTime, BrcbRepeatParams)
 }
 # names of the forms we lack, by argument count (for the provided functions above)
 FORM_NAMES: dict[str, dict[int, str]] = {
     "Cast": {6: "mask+repeat"}, "Copy": {3: "count"},
+    "Compare": {7: "mask+repeat"}, "CompareScalar": {7: "mask+repeat"},
+    "Select": {8: "mask+repeat"}, "And": {6: "mask+repeat"}, "Or": {6: "mask+repeat"},
+    "ShiftLeft": {6: "mask+repeat"}, "ShiftRight": {6: "mask+repeat"},
     "DataCopy": {4: "DataCopyParams + DataCopyEnhancedParams"},
 }
 DATA_COPY_PARAMS_FORM = "DataCopyParams"

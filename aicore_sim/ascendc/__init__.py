@@ -21,6 +21,20 @@ from aicore_sim.ascendc.datacopy import (
     SetAtomicNone,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType, PlatformAscendC
+from aicore_sim.ascendc.select import (
+    CMPMODE,
+    SELMODE,
+    And,
+    Compare,
+    CompareScalar,
+    DataCacheCleanAndInvalid,
+    GatherMask,
+    GatherMaskParams,
+    Or,
+    Select,
+    ShiftLeft,
+    ShiftRight,
+)
 from aicore_sim.ascendc.sort import (
     Concat,
     Extract,
@@ -115,6 +129,8 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "CMPMODE", "SELMODE", "And", "Compare", "CompareScalar", "DataCacheCleanAndInvalid",
+    "GatherMask", "GatherMaskParams", "Or", "Select", "ShiftLeft", "ShiftRight",
     "Brcb", "BrcbRepeatParams", "ReduceOrder", "SetAtomicMax", "WholeReduceMax",
     "DataCopyPadGm2UBImpl", "DataCopyPadUB2GMImpl", "MASK_PLACEHOLDER", "ResetMask",
     "SetDeqScale", "SetVectorMask",

@@ -189,7 +189,7 @@ class LocalTensor:
     allocation.
     """
 
-    __slots__ = ("dtype", "buf", "addr", "limit")
+    __slots__ = ("dtype", "buf", "addr", "limit", "size")  # size: set by SetSize only
 
     def __init__(self, dtype, buf: str | TPosition, addr: int, limit: int) -> None:
         self.dtype = as_dtype(dtype)
@@ -211,7 +211,19 @@ class LocalTensor:
         return int(self.addr)
 
     def GetSize(self) -> int:
-        return (self.limit - self.addr) // self.dtype.itemsize
+        """Elements the tensor holds: what ``SetSize`` set, else up to its buffer's end."""
+        size = getattr(self, "size", None)
+        return (self.limit - self.addr) // self.dtype.itemsize if size is None else size
+
+    def SetSize(self, size: int) -> None:
+        """``SetSize(size)``: the tensor's element count as ``GetSize`` reports it (its buffer
+        is unchanged; the size must fit in it)."""
+        n = int(size)
+        room = (self.limit - self.addr) // self.dtype.itemsize
+        if not 0 <= n <= room:
+            raise OutOfBoundsError(f"LocalTensor.SetSize({n}): buffer '{self.buf}' holds "
+                                   f"{room} elements of {self.dtype} from this tensor on")
+        self.size = n
 
     def operand(self, nelems: int, what: str, align: int = 32, nbytes: int | None = None
                 ) -> Operand:
