@@ -10,12 +10,13 @@ subclasses :class:`RunContext` with the tiling-data and result types of its own 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from aicore_sim.errors import SimError
 
-__all__ = ["AclnnError", "RunContext", "TensorDesc", "TilingError", "GetLengthByType",
+__all__ = ["AclnnError", "PlatformAdapter", "RunContext", "TensorDesc", "TilingError",
+           "TilingResult", "GetLengthByType",
            "c_div", "c_rem", "canonical_dtype", "to_i32", "to_i64", "to_u64"]
 
 
@@ -174,3 +175,44 @@ class RunContext:
     def LogE(self, rule: str, msg: str) -> None:
         self.log.append(f"[E] {self.GetNodeName()}: {msg}")
         self.errors.append((rule, msg))
+
+
+class PlatformAdapter(Protocol):
+    """The platform queries host tilings make (``PlatformAscendC`` provides them)."""
+
+    def GetCoreNumAiv(self) -> int: ...  # noqa: N802 - the CANN names
+
+    def GetCoreMemSize(self, mem_type: Any = ...) -> int: ...  # noqa: N802
+
+
+@dataclass(frozen=True)
+class TilingResult:
+    """Outcome of one tiling call.
+
+    ``status`` is ``"success"`` or ``"failed"``. On failure ``rule`` is a short id of the check
+    that failed and ``error`` a message naming the argument and the rule; ``tiling_data`` is
+    ``None``. ``block_dim`` is ``None`` when the tiling never set it. ``param``: the op's own
+    intermediate record, where its tiling keeps one.
+    """
+
+    status: str
+    tiling_key: int | None = None
+    tiling_data: Any = None
+    workspace: list[int] = field(default_factory=list)
+    block_dim: int | None = None
+    error: str | None = None
+    rule: str | None = None
+    warnings: tuple[str, ...] = ()
+    log: tuple[str, ...] = ()
+    param: Any = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the tiling succeeded."""
+        return self.status == "success"
+
+    def raise_for_status(self) -> TilingResult:
+        """Return ``self`` on success, else raise :class:`TilingError`."""
+        if not self.ok:
+            raise TilingError(self.error or "tiling failed", rule=self.rule)
+        return self

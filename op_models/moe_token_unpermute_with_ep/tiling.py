@@ -42,13 +42,15 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field, fields
-from typing import Any, Protocol
+from typing import Any
 
 from aicore_sim.ascendc.host import (
     GetLengthByType,
+    PlatformAdapter,
     RunContext,
     TensorDesc,
     TilingError,
+    TilingResult,
     c_div,
     canonical_dtype,
     to_i32,
@@ -263,40 +265,6 @@ class TilingContext:
 
     def GetInputTensor(self, index: int) -> TensorDesc | None:
         return self.inputs[index] if 0 <= index < len(self.inputs) else None
-
-
-class PlatformAdapter(Protocol):
-    """The two platform queries the tiling makes (``PlatformAscendC`` provides them)."""
-
-    def GetCoreNumAiv(self) -> int: ...
-
-    def GetCoreMemSize(self, mem_type: CoreMemType = ...) -> int: ...
-
-
-@dataclass(frozen=True)
-class TilingResult:
-    """Outcome of one tiling call (``status`` ``"success"`` or ``"failed"``; on failure
-    ``rule`` is the short id of the failed check and ``error`` names the argument)."""
-
-    status: str
-    tiling_key: int | None = None
-    tiling_data: TilingData | None = None
-    workspace: list[int] = field(default_factory=list)
-    block_dim: int | None = None
-    error: str | None = None
-    rule: str | None = None
-    warnings: tuple[str, ...] = ()
-    log: tuple[str, ...] = ()
-    param: MoeTokenUnpermuteWithEpParam | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "success"
-
-    def raise_for_status(self) -> TilingResult:
-        if not self.ok:
-            raise TilingError(self.error or "tiling failed", rule=self.rule)
-        return self
 
 
 class _RunContext(RunContext):

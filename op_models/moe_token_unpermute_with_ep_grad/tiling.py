@@ -48,13 +48,15 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field, fields
-from typing import Any, Protocol
+from typing import Any
 
 from aicore_sim.ascendc.host import (
     GetLengthByType,
+    PlatformAdapter,
     RunContext,
     TensorDesc,
     TilingError,
+    TilingResult,
     c_div,
     c_rem,
     canonical_dtype,
@@ -282,45 +284,6 @@ class TilingContext:
     def GetAttrs(self) -> Mapping[int, Any] | None:
         """The attribute set keyed by IR index, or ``None`` for a null set."""
         return self.attrs
-
-
-class PlatformAdapter(Protocol):
-    """The two platform queries the tiling makes (``PlatformAscendC`` provides them)."""
-
-    def GetCoreNumAiv(self) -> int: ...
-
-    def GetCoreMemSize(self, mem_type: CoreMemType = ...) -> int: ...
-
-
-@dataclass(frozen=True)
-class TilingResult:
-    """Outcome of one tiling call.
-
-    ``status`` is ``"success"`` or ``"failed"``. On failure ``rule`` is a short id of the check
-    that failed and ``error`` a message naming the argument and the rule; ``tiling_data`` is
-    ``None``. ``block_dim`` is ``None`` when the tiling never set it (bug §9 #3).
-    """
-
-    status: str
-    tiling_key: int | None = None
-    tiling_data: TilingData | None = None
-    workspace: list[int] = field(default_factory=list)
-    block_dim: int | None = None
-    error: str | None = None
-    rule: str | None = None
-    warnings: tuple[str, ...] = ()
-    log: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """True when the tiling succeeded."""
-        return self.status == "success"
-
-    def raise_for_status(self) -> TilingResult:
-        """Return ``self`` on success, else raise :class:`TilingError`."""
-        if not self.ok:
-            raise TilingError(self.error or "tiling failed", rule=self.rule)
-        return self
 
 
 # --------------------------------------------------------------------------------------------
