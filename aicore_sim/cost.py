@@ -72,6 +72,9 @@ _VECTOR_OPS = frozenset(
         Opcode.REDUCE_MAX,
         Opcode.WHOLE_REDUCE_MAX,
         Opcode.BRCB,
+        Opcode.GATHER,
+        Opcode.SIGMOID,
+        Opcode.PAIR_REDUCE_SUM,
         Opcode.COMPARE,
         Opcode.COMPARE_SCALAR,
         Opcode.SELECT,
@@ -102,7 +105,7 @@ _PRICED_AS = {Opcode.DATA_COPY_UB_TO_UB: "Copy", Opcode.ARITH_PROGRESSION: "Dupl
               Opcode.COMPARE: "CompareEQ", Opcode.COMPARE_SCALAR: "CompareScalarEQ",
               Opcode.SHIFT_LEFT: "And", Opcode.SHIFT_RIGHT: "And"}
 _REDUCE_OPS = frozenset({Opcode.BLOCK_REDUCE_SUM, Opcode.WHOLE_REDUCE_SUM, Opcode.REDUCE_SUM,
-                         Opcode.REDUCE_MAX, Opcode.WHOLE_REDUCE_MAX})
+                         Opcode.REDUCE_MAX, Opcode.WHOLE_REDUCE_MAX, Opcode.PAIR_REDUCE_SUM})
 _SCALAR_OPS = frozenset({Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB})
 
 _MEMO_LIMIT = 200_000  # entries per memo dict before it is cleared (bounded memory)

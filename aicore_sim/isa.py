@@ -107,6 +107,9 @@ class Opcode(Enum):
     OR = "Or"
     SHIFT_LEFT = "ShiftLeft"
     SHIFT_RIGHT = "ShiftRight"
+    GATHER = "Gather"
+    SIGMOID = "Sigmoid"
+    PAIR_REDUCE_SUM = "PairReduceSum"
     SORT = "Sort"
     MRG_SORT = "MrgSort"
     EXTRACT = "Extract"
@@ -187,6 +190,8 @@ class Instr(NamedTuple):
       uint8 bit mask; Select: sources (src0, mask[, src1]), ``params = (selMode,)``;
       GatherMask: sources (src0, pattern), ``count``; And / Or, ShiftLeft / ShiftRight
       (``scalar`` = the shift): ``count``;
+      Gather: sources (src, byte offsets), ``count``, ``params = (srcBaseAddr,)``;
+      Sigmoid: ``count``; PairReduceSum: as WholeReduceSum;
       Sort: ``count`` (elements), ``params = (isFullSort,)``, sources (scores, indices);
       MrgSort: sources = the sorted lists, ``params`` = their lengths; Extract: two
       instructions, ``count``, ``params = (0,)`` for the scores and ``(1,)`` for the indices;

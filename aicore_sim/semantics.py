@@ -520,6 +520,40 @@ def _shift_right(x: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.right_shift(x, s.astype(x.dtype))
 
 
+def _gather(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """Gather: ``dst[i]`` = the element at byte ``srcBaseAddr + offset[i]`` of src."""
+    src, offsets = ins.src
+    dt = ins.dst.dtype
+    at = _typed(offsets, ub, ins.count).astype(np.int64) + int(ins.params[0]) + src.addr
+    raw = ub[at[:, None] + np.arange(dt.itemsize)]
+    _put(_typed(ins.dst, ub, ins.count), ..., raw.reshape(-1).view(dt), out)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x) in fp32 (16-bit floats through fp32, rounded once at the end)."""
+    y = x.astype(np.float32)
+    with np.errstate(over="ignore"):
+        r = np.float32(1) / (np.float32(1) + np.exp(-y))
+    return r.astype(x.dtype)
+
+
+def _pair_reduce_sum(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """PairReduceSum: each adjacent pair of a repeat's lanes summed (inactive lanes +0), half
+    the lanes' count of results per repeat, repeats ``dstRepStride`` x 128 bytes apart
+    (ASSUMPTION for the stride's unit: one repeat's results)."""
+    if ins.mask == 0 or ins.repeat == 0:
+        return
+    src, dst = ins.src[0], ins.dst
+    dst_rep, src_blk, src_rep = ins.params
+    vals = _gather_lanes(src, ub, ins, src_blk, src_rep).reshape(ins.repeat, -1)
+    sums = vals[:, 0::2] + vals[:, 1::2]
+    half = (min(ins.mask, vals.shape[1]) + 1) // 2
+    for r in range(ins.repeat):
+        at = dst.addr + r * dst_rep * (REPEAT_BYTES // 2)
+        raw = sums[r, :half].astype(dst.dtype).view(np.uint8)
+        _put(ub, slice(at, at + raw.size), raw, out)
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x, np.zeros((), x.dtype))
 
@@ -682,6 +716,9 @@ EFFECTS: dict[Opcode, Callable[[Instr, np.ndarray, Gm, Out], None]] = {
     Opcode.OR: _binary(np.bitwise_or),
     Opcode.SHIFT_LEFT: _with_scalar(_shift_left),
     Opcode.SHIFT_RIGHT: _with_scalar(_shift_right),
+    Opcode.GATHER: _gather,
+    Opcode.SIGMOID: _unary(_sigmoid),
+    Opcode.PAIR_REDUCE_SUM: _pair_reduce_sum,
     Opcode.SORT: _sort,
     Opcode.MRG_SORT: _mrg_sort,
     Opcode.EXTRACT: _extract,

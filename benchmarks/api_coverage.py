@@ -178,6 +178,10 @@ FORMS: dict[str, dict[int, str | None]] = {
     **{f: {4: None} for f in ("And", "Or", "ShiftLeft", "ShiftRight")},
     "WholeReduceMax": {7: None, 8: None},        # (.., dRep, sBlk, sRep[, order])
     "Brcb": {4: None},                           # (dst, src, repeatTime, BrcbRepeatParams)
+    "Gather": {5: None},                         # (dst, src, srcOffset, srcBaseAddr, count)
+    "Sigmoid": {3: None, 4: None},               # (dst, src[, sharedTmpBuffer], calCount)
+    "PairReduceSum": {7: None},                  # (dst, src, repeat, mask, dRep, sBlk, sRep)
+    "Sort32": {4: None},                         # (dst, scores, indices, repeatTime)
 }
 # names of the forms we lack, by argument count (for the provided functions above)
 FORM_NAMES: dict[str, dict[int, str]] = {

@@ -44,6 +44,7 @@ from aicore_sim.ascendc.sort import (
     MrgSort4Info,
     MrgSortSrcList,
     Sort,
+    Sort32,
 )
 from aicore_sim.ascendc.sync import (
     EVENT_ID0,
@@ -93,12 +94,14 @@ from aicore_sim.ascendc.vector import (
     Div,
     Duplicate,
     Exp,
+    Gather,
     Max,
     Maxs,
     Min,
     Mins,
     Mul,
     Muls,
+    PairReduceSum,
     ReduceMax,
     ReduceOrder,
     ReduceSum,
@@ -106,6 +109,7 @@ from aicore_sim.ascendc.vector import (
     ResetMask,
     SetDeqScale,
     SetVectorMask,
+    Sigmoid,
     Sqrt,
     Sub,
     UnaryRepeatParams,
@@ -129,6 +133,7 @@ from aicore_sim.isa import HardEvent, RoundMode
 half = float16
 
 __all__ = [
+    "Gather", "PairReduceSum", "Sigmoid", "Sort32",
     "CMPMODE", "SELMODE", "And", "Compare", "CompareScalar", "DataCacheCleanAndInvalid",
     "GatherMask", "GatherMaskParams", "Or", "Select", "ShiftLeft", "ShiftRight",
     "Brcb", "BrcbRepeatParams", "ReduceOrder", "SetAtomicMax", "WholeReduceMax",

@@ -85,6 +85,12 @@ def Sort(dstLocal: LocalTensor, concatLocal: LocalTensor, indexLocal: LocalTenso
                    count=n, params=(int(bool(isFullSort)),)))
 
 
+def Sort32(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, repeatTime: int) -> None:
+    """``Sort32(dst, scores, indices, repeatTime)``: each group of 32 scores with their uint32
+    indices sorted on its own, descending (``Sort`` without full sort, without Concat)."""
+    Sort(dst, src0, src1, dst, repeatTime, False)
+
+
 @dataclass
 class MrgSortSrcList:
     """``MrgSortSrcList<T>(src1, src2, src3, src4)``: the sorted lists to merge."""
@@ -160,4 +166,4 @@ def Extract(dstValueLocal: LocalTensor, dstIndexLocal: LocalTensor, sortedLocal:
 
 
 __all__ = ["Concat", "Extract", "GetSortLen", "GetSortOffset", "MrgSort", "MrgSort4Info",
-           "MrgSortSrcList", "Sort"]
+           "MrgSortSrcList", "Sort", "Sort32"]

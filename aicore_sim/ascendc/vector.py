@@ -512,3 +512,58 @@ def WholeReduceSum(dst: LocalTensor, src: LocalTensor, mask: int, repeatTime: in
                    src=(src.operand(0, "WholeReduceSum src", nbytes=sspan),), mask=mask,
                    repeat=repeat, count=mask * repeat,
                    params=(int(dstRepStride), int(srcBlkStride), int(srcRepStride))))
+
+
+def Gather(dst: LocalTensor, src: LocalTensor, srcOffset: LocalTensor, srcBaseAddr: int,
+           count: int) -> None:
+    """``dst[i]`` = the element of ``src`` at byte ``srcBaseAddr + srcOffset[i]`` (uint32 byte
+    offsets from the start of ``src``), for ``count`` elements; every address must lie in
+    ``src``'s buffer."""
+    n = _count(count, "Gather")
+    if dst.dtype.itemsize != src.dtype.itemsize:
+        raise KernelError(f"Gather: dst {dst.dtype} and src {src.dtype} differ in size")
+    if str(srcOffset.dtype) != "uint32":
+        raise KernelError(f"Gather: srcOffset must be uint32, not {srcOffset.dtype}")
+    rec = program.current()
+    offs = srcOffset.operand(n, "Gather srcOffset")
+    at = rec.ub_bytes[offs.addr:offs.addr + 4 * n].view(np.uint32).astype(np.int64)
+    span = src.limit - src.addr
+    if n and (int(at.max()) + int(srcBaseAddr) + src.dtype.itemsize > span
+              or int(srcBaseAddr) < 0 or (at % src.dtype.itemsize).any()):
+        raise KernelError(f"Gather: an offset leaves src's buffer '{src.buf}' ({span} bytes "
+                          "from src) or is not a multiple of the element size")
+    rec.emit(Instr(Pipe.VECTOR, Opcode.GATHER, dst=dst.operand(n, "Gather dst"),
+                   src=(src.operand(0, "Gather src", nbytes=span), offs), count=n,
+                   params=(int(srcBaseAddr),)))
+
+
+def Sigmoid(dst: LocalTensor, src: LocalTensor, *args) -> None:
+    """``Sigmoid(dst, src[, sharedTmpBuffer], calCount)``: ``1 / (1 + e^-src)`` in fp32."""
+    if len(args) not in (1, 2):
+        raise KernelError("Sigmoid: expected (dst, src[, sharedTmpBuffer], calCount)")
+    if dst.dtype != src.dtype or str(src.dtype) not in ("float16", "float32"):
+        raise KernelError(f"Sigmoid: dst and src must be one half / float type ({dst.dtype}, "
+                          f"{src.dtype})")
+    n = _count(args[-1], "Sigmoid")
+    rec = program.current()
+    rec.emit(Instr(Pipe.VECTOR, Opcode.SIGMOID, dst=dst.operand(n, "Sigmoid dst"),
+                   src=(src.operand(n, "Sigmoid src"),), count=n))
+
+
+def PairReduceSum(dst: LocalTensor, src: LocalTensor, repeatTime: int, mask: int,
+                  dstRepStride: int, srcBlkStride: int, srcRepStride: int, *,
+                  isSetMask: bool = True) -> None:
+    """The sum of each adjacent pair of active lanes of every repeat (semantics.py)."""
+    if dst.dtype != src.dtype:
+        raise KernelError(f"PairReduceSum: dst {dst.dtype} and src {src.dtype} differ")
+    mask, repeat = _repeat_args(_mask_of(mask, src.dtype, isSetMask), repeatTime, src.dtype,
+                                "PairReduceSum")
+    rec = program.current()
+    sspan = _span(src, mask, repeat, int(srcBlkStride), int(srcRepStride))
+    half = (mask + 1) // 2 * dst.dtype.itemsize
+    dspan = ((repeat - 1) * int(dstRepStride) * 128 + half) if repeat else 0
+    rec.emit(Instr(Pipe.VECTOR, Opcode.PAIR_REDUCE_SUM,
+                   dst=dst.operand(0, "PairReduceSum dst", nbytes=dspan, align=0),
+                   src=(src.operand(0, "PairReduceSum src", nbytes=sspan),), mask=mask,
+                   repeat=repeat, count=mask * repeat,
+                   params=(int(dstRepStride), int(srcBlkStride), int(srcRepStride))))
