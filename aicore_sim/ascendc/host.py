@@ -15,7 +15,9 @@ from typing import Any, Protocol
 
 from aicore_sim.errors import SimError
 
-__all__ = ["AclnnError", "PlatformAdapter", "RunContext", "TensorDesc", "TilingError",
+__all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
+           "ACLNN_SUCCESS", "AclnnError", "PlatformAdapter", "aclnn_int_list", "aclnn_invalid",
+           "aclnn_tensor", "RunContext", "TensorDesc", "TilingError",
            "TilingResult", "GetLengthByType",
            "c_div", "c_rem", "canonical_dtype", "to_i32", "to_i64", "to_u64"]
 
@@ -118,6 +120,13 @@ class TilingError(SimError):
         self.rule = rule
 
 
+# aclnn status codes the two-phase calls return
+ACLNN_SUCCESS = 0
+ACLNN_ERR_PARAM_NULLPTR = 161001
+ACLNN_ERR_PARAM_INVALID = 161002
+ACLNN_ERR_INNER_TILING_ERROR = 561002
+
+
 class AclnnError(SimError):
     """An aclnn call failed; ``code`` is the aclnn status (161001, 161002, 561002)."""
 
@@ -216,3 +225,39 @@ class TilingResult:
         if not self.ok:
             raise TilingError(self.error or "tiling failed", rule=self.rule)
         return self
+
+
+# --- the aclnn layer's argument checks ----------------------------------------------------------
+
+
+def aclnn_invalid(msg: str, rule: str) -> AclnnError:
+    """161002 for a bad argument: the message names it and the rule."""
+    return AclnnError(ACLNN_ERR_PARAM_INVALID, f"{msg} (rule {rule})", rule)
+
+
+def aclnn_tensor(name: str, value: Any, required: bool) -> Any:
+    """The argument as an ndarray, None for an absent optional one, or an AclnnError
+    (161001 a required tensor missing, 161002 not an array)."""
+    import numpy as np
+
+    if value is None:
+        if required:
+            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, f"{name} is a required tensor but is None",
+                             "nullptr")
+        return None
+    if not isinstance(value, np.ndarray):
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID,
+                         f"{name} must be a numpy array, got {type(value).__name__}",
+                         "not_a_tensor")
+    return value
+
+
+def aclnn_int_list(name: str, value: Any, default: tuple[int, ...] | None = None) -> list[int]:
+    """An int-list attribute (``default`` when None and a default is given), or 161002."""
+    if value is None and default is not None:
+        return list(default)
+    try:
+        return [int(v) for v in value]
+    except (TypeError, ValueError):
+        raise AclnnError(ACLNN_ERR_PARAM_INVALID, f"{name} must be a sequence of ints, got "
+                         f"{value!r}", "attr_type") from None

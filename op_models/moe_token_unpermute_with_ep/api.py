@@ -47,8 +47,17 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.ascendc.host import AclnnError
-from aicore_sim.dtypes import bfloat16, float16, float32, int32
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_SUCCESS,
+    AclnnError,
+    aclnn_int_list,
+    aclnn_invalid,
+    aclnn_tensor,
+)
+from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
 from aicore_sim.launch import RunResult, launch
 from aicore_sim.platform import Platform, load_platform
 from op_models.moe_token_unpermute_with_ep import cases as _cases
@@ -62,11 +71,6 @@ from op_models.moe_token_unpermute_with_ep.tiling import (
     TilingResult,
     tiling_func,
 )
-
-ACLNN_SUCCESS = 0
-ACLNN_ERR_PARAM_NULLPTR = 161001
-ACLNN_ERR_PARAM_INVALID = 161002
-ACLNN_ERR_INNER_TILING_ERROR = 561002
 
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
 # the IR's nine (tokens, probs) dtype combinations, IR order
@@ -91,58 +95,37 @@ class Executor:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _dtype_name(dt: np.dtype) -> str:
-    return "bfloat16" if dt == bfloat16 else str(dt)
 
 
-def _as_array(name: str, value: Any, required: bool) -> np.ndarray | None:
-    if value is None:
-        if required:
-            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, f"{name} is a required tensor but is None",
-                             "nullptr")
-        return None
-    if not isinstance(value, np.ndarray):
-        raise AclnnError(ACLNN_ERR_PARAM_INVALID,
-                         f"{name} must be a numpy array, got {type(value).__name__}",
-                         "not_a_tensor")
-    return value
 
 
-def _invalid(msg: str, rule: str) -> AclnnError:
-    return AclnnError(ACLNN_ERR_PARAM_INVALID, f"{msg} (rule {rule})", rule)
 
 
 def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None,
            out: np.ndarray | None) -> None:
     if tokens.dtype not in FLOAT_DTYPES:
-        raise _invalid(f"permuted_tokens dtype {tokens.dtype} is not supported: expected "
+        raise aclnn_invalid(f"permuted_tokens dtype {tokens.dtype} is not supported: expected "
                        "bfloat16, float16 or float32", "dtype")
     if idx.dtype != int32:
-        raise _invalid(f"sorted_indices dtype {idx.dtype} is not supported: only int32",
+        raise aclnn_invalid(f"sorted_indices dtype {idx.dtype} is not supported: only int32",
                        "indices_dtype")
     if probs is not None and probs.dtype not in FLOAT_DTYPES:
-        raise _invalid(f"probs dtype {probs.dtype} is not supported: expected bfloat16, "
+        raise aclnn_invalid(f"probs dtype {probs.dtype} is not supported: expected bfloat16, "
                        "float16 or float32", "dtype")
     if out is not None and out.dtype != tokens.dtype:
-        raise _invalid(f"out dtype {_dtype_name(out.dtype)} must equal the permuted_tokens "
-                       f"dtype {_dtype_name(tokens.dtype)}", "out_dtype")
+        raise aclnn_invalid(f"out dtype {dtype_name(out.dtype)} must equal the permuted_tokens "
+                       f"dtype {dtype_name(tokens.dtype)}", "out_dtype")
     for name, arr, rank in (("permuted_tokens", tokens, 2), ("sorted_indices", idx, 1),
                             ("probs", probs, 2)):
         if arr is None:
             continue
         if arr.ndim != rank:
-            raise _invalid(f"{name} must be {rank}-D, got shape {list(arr.shape)}", "rank")
+            raise aclnn_invalid(f"{name} must be {rank}-D, got shape {list(arr.shape)}", "rank")
         if arr.size == 0:
-            raise _invalid(f"{name} is empty (shape {list(arr.shape)}); empty tensors are "
+            raise aclnn_invalid(f"{name} is empty (shape {list(arr.shape)}); empty tensors are "
                            "not supported", "empty")
 
 
-def _int_list(name: str, value: Sequence[int]) -> list[int]:
-    try:
-        return [int(v) for v in value]
-    except (TypeError, ValueError):
-        raise _invalid(f"{name} must be a sequence of ints, got {value!r}", "attr_type") \
-            from None
 
 
 def _resolve_platform(platform: str | Platform) -> Platform:
@@ -168,28 +151,29 @@ def get_workspace_size(
     ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
     """
     plat = _resolve_platform(platform)
-    tokens = _as_array("permuted_tokens", permuted_tokens, True)
-    idx = _as_array("sorted_indices", sorted_indices, True)
-    prb = _as_array("probs", probs, False)
-    out_arr = _as_array("out", out, False)
+    tokens = aclnn_tensor("permuted_tokens", permuted_tokens, True)
+    idx = aclnn_tensor("sorted_indices", sorted_indices, True)
+    prb = aclnn_tensor("probs", probs, False)
+    out_arr = aclnn_tensor("out", out, False)
     assert tokens is not None and idx is not None
     _check(tokens, idx, prb, out_arr)
     if isinstance(num_topk, bool) or not isinstance(num_topk, (int, np.integer)):
-        raise _invalid(f"num_topk must be an int, got {num_topk!r}", "attr_type")
+        raise aclnn_invalid(f"num_topk must be an int, got {num_topk!r}", "attr_type")
     if bool(padded_mode):
-        raise _invalid("padded_mode must be false (only false is supported)", "padded_mode")
+        raise aclnn_invalid("padded_mode must be false (only false is supported)", "padded_mode")
     if range is None:
-        raise _invalid("range is None: aclnn then falls back to aclnnMoeTokenUnpermute, another "
-                       "operator, which is not modelled; pass range=[0, rows]", "range_none")
-    rng = _int_list("range", range)
+        raise aclnn_invalid("range is None: aclnn then falls back to aclnnMoeTokenUnpermute, "
+                            "another operator, which is not modelled; pass range=[0, rows]",
+                            "range_none")
+    rng = aclnn_int_list("range", range)
     if len(rng) != 2:
-        raise _invalid(f"range must have 2 values, got {rng}", "range_size")
+        raise aclnn_invalid(f"range must have 2 values, got {rng}", "range_size")
     if rng[1] - rng[0] > tokens.shape[0]:
-        raise _invalid(f"range {rng} spans {rng[1] - rng[0]} rows but permuted_tokens has "
+        raise aclnn_invalid(f"range {rng} spans {rng[1] - rng[0]} rows but permuted_tokens has "
                        f"{tokens.shape[0]}: the kernel would read past the tensor",
                        "range_rows")
     if restore_shape is not None:
-        _int_list("restore_shape", restore_shape)  # type check only; ignored without padding
+        aclnn_int_list("restore_shape", restore_shape)  # type check only; ignored without padding
 
     ctx = TilingContext.create(
         TensorDesc(tokens.shape, tokens.dtype), TensorDesc(idx.shape, idx.dtype),
@@ -209,7 +193,7 @@ def get_workspace_size(
             "(rule ub_too_small)", "ub_too_small")
     (shape, dtype), = infer_outputs(tokens, idx, prb, int(num_topk)).values()
     if out_arr is not None and tuple(out_arr.shape) != shape:
-        raise _invalid(f"out has shape {list(out_arr.shape)}, the operator's output shape is "
+        raise aclnn_invalid(f"out has shape {list(out_arr.shape)}, the operator's output shape is "
                        f"{list(shape)}", "out_shape")
     ws = int(tr.workspace[0]) if tr.workspace else 0
     inputs = {"permuted_tokens": tokens, "sorted_indices": idx, "probs": prb}
@@ -240,7 +224,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     del workspace
     ex = executor
     if int(workspace_size) < ex.workspace_size:
-        raise _invalid(f"workspace_size {workspace_size} is smaller than the "
+        raise aclnn_invalid(f"workspace_size {workspace_size} is smaller than the "
                        f"{ex.workspace_size} bytes get_workspace_size asked for", "workspace")
     if mode == "timing-only" and ex.tiling.tiling_key in NUMERIC_KEYS:
         mode = "timed"

@@ -46,8 +46,16 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.ascendc.host import AclnnError
-from aicore_sim.dtypes import bfloat16, float16, float32, int32
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_SUCCESS,
+    AclnnError,
+    aclnn_int_list,
+    aclnn_tensor,
+)
+from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
 from aicore_sim.launch import RunResult, launch
 from aicore_sim.memory import MemoryImage
 from aicore_sim.platform import Platform, load_platform
@@ -63,11 +71,6 @@ from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     TilingResult,
     tiling_func,
 )
-
-ACLNN_SUCCESS = 0
-ACLNN_ERR_PARAM_NULLPTR = 161001
-ACLNN_ERR_PARAM_INVALID = 161002
-ACLNN_ERR_INNER_TILING_ERROR = 561002
 
 # The nine (tokens dtype, probs dtype) combinations of the IR, in IR order (spec §2.1).
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
@@ -109,22 +112,8 @@ class Executor:
 # --------------------------------------------------------------------------------------------
 
 
-def _dtype_name(dt: np.dtype) -> str:
-    return "bfloat16" if dt == bfloat16 else str(dt)
 
 
-def _as_array(name: str, value: Any, required: bool) -> np.ndarray | None:
-    """The argument as an ndarray, or an AclnnError (161001 missing, 161002 not an array)."""
-    if value is None:
-        if required:
-            raise AclnnError(ACLNN_ERR_PARAM_NULLPTR, f"{name} is a required tensor but is None",
-                             "nullptr")
-        return None
-    if not isinstance(value, np.ndarray):
-        raise AclnnError(
-            ACLNN_ERR_PARAM_INVALID,
-            f"{name} must be a numpy array, got {type(value).__name__}", "not_a_tensor")
-    return value
 
 
 def _check_float(name: str, arr: np.ndarray) -> None:
@@ -149,14 +138,14 @@ def _check_dtypes(grad: np.ndarray, idx: np.ndarray, perm: np.ndarray | None,
     if perm is not None and perm.dtype != tok:
         raise AclnnError(
             ACLNN_ERR_PARAM_INVALID,
-            f"permuted_tokens dtype {_dtype_name(perm.dtype)} must equal "
-            f"unpermuted_tokens_grad dtype {_dtype_name(tok)} (no such dtype combination)",
+            f"permuted_tokens dtype {dtype_name(perm.dtype)} must equal "
+            f"unpermuted_tokens_grad dtype {dtype_name(tok)} (no such dtype combination)",
             "dtype_combination")
     if ptg_out is not None and ptg_out.dtype != tok:
         raise AclnnError(
             ACLNN_ERR_PARAM_INVALID,
-            f"permuted_tokens_grad_out dtype {_dtype_name(ptg_out.dtype)} must equal the tokens "
-            f"dtype {_dtype_name(tok)}", "dtype_combination")
+            f"permuted_tokens_grad_out dtype {dtype_name(ptg_out.dtype)} must equal the tokens "
+            f"dtype {dtype_name(tok)}", "dtype_combination")
     if probs is not None:
         _check_float("probs", probs)
         if (tok, probs.dtype) not in DTYPE_COMBINATIONS:  # pragma: no cover - all 9 listed
@@ -165,20 +154,12 @@ def _check_dtypes(grad: np.ndarray, idx: np.ndarray, perm: np.ndarray | None,
         if pg_out is not None and pg_out.dtype != probs.dtype:
             raise AclnnError(
                 ACLNN_ERR_PARAM_INVALID,
-                f"probs_grad_out dtype {_dtype_name(pg_out.dtype)} must equal probs dtype "
-                f"{_dtype_name(probs.dtype)}", "dtype_combination")
+                f"probs_grad_out dtype {dtype_name(pg_out.dtype)} must equal probs dtype "
+                f"{dtype_name(probs.dtype)}", "dtype_combination")
     elif pg_out is not None:
         _check_float("probs_grad_out", pg_out)
 
 
-def _int_list(name: str, value: Sequence[int] | None, default: tuple[int, ...]) -> list[int]:
-    if value is None:
-        return list(default)
-    try:
-        return [int(v) for v in value]
-    except (TypeError, ValueError):
-        raise AclnnError(ACLNN_ERR_PARAM_INVALID, f"{name} must be a sequence of ints, got "
-                         f"{value!r}", "attr_type") from None
 
 
 def _resolve_platform(platform: str | Platform) -> Platform:
@@ -213,16 +194,16 @@ def get_workspace_size(
     Returns ``(workspace_size, executor)``; raises :class:`AclnnError` (see module docstring).
     """
     plat = _resolve_platform(platform)
-    grad = _as_array("unpermuted_tokens_grad", unpermuted_tokens_grad, True)
-    idx = _as_array("sorted_indices", sorted_indices, True)
-    perm = _as_array("permuted_tokens", permuted_tokens, False)
-    prb = _as_array("probs", probs, False)
-    ptg_out = _as_array("permuted_tokens_grad_out", permuted_tokens_grad_out, False)
-    pg_out = _as_array("probs_grad_out", probs_grad_out, False)
+    grad = aclnn_tensor("unpermuted_tokens_grad", unpermuted_tokens_grad, True)
+    idx = aclnn_tensor("sorted_indices", sorted_indices, True)
+    perm = aclnn_tensor("permuted_tokens", permuted_tokens, False)
+    prb = aclnn_tensor("probs", probs, False)
+    ptg_out = aclnn_tensor("permuted_tokens_grad_out", permuted_tokens_grad_out, False)
+    pg_out = aclnn_tensor("probs_grad_out", probs_grad_out, False)
     assert grad is not None and idx is not None
     _check_dtypes(grad, idx, perm, prb, ptg_out, pg_out)
-    restore = _int_list("restore_shape", restore_shape, DEFAULT_RESTORE_SHAPE)
-    rng = _int_list("range", range, DEFAULT_RANGE)
+    restore = aclnn_int_list("restore_shape", restore_shape, DEFAULT_RESTORE_SHAPE)
+    rng = aclnn_int_list("range", range, DEFAULT_RANGE)
     if isinstance(topk_num, bool) or not isinstance(topk_num, (int, np.integer)):
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, f"topk_num must be an int, got {topk_num!r}",
                          "attr_type")
