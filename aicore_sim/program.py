@@ -9,6 +9,7 @@ The result, a :class:`Program`, is what the SimPy replay consumes.
 
 from __future__ import annotations
 
+import functools
 import gc
 import struct
 import sys
@@ -75,7 +76,7 @@ class CoreRecorder:
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
                  platform, effects: frozenset = ALL_EFFECTS,
-                 intern: dict[Instr, Instr] | None = None) -> None:
+                 intern: dict[Instr, Instr] | None = None, auto_sync: bool = True) -> None:
         self.core = core
         self.block_num = block_num
         self.image = image
@@ -108,7 +109,7 @@ class CoreRecorder:
         self._intern = (intern if intern is not None else {}).setdefault
         # scalar UB reads wait for their producer (compiler auto-sync); False models a kernel
         # built without it, where only explicit flags order them
-        self.auto_sync = _AUTO_SYNC
+        self.auto_sync = auto_sync
         # SyncAll: gives the turn to the other cores until all have arrived (phases.py)
         self.sync_hook: Callable[[], None] | None = None
         self.atomic = ""  # SetAtomicAdd<T>: T's name, given to every later UB->GM copy
@@ -240,7 +241,6 @@ class Program:
 
 
 _ACTIVE: list[CoreRecorder] = []
-_AUTO_SYNC = True  # the record in progress models the compiler's auto-sync (see record())
 
 
 def current() -> CoreRecorder:
@@ -253,13 +253,14 @@ def current() -> CoreRecorder:
 
 def _record_cores(kernel: Callable[..., None], args: tuple, cores: range, block_dim: int,
                   image: MemoryImage, platform, effects: frozenset,
-                  intern: dict[Instr, Instr]) -> tuple[list, list, list, list]:
+                  intern: dict[Instr, Instr], auto_sync: bool = True
+                  ) -> tuple[list, list, list, list]:
     """Streams, allocation tables, hazards and site ids (int32 arrays) of ``cores``, recorded
     one after the other."""
     recs, runs = [], []
     for core in cores:
         ub = UnifiedBuffer(capacity=platform.core_mem_size_ub)
-        rec = CoreRecorder(core, block_dim, image, ub, platform, effects, intern)
+        rec = CoreRecorder(core, block_dim, image, ub, platform, effects, intern, auto_sync)
         run = phases.CoreRun(core, kernel, args)
         rec.sync_hook = run.arrive
         recs.append(rec)
@@ -302,8 +303,8 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
     the same as with one. ``auto_sync=False`` records scalar UB reads without the auto-sync
     wait on their producer (a kernel compiled without ``--cce-auto-sync``; docs/model.md).
     """
-    global _AUTO_SYNC
     effects = ALL_EFFECTS if numerics else CONTROL_EFFECTS
+    record_cores = functools.partial(_record_cores, auto_sync=bool(auto_sync))
     jobs = max(1, min(int(jobs), block_dim))
     parts = None
     # The record pass builds long-lived streams and frees its temporaries by reference
@@ -311,17 +312,15 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
     # about a tenth of the pass), so it is paused meanwhile, as in the replay.
     was_enabled = gc.isenabled()
     gc.disable()
-    saved_auto_sync, _AUTO_SYNC = _AUTO_SYNC, bool(auto_sync)  # forked children inherit it
     try:
         if jobs > 1 and parallel.available():
-            parts = parallel.record(_record_cores, kernel, args, block_dim, image, platform,
+            parts = parallel.record(record_cores, kernel, args, block_dim, image, platform,
                                     effects, numerics, jobs, initial)
         if parts is None:
-            parts = _record_cores(kernel, args, range(block_dim), block_dim, image, platform,
-                                  effects, {})
+            parts = record_cores(kernel, args, range(block_dim), block_dim, image, platform,
+                                 effects, {})
             jobs = 1
     finally:
-        _AUTO_SYNC = saved_auto_sync
         if was_enabled:
             gc.enable()
     streams, allocations, hazards, sites = parts
