@@ -22,6 +22,7 @@ import simpy
 
 from aicore_sim import cost, semantics
 from aicore_sim.engine.dcache import DCache
+from aicore_sim.engine.events import fire_at
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.errors import DeadlockError
 from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe
@@ -36,13 +37,6 @@ _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
 _SYNC_ALL = Opcode.SYNC_ALL
 _GV_GM, _GV_UB, _SV_UB = Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB
 _EVENT_INDEX = {e: n for n, e in enumerate(HardEvent)}
-
-
-def _fire_at(env: simpy.Environment, ev: simpy.Event, delay: int) -> None:
-    """Trigger ``ev`` ``delay`` cycles from now without creating a second event."""
-    ev._ok = True
-    ev._value = None
-    env.schedule(ev, delay=delay)
 
 
 class ChipBarrier:
@@ -67,9 +61,7 @@ class ChipBarrier:
         if entry[0] >= self.cores:
             del self.open[k]
             at = entry[1] + cost
-            ev._ok = True
-            ev._value = at
-            self.env.schedule(ev, delay=at - self.env.now)
+            fire_at(self.env, ev, at - self.env.now, at)
         return ev
 
     def arrived(self, k: int) -> int:
@@ -196,9 +188,7 @@ class CoreSim:
         self.sets_left[key] -= 1
         waiter = self.flag_waiters.pop(key, None)
         if waiter is not None:
-            waiter._ok = True
-            waiter._value = (index, at)
-            self.env.schedule(waiter, delay=at - self.env.now)
+            fire_at(self.env, waiter, at - self.env.now, (index, at))
             return
         pending = self.flags.get(key)
         if pending is None:
@@ -251,7 +241,7 @@ class CoreSim:
         keep = []
         for count, ev in self.watch[pipe]:
             if n >= count:
-                _fire_at(self.env, ev, at - self.env.now)
+                fire_at(self.env, ev, at - self.env.now)
             else:
                 keep.append((count, ev))
         self.watch[pipe] = keep
@@ -296,7 +286,7 @@ class CoreSim:
             sw = self.space_waiter
             if sw is not None and sw[0] == pipe:
                 self.space_waiter = None
-                _fire_at(env, sw[1], start - now)
+                fire_at(env, sw[1], start - now)
             k = kind[i]
             if k == 1:
                 waiting = flags.get(fkey[i])
@@ -402,7 +392,7 @@ class CoreSim:
                 wk = wake[p]
                 if wk is not None:
                     wake[p] = None
-                    _fire_at(env, wk, t - env.now if t > env.now else 0)
+                    fire_at(env, wk, t - env.now if t > env.now else 0)
                 continue
             op = ins.op
             if op is _GV_GM:

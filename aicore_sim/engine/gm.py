@@ -29,6 +29,8 @@ import math
 
 import simpy
 
+from aicore_sim.engine.events import fire_at
+
 
 class GmBandwidth:
     """Processor-sharing HBM server; :meth:`transfer` returns an event fired when drained."""
@@ -79,9 +81,7 @@ class GmBandwidth:
             head = False
             _, _, ev, not_before, weight = heapq.heappop(active)
             self.n -= weight
-            ev._ok = True
-            ev._value = now > not_before
-            self.env.schedule(ev, delay=not_before - now if not_before > now else 0)
+            fire_at(self.env, ev, not_before - now if not_before > now else 0, now > not_before)
 
     def _predict(self) -> None:
         """The cycle of the next drain, from the state of this cycle (at least the next
