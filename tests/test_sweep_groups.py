@@ -3,7 +3,7 @@ overrides that resolve to the same tiling record once per platform."""
 
 from __future__ import annotations
 
-from aicore_sim.sweep import expand, parse_spec, run_points
+from aicore_sim.sweep import expand, parse_spec, run_points, worker
 from aicore_sim.sweep.points import batches
 from aicore_sim.sweep.run import SerialExecutor
 from aicore_sim.sweep.worker import record_group
@@ -32,6 +32,7 @@ def test_points_with_one_tiling_share_a_batch():
 
 
 def test_one_record_per_tiling_and_equal_results():
+    worker._RECORDS.clear()  # records other tests of this process left in the cache
     rows = run_points(expand(parse_spec(DOC)), SerialExecutor(), progress=False)
     assert [r["status"] for r in rows] == ["ok"] * 24
     assert sum(not r["record_reused"] for r in rows) == 4
