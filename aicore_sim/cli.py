@@ -43,7 +43,7 @@ from aicore_sim.casefile import (
     parse_case,
     read_data,
 )
-from aicore_sim.cli_types import nonneg_int
+from aicore_sim.cli_types import count, nonempty, nonneg_int
 from aicore_sim.errors import SimError, UsageError
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.opmodel import PreparedCall
@@ -288,8 +288,6 @@ def _run(args: argparse.Namespace) -> int:
     platform = _platform_arg(args.platform) if args.platform else None
     if args.case_file and args.case:
         raise UsageError("give either a CASE.json or --case NAME, not both")
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: must be at least 1")
     jobs = args.jobs or usable_cpus()
     with phases.time("inputs"):
         if args.case_file:
@@ -616,17 +614,20 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="simulate one case; write outputs, trace, summary, timeline",
                        formatter_class=fmt, epilog=_RUN_EXAMPLES,
                        description="Run one operator call on a simulated chip.")
-    r.add_argument("case_file", nargs="?", metavar="CASE.json",
+    r.add_argument("case_file", nargs="?", type=nonempty, metavar="CASE.json",
                    help="case file (format: see aicore_sim/casefile.py or examples/cases/)")
-    r.add_argument("--case", metavar="NAME",
+    r.add_argument("--case", type=nonempty, metavar="NAME",
                    help=f"a bundled case ('{PROG} cases' lists them; default {DEFAULT_CASE})")
-    r.add_argument("--platform", metavar="P",
+    r.add_argument("--platform", type=nonempty, metavar="P",
                    help="preset name, a preset TOML path, or a JSON object of fields "
-                        "(overrides the case's platform)")
+                        "(overrides the case's platform; not empty)")
     r.add_argument("--mode", choices=MODES, help="default: the case's mode, else timed")
-    r.add_argument("--inputs", metavar="DIR", help="read inputs from DIR/<input name>.npy")
-    r.add_argument("--out", metavar="DIR",
-                   help="output folder (must not exist or be empty; default traces/<time>-<case>)")
+    r.add_argument("--inputs", type=nonempty, metavar="DIR",
+                   help="read inputs from DIR/<input name>.npy, each exactly the case's dtype "
+                        "and shape (bfloat16 also as 2-byte void items, |V2); not empty")
+    r.add_argument("--out", type=nonempty, metavar="DIR",
+                   help="output folder (not empty; must not exist or be an empty folder; "
+                        "default traces/<time>-<case>)")
     r.add_argument("--seed", type=nonneg_int,
                    help="seed of the random inputs (default: the case's)")
     r.add_argument("--no-plot", action="store_true", help="skip timeline.png")
@@ -634,17 +635,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trace.json detail: full (instructions, stalls, flag arrows, UB "
                         "counter), lanes (instruction slices only: smaller, faster), none "
                         "(no trace file); default full")
-    r.add_argument("--jobs", type=int, metavar="N",
+    r.add_argument("--jobs", type=count, metavar="N",
                    help="processes to use (default: the usable CPUs): the record pass is split "
                         "over them, and the golden and the trace file are computed beside the "
-                        "simulation; 1 = everything in this process. Results do not depend on "
-                        "it")
+                        "simulation; 1 = everything in this process (N >= 1). Results do not "
+                        "depend on it")
     r.add_argument("--check-streams", action="store_true",
                    help="also record the kernel the other way (with numerics if the mode has "
                         "none, without otherwise) and fail (exit 1) if the instruction streams "
                         "differ: checks once that a port's control flow never depends on values "
                         "only vector arithmetic produces, which timing-only mode relies on")
-    r.add_argument("--max-memory", metavar="SIZE",
+    r.add_argument("--max-memory", type=nonempty, metavar="SIZE",
                    help="refuse (exit 2, before any work) a run whose estimated memory - "
                         "tensors, UB images, instruction streams - exceeds SIZE (512M, 4G); "
                         "default: the memory available")
@@ -661,9 +662,10 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tiling", help="host tiling of case files", formatter_class=fmt,
                        epilog=_TILING_EXAMPLES,
                        description="Run the host tiling of each case file and print its result.")
-    t.add_argument("case_files", nargs="+", metavar="CASE",
+    t.add_argument("case_files", nargs="+", type=nonempty, metavar="CASE",
                    help="case file or bundled case name")
-    t.add_argument("--platform", metavar="P", help="overrides the cases' platform")
+    t.add_argument("--platform", type=nonempty, metavar="P",
+                   help="overrides the cases' platform (not empty)")
     t.add_argument("--json", action="store_true", help="one JSON object per line and case")
     t.set_defaults(func=cmd_tiling)
 
@@ -699,6 +701,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2), for every subcommand too."""
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """A value refused by its ``type=`` (``aicore_sim/cli_types.py``) is named with the
+        option and, when the rule does not quote it already, the value itself."""
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as e:
+            name = argparse._get_action_name(action)
+            if name and e.message and arg_string not in e.message:
+                raise argparse.ArgumentError(
+                    None, f"argument {name} {arg_string}: {e.message}") from None
+            raise
 
     def error(self, message: str) -> None:  # type: ignore[override]
         _err(f"error: {self.prog}: {message} (see '{self.prog} --help')")

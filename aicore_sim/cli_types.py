@@ -1,23 +1,106 @@
 """argparse value types shared by every subcommand's parser (step: the command line).
 
-A value that fails its type is reported by argparse as one line naming the option and the
-rule (exit 2), like every other bad input.
+Every option and positional value is declared with one of these as its ``type=``, so a value
+that breaks its rule is refused while the line is parsed - before a file is read or written -
+and reported by argparse as one line naming the option and the rule (exit 2), like every
+other bad input:
+
+* counts: :func:`count` (an integer >= 1) and :func:`nonneg_int` (>= 0, where 0 means
+  something: a seed, "no lines", "in this process");
+* numbers: :func:`finite_pct` (a finite number >= 0);
+* paths, names and specs: :func:`nonempty` (an empty string is never a path, a preset or a
+  case: it was a shell variable that expanded to nothing);
+* ``--window``: :func:`window` (two finite non-negative times, the end after the start).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
 def nonneg_int(text: str) -> int:
-    """Seeds and counts: an integer >= 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    """Seeds and counts where 0 means something: an integer >= 0."""
+    v = _int(text)
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
     return v
 
 
-__all__ = ["nonneg_int"]
+def count(text: str) -> int:
+    """A count of things to do (points, jobs, tokens, cases): an integer >= 1."""
+    v = _int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def finite_pct(text: str) -> float:
+    """A percentage: a finite number >= 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return v
+
+
+def nonempty(text: str) -> str:
+    """A path, a name or a spec: not the empty string (nor only blanks)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must not be empty, got {text!r}")
+    return text
+
+
+_UNITS = (("us", "us"), ("µs", "us"), ("ns", "ns"))
+
+
+def window_ends(text: str) -> list[tuple[float, str] | None]:
+    """The two ends of ``--window A:B`` as (value, unit) with unit ``""`` (cycles), ``"us"`` or
+    ``"ns"``; an end left out is None. Each end is a finite number >= 0."""
+    if ":" not in text:
+        raise ValueError("expected START:END (cycles, or e.g. 0.5us:2us)")
+    ends: list[tuple[float, str] | None] = []
+    for part in text.split(":", 1):
+        part = part.strip().lower()
+        if not part:
+            ends.append(None)
+            continue
+        unit = ""
+        for suffix, name in _UNITS:
+            if part.endswith(suffix):
+                part, unit = part[: -len(suffix)], name
+                break
+        try:
+            v = float(part)
+        except ValueError:
+            raise ValueError(f"'{part}' is not a number") from None
+        if not math.isfinite(v):
+            raise ValueError("times must be finite")
+        if v < 0:
+            raise ValueError("times must be >= 0")
+        ends.append((v, unit))
+    a, b = ends
+    if a is not None and b is not None and a[1] == b[1] and b[0] <= a[0]:
+        raise ValueError("the end must be after the start")
+    return ends
+
+
+def window(text: str) -> str:
+    """``--window A:B``: checked by :func:`window_ends`, kept as text (cycles need the clock)."""
+    try:
+        window_ends(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+__all__ = ["count", "finite_pct", "nonempty", "nonneg_int", "window", "window_ends"]
