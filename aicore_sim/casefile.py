@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
+from aicore_sim import dtypes, jsontext
 from aicore_sim.errors import SimError
 from aicore_sim.platform import Platform, load_platform
 
@@ -290,10 +290,9 @@ def load_case(path: str | os.PathLike) -> CaseFile:
         raise CaseFileError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
                             f"{e.start}); a case file is JSON in UTF-8") from None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise CaseFileError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: "
-                            f"{e.msg})") from None
+        doc = jsontext.loads(text)
+    except jsontext.JSONTextError as e:
+        raise CaseFileError(f"{path}: {e}") from None
     try:
         return parse_case(doc, path.stem)
     except CaseFileError as e:

@@ -13,13 +13,14 @@ unit suffix in its key and a ``# source:`` comment). Instruction-cost parameters
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from aicore_sim import jsontext
 
 _DATA = Path(__file__).parent / "data"
 _PLATFORM_DIR = _DATA / "platforms"
@@ -890,9 +891,9 @@ def load_platform(spec: str | Path | Platform | Mapping[str, Any], **overrides: 
     """
     if isinstance(spec, str) and spec.lstrip().startswith("{"):  # a JSON object, as on a CLI
         try:
-            spec = json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"platform {spec!r}: not a valid JSON object ({exc.msg})") from None
+            spec = jsontext.loads(spec)
+        except jsontext.JSONTextError as exc:
+            raise ValueError(f"platform {spec!r}: {exc}") from None
         if not isinstance(spec, Mapping):
             raise ValueError("platform: a JSON platform must be an object of fields")
     if isinstance(spec, Platform):

@@ -8,11 +8,17 @@ forked child under ``RLIMIT_AS`` (``run_limited`` of ``tests/test_fuzz_contract.
 
 from __future__ import annotations
 
+import csv
+import json
+import os
 from pathlib import Path
 
 import pytest
 
 from aicore_sim import cli
+from tests.test_contract import refused
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # -- the command line: every value checked by its type while the line is parsed ---------------
 
@@ -65,3 +71,176 @@ def test_bad_option_values_are_refused_while_parsing(
     err = _parse_refusal(capsys, argv)
     assert says in err
     assert list(tmp_path.iterdir()) == []  # nothing written, not even a default folder
+
+
+# -- JSON and TOML: a key given twice is refused, never resolved last-wins ---------------------
+
+TINY_TEXT = (ROOT / "examples/cases/tiny.json").read_text()
+
+
+def _inproc(capsys: pytest.CaptureFixture[str], tmp: Path, argv: list[str],
+            stdout: list[str] | None = None) -> tuple[int, str]:
+    """``aicore-sim ARGV`` in this process with ``tmp`` as the working folder: (exit, stderr);
+    asserts that no file or folder appeared in ``tmp`` when the exit is 2."""
+    before = sorted(p.name for p in tmp.iterdir())
+    cwd = os.getcwd()
+    os.chdir(tmp)
+    try:
+        code = cli.main(argv)
+    finally:
+        os.chdir(cwd)
+    out, err = capsys.readouterr()
+    if stdout is not None:
+        stdout.append(out)
+    if code == 2:
+        assert sorted(p.name for p in tmp.iterdir()) == before
+    return code, err
+
+
+def _one_line_refusal(code: int, err: str, *says: str) -> None:
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("aicore-sim: error: "), err
+    for s in says:
+        assert s in err, err
+
+
+def _twice(text: str, key: str, value: str) -> str:
+    """``text`` with ``"key": value,`` inserted before the first ``"key"``."""
+    i = text.index(f'"{key}"')
+    return f"{text[:i]}\"{key}\": {value}, {text[i:]}"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("platform", '"ascend910b4"'),
+    ("probs", '{"shape": [10, 3], "dtype": "float16"}'),
+    ("seed", "7"),
+])
+def test_case_file_key_given_twice(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                   key: str, value: str) -> None:
+    (tmp_path / "twice.json").write_text(_twice(TINY_TEXT, key, value))
+    for argv in (["run", "twice.json", "--out", "o"], ["verify", "twice.json"]):
+        code, err = _inproc(capsys, tmp_path, argv)
+        _one_line_refusal(code, err, "twice.json", f'duplicate key "{key}"')
+    out: list[str] = []
+    code, _ = _inproc(capsys, tmp_path, ["tiling", "twice.json"], out)
+    assert code == 2 and f'duplicate key "{key}"' in out[0]
+
+
+def test_platform_object_key_given_twice(capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    spec = '{"preset": "ascend910b1", "ub_size": 65536, "ub_size": 196608}'
+    code, err = _inproc(capsys, tmp_path, ["run", "--platform", spec, "--out", "o"])
+    _one_line_refusal(code, err, "--platform", 'duplicate key "ub_size"')
+
+
+SWEEP_JSON = ('{"sweep": {"name": "s", "mode": "timing-only"}, '
+              '"axes": {"case": ["tiny"], "platform": ["ascend910b1"]}}')
+
+
+@pytest.mark.parametrize("fname, text, says", [
+    ("s.json", _twice(SWEEP_JSON, "axes", '{"case": ["p1_deepseek_v3"]}'), 'duplicate key "axes"'),
+    ("s.toml", '[sweep]\nname = "s"\nname = "t"\n[axes]\ncase = ["tiny"]\n', "not valid TOML"),
+    ("s.toml", '[sweep]\nname = "s"\n[axes]\ncase = ["tiny"]\n[axes]\ncase = ["tiny"]\n',
+     "not valid TOML"),
+])
+def test_sweep_spec_key_given_twice(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                    fname: str, text: str, says: str) -> None:
+    (tmp_path / fname).write_text(text)
+    code, err = _inproc(capsys, tmp_path, ["sweep", fname, "--out", "o", "--workers", "0"])
+    _one_line_refusal(code, err, fname, says)
+
+
+MATRIX = (ROOT / "op_models/moe_token_unpermute_with_ep_grad/equivalence_matrix.toml")
+
+
+@pytest.mark.parametrize("fname", ["m.toml", "m.json"])
+def test_matrix_key_given_twice(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                fname: str) -> None:
+    if fname.endswith(".toml"):
+        text = MATRIX.read_text().replace('seed = 0\n', 'seed = 0\nseed = 1\n', 1)
+        says = "not valid TOML"
+    else:
+        import tomllib
+
+        text = _twice(json.dumps(tomllib.loads(MATRIX.read_text())), "seed", "1")
+        says = 'duplicate key "seed"'
+    (tmp_path / fname).write_text(text)
+    code, err = _inproc(capsys, tmp_path, ["verify", "--matrix", fname, "--report", "r"])
+    _one_line_refusal(code, err, "m.", says)
+
+
+ATK_RECORD = {
+    "id": 0, "name": "r", "aclnn_name": "MoeTokenUnpermuteWithEpGrad",
+    "standard": {"acc": "md5"},
+    "inputs": [
+        {"name": "unpermutedTokensGrad", "type": "tensor", "dtype": "bf16", "shape": [8, 64],
+         "range_values": [-1, 1]},
+        {"name": "sorted_indices", "type": "tensor", "dtype": "int32", "shape": [8],
+         "range_values": [0, 8]},
+        {"name": "permutedTokens", "type": "tensor", "dtype": "bf16", "shape": [8, 64],
+         "range_values": [-1, 1]},
+        {"name": "padded_mode", "type": "attr", "dtype": "bool", "range_values": False},
+    ],
+}
+
+
+def test_atk_file_key_given_twice_and_negative_shape(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    (tmp_path / "atk_twice.json").write_text(_twice(json.dumps([ATK_RECORD]), "aclnn_name",
+                                                    '"Other"'))
+    code, err = _inproc(capsys, tmp_path, ["verify", "atk_twice.json", "--report", "r"])
+    _one_line_refusal(code, err, "atk_twice.json", 'duplicate key "aclnn_name"')
+    rec = json.loads(json.dumps(ATK_RECORD))
+    rec["inputs"][0]["shape"] = [-8, 64]  # was: "internal error: ValueError: high <= 0"
+    (tmp_path / "atk_neg.json").write_text(json.dumps([rec]))
+    code, err = _inproc(capsys, tmp_path, ["verify", "atk_neg.json", "--report", "r"])
+    _one_line_refusal(code, err, "atk_neg.json: record 0: inputs[0] (unpermutedTokensGrad)"
+                      ".shape: [-8, 64]: expected a list of integers >= 0")
+
+
+def test_platform_toml_key_given_twice(capsys: pytest.CaptureFixture[str],
+                                       tmp_path: Path) -> None:
+    (tmp_path / "ov.toml").write_text("hbm_efficiency_ratio = 0.9\nhbm_efficiency_ratio = 0.5\n")
+    spec = '{"preset": "ascend910b1", "overlay": "ov.toml"}'
+    code, err = _inproc(capsys, tmp_path, ["run", "--platform", spec, "--out", "o"])
+    _one_line_refusal(code, err, "ov.toml", "not valid TOML")
+    preset = (ROOT / "aicore_sim/data/platforms/tiny.toml").read_text()
+    (tmp_path / "my.toml").write_text(preset + "\n" + preset)
+    code, err = _inproc(capsys, tmp_path, ["run", "--platform", "my.toml", "--out", "o"])
+    _one_line_refusal(code, err, "my.toml")
+
+
+def test_deeply_nested_case_file(tmp_path: Path) -> None:
+    """200,000 nested ``[``: refused naming the rule (was: internal error, RecursionError);
+    run in a child under RLIMIT_AS."""
+    (tmp_path / "deep.json").write_text("[" * 200_000)
+    refused(tmp_path, "run", "deep.json", "--out", "out",
+            says="deep.json: nested deeper than 64 levels")
+    (tmp_path / "deep.json").write_text('{"op": ' + "[" * 70 + "]" * 70 + "}")
+    refused(tmp_path, "run", "deep.json", "--out", "out",
+            says="deep.json: nested deeper than 64 levels")
+
+
+# -- board CSV folders (correlate) -------------------------------------------------------------
+
+PIPE_HEADER = ["block_id", "sub_block_id", "aiv_time(us)", "aiv_scalar_time(us)",
+               "aiv_mte2_time(us)", "aiv_vec_time(us)", "aiv_mte3_time(us)"]
+
+
+@pytest.mark.parametrize("header, row, says", [
+    (PIPE_HEADER, ["\u00b2", "vector0", "1", "1", "1", "1", "1"],
+     "line 2, column 'block_id': '\u00b2' is not a block index"),
+    ([*PIPE_HEADER, "aiv_vec_time(us)"], ["0", "vector0", "1", "1", "1", "1", "1", "9"],
+     "column 'aiv_vec_time(us)' appears twice"),
+])
+def test_correlate_csv_refusals(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                header: list[str], row: list[str], says: str) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    with (run / "PipeUtilization.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows([header, row])
+    (run / "OpBasicInfo.csv").write_text("Op Name,Op Type,Task Duration(us),Block Dim,"
+                                         "Current Freq\ntiny,vector,8.4,1,1850\n")
+    code, err = _inproc(capsys, tmp_path, ["correlate", "run", "prof"])
+    _one_line_refusal(code, err, "PipeUtilization.csv", says)
+    assert sorted(p.name for p in run.iterdir()) == ["OpBasicInfo.csv", "PipeUtilization.csv"]

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import jsontext
 from aicore_sim.correlate.compare import FREQ_TOLERANCE
 from aicore_sim.correlate.opprof import PIPES, ProfiledLaunch, choose
 from aicore_sim.platform import Platform, apply_overlay, load_platform
@@ -314,7 +315,7 @@ def calibrate_main(args: argparse.Namespace) -> int:
     """The ``calibrate`` command (errors: :class:`CalibrateError`, OpprofError)."""
     spec = args.platform
     try:
-        base = load_platform(json.loads(spec) if spec.lstrip().startswith("{") else spec)
+        base = load_platform(jsontext.loads(spec) if spec.lstrip().startswith("{") else spec)
     except (ValueError, KeyError, TypeError) as e:
         raise CalibrateError(f"--platform {spec}: {e.args[0] if e.args else e}") from None
     out = Path(args.out)

@@ -33,7 +33,6 @@ rule, e.g. ``axes.tokens_num[1]: must be an int >= 1, got 'many'``.
 
 from __future__ import annotations
 
-import json
 import math
 import tomllib
 from collections.abc import Mapping
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicore_sim import jsontext
 from aicore_sim.errors import SimError
 from aicore_sim.sweep.ops import default_op_name, get_op, op_for_case
 
@@ -270,8 +270,8 @@ def load_spec(path: str | Path) -> SweepSpec:
     except UnicodeDecodeError as e:
         raise SpecError(f"{path}: not UTF-8 text (offset {e.start})") from None
     try:
-        doc = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
+        doc = jsontext.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+    except (jsontext.JSONTextError, tomllib.TOMLDecodeError) as e:
         raise SpecError(f"{path}: not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {e}"
                         ) from None
     return parse_spec(doc, p.stem, p.parent)

@@ -45,7 +45,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import dtypes
+from aicore_sim import dtypes, jsontext
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.verify import VerifyError
 
@@ -269,10 +269,10 @@ def load_matrix(spec: str | Path) -> Matrix:
                           ) from None
     try:
         if path.suffix.lower() == ".json":
-            doc = json.loads(text)
+            doc = jsontext.loads(text)
         else:
             doc = tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
+    except (jsontext.JSONTextError, tomllib.TOMLDecodeError) as e:
         raise VerifyError(f"{path.name}: not valid {path.suffix.lstrip('.').upper() or 'TOML'}"
                           f" ({e}) (rule matrix_syntax)") from None
     return parse_matrix(doc, path.name)
