@@ -341,23 +341,12 @@ def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray
             raise CaseFileError(f"--inputs: {f.name} missing (input {name} is present in the "
                                 f"case)")
         try:
-            arr = np.load(f, mmap_mode="r", allow_pickle=False)
-        except (ValueError, OSError, EOFError) as e:
-            raise CaseFileError(f"--inputs: {f.name}: cannot read ({e})") from None
-        if not isinstance(arr, np.ndarray):  # np.load opens an .npz archive whatever its name
-            arr.close()
-            raise CaseFileError(f"--inputs: {f.name}: an .npz archive, not one .npy array "
-                                f"(save it with np.save)")
-        if tuple(arr.shape) != spec.shape:
-            raise CaseFileError(f"--inputs: {f.name}: shape {list(arr.shape)} but "
-                                f"inputs.{name}.shape is {list(spec.shape)}")
-        if arr.dtype != spec.dtype:
-            if arr.dtype.kind == "V" and arr.dtype.itemsize == spec.dtype.itemsize:
-                arr = arr.view(spec.dtype)  # bfloat16 saved without ml_dtypes: raw 2-byte void
-            else:
-                raise CaseFileError(f"--inputs: {f.name}: dtype {dtypes.dtype_name(arr.dtype)} "
-                                    f"but inputs.{name}.dtype is "
-                                    f"{dtypes.dtype_name(spec.dtype)}")
+            arr = dtypes.read_npy(f, spec.shape, spec.dtype)
+        except OSError as e:
+            raise CaseFileError(f"--inputs: {f.name}: cannot read ({e.strerror or e})") from None
+        except ValueError as e:
+            raise CaseFileError(f"--inputs: {f.name}: {e} (inputs.{name} is "
+                                f"{list(spec.shape)} {dtypes.dtype_name(spec.dtype)})") from None
         out[name] = arr
     return out
 

@@ -12,11 +12,14 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import Any
 
+import ml_dtypes
+import numpy as np
 import pytest
 
 from aicore_sim import cli
-from tests.test_contract import refused
+from tests.test_contract import refused, tiny_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -244,3 +247,81 @@ def test_correlate_csv_refusals(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     code, err = _inproc(capsys, tmp_path, ["correlate", "run", "prof"])
     _one_line_refusal(code, err, "PipeUtilization.csv", says)
     assert sorted(p.name for p in run.iterdir()) == ["OpBasicInfo.csv", "PipeUtilization.csv"]
+
+
+# -- --inputs and --expected arrays: read exactly, or refused naming the rule ----------------
+
+
+def _f16_case(tmp: Path) -> None:
+    """tiny with float16 tokens, and its inputs in tmp/in (tokens as float16)."""
+    doc = json.loads(TINY_TEXT)
+    for k in ("unpermuted_tokens_grad", "permuted_tokens"):
+        doc["inputs"][k]["dtype"] = "float16"
+    (tmp / "f16.json").write_text(json.dumps(doc))
+    rng = np.random.default_rng(0)
+    (tmp / "in").mkdir()
+    for k, v in {"unpermuted_tokens_grad": rng.uniform(-2, 2, (10, 64)).astype(np.float16),
+                 "sorted_indices": rng.permutation(30).astype(np.int32),
+                 "permuted_tokens": rng.uniform(-2, 2, (30, 64)).astype(np.float16),
+                 "probs": rng.uniform(0.01, 0.99, (10, 3)).astype(np.float32)}.items():
+        np.save(tmp / "in" / f"{k}.npy", v)
+
+
+def _truncated(f: Path) -> None:
+    f.write_bytes(f.read_bytes()[:-7])
+
+
+def _padded(f: Path) -> None:
+    f.write_bytes(f.read_bytes() + b"\0" * 64)
+
+
+@pytest.mark.parametrize("name, damage, says", [
+    ("unpermuted_tokens_grad",  # ml_dtypes bfloat16 saved by numpy: |V2, not float16
+     lambda f: np.save(f, np.zeros((10, 64), ml_dtypes.bfloat16)),
+     "dtype |V2 (raw 2-byte items) is read only as bfloat16"),
+    ("probs", lambda f: np.save(f, np.zeros((10, 3), "V4")),
+     "dtype |V4 (raw 4-byte items) is read only as bfloat16"),
+    ("probs", lambda f: np.save(f, np.zeros((10, 3), ">f4")),
+     "dtype >f4: big-endian items"),
+    ("probs", lambda f: np.save(f, np.zeros((10, 3), np.int32)), "dtype int32 is not float32"),
+    ("probs", lambda f: np.save(f, np.zeros((3, 10), np.float32)), "shape [3, 10] is not [10, 3]"),
+    ("probs", _truncated, "truncated or padded"),
+    ("probs", _padded, "truncated or padded"),
+    ("probs", lambda f: f.write_bytes(b"not numpy"), "not an .npy file"),
+])
+def test_inputs_are_read_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                 name: str, damage: Any, says: str) -> None:
+    _f16_case(tmp_path)
+    damage(tmp_path / "in" / f"{name}.npy")
+    code, err = _inproc(capsys, tmp_path, ["run", "f16.json", "--inputs", "in", "--out", "o"])
+    _one_line_refusal(code, err, f"--inputs: {name}.npy: ", says)
+
+
+def test_bfloat16_void_items_are_read_as_bfloat16(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    tiny_inputs(tmp_path / "in")  # bf16 tokens saved from ml_dtypes arrays: |V2 in the file
+    assert np.load(tmp_path / "in" / "permuted_tokens.npy").dtype == np.dtype("V2")
+    (tmp_path / "tiny.json").write_text(TINY_TEXT)
+    code, err = _inproc(capsys, tmp_path, ["run", "tiny.json", "--inputs", "in", "--out", "o",
+                                           "--mode", "functional", "--jobs", "1", "--no-plot"])
+    assert code == 0, err
+    assert (tmp_path / "o" / "summary.json").is_file()
+
+
+def test_verify_expected_npy_read_exactly(capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
+    """--expected files go through the same reader: a float16 file is not a bfloat16 output
+    and a truncated one is refused (rules npy_dtype, npy_size)."""
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    np.save(exp / "permuted_tokens_grad.npy", np.zeros((30, 64), np.float16))
+    np.save(exp / "probs_grad.npy", np.zeros((30,), np.float32))
+    code, err = _inproc(capsys, tmp_path, ["verify", "tiny", "--expected", "exp",
+                                           "--report", "r"])
+    _one_line_refusal(code, err, "permuted_tokens_grad.npy: dtype float16 is not bfloat16",
+                      "rule npy_dtype")
+    np.save(exp / "permuted_tokens_grad.npy", np.zeros((30, 64), ml_dtypes.bfloat16))
+    _truncated(exp / "probs_grad.npy")
+    code, err = _inproc(capsys, tmp_path, ["verify", "tiny", "--expected", "exp",
+                                           "--report", "r"])
+    _one_line_refusal(code, err, "probs_grad.npy", "truncated or padded", "rule npy_size")

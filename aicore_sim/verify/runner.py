@@ -213,18 +213,13 @@ def _load_expected(f: Path, spec: Spec, case: str, output: str, header_only: boo
                               f"= {nbytes} bytes (rule bin_size: shape and dtype from the case)")
         return None if header_only else np.fromfile(f, dtype=dt).reshape(shape)
     try:
-        arr = np.load(f, mmap_mode="r" if header_only else None, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise VerifyError(f"{f}: cannot read as .npy ({e}) (rule npy_format)") from None
-    if tuple(arr.shape) != tuple(shape):
-        raise VerifyError(f"{f}: shape {list(arr.shape)}, but output {output} of case {case} "
-                          f"is {want} (rule npy_shape)")
-    if arr.dtype != dt:
-        if not (arr.dtype.kind == "V" and arr.dtype.itemsize == dt.itemsize):
-            raise VerifyError(f"{f}: dtype {arr.dtype}, but output {output} of case {case} is "
-                              f"{want} (rule npy_dtype)")
-        arr = arr.view(dt)  # bfloat16 saved without ml_dtypes: raw 2-byte void
-    return None if header_only else np.asarray(arr)
+        arr = dtypes.read_npy(f, tuple(shape), dt)
+    except OSError as e:
+        raise VerifyError(f"{f}: cannot read ({e.strerror or e}) (rule npy_format)") from None
+    except dtypes.NpyError as e:
+        raise VerifyError(f"{f}: {e}, but output {output} of case {case} is {want} (rule "
+                          f"{e.rule})") from None
+    return None if header_only else np.array(arr)
 
 
 def check_expected(cases: list[VerifyCase], folder: Path) -> None:
