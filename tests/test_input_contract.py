@@ -19,7 +19,9 @@ import numpy as np
 import pytest
 
 from aicore_sim import cli
+from tests.opprof_fixture import write_launch
 from tests.test_contract import refused, tiny_inputs
+from tests.test_fuzz_contract import leftovers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -325,3 +327,60 @@ def test_verify_expected_npy_read_exactly(capsys: pytest.CaptureFixture[str],
     code, err = _inproc(capsys, tmp_path, ["verify", "tiny", "--expected", "exp",
                                            "--report", "r"])
     _one_line_refusal(code, err, "probs_grad.npy", "truncated or padded", "rule npy_size")
+
+
+# -- calibrate: the overlay it writes loads, and a fit that explains nothing is not kept ------
+
+
+def _timing_run(capsys: pytest.CaptureFixture[str], out: Path, platform: dict[str, Any]
+                ) -> Path:
+    assert cli.main(["run", "--case", "few_tokens", "--platform", json.dumps(platform),
+                     "--mode", "timing-only", "--no-plot", "--trace", "none", "--jobs", "1",
+                     "--out", str(out)]) == 0
+    capsys.readouterr()
+    return out
+
+
+def test_calibrate_writes_every_digit_of_a_tiny_hbm_efficiency(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """hbm_efficiency 1e-9 (inside platform.py LIMITS) was written as 0.000000 and the
+    overlay's own re-load then failed: "internal error ... must be > 0, got 0.0"."""
+    plat = {"preset": "ascend910b1", "aiv_core_num": 4, "hbm_efficiency": 1e-9}
+    run = _timing_run(capsys, tmp_path / "run", plat)
+    prof = write_launch(tmp_path / "OPPROF_x", run, {"MTE2": 1.1})
+    out = tmp_path / "slow.toml"
+    code = cli.main(["calibrate", f"{prof}:few_tokens", "--platform", json.dumps(plat),
+                     "--out", str(out), "--json"])
+    res = capsys.readouterr()
+    assert code == 0, res.err
+    assert "hbm_efficiency" in json.loads(res.out)["fitted"]
+    import tomllib
+
+    eff = tomllib.loads(out.read_text())["hbm_efficiency_ratio"]
+    assert 0 < eff < 1e-8 and eff == json.loads(res.out)["knobs"]["hbm_efficiency"]
+
+
+def test_calibrate_refuses_to_keep_a_fit_that_explains_nothing(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    plat = {"preset": "ascend910b1", "aiv_core_num": 4}
+    run = _timing_run(capsys, tmp_path / "run", plat)
+    prof = write_launch(tmp_path / "OPPROF_x", run, {})
+    pipe = next(prof.rglob("PipeUtilization*.csv"))
+    rows = list(csv.reader(pipe.open(newline="")))
+    col = rows[0].index("aiv_mte2_time(us)")
+    for k, r in enumerate(rows[1:]):  # odd blocks 40x slower, even ones 5x faster: no scale fits
+        if r[col] not in ("", "NA"):
+            r[col] = repr(float(r[col]) * (40 if k % 2 else 0.2))
+    with pipe.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    out = tmp_path / "o.toml"
+    argv = ["calibrate", f"{prof}:few_tokens", "--platform", json.dumps(plat), "--out", str(out)]
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1, err
+    assert "check failed: the fit leaves MTE2 off by" in err and "above 50 %" in err
+    assert "not written (--keep-anyway writes it)" in err
+    assert not out.exists() and leftovers(tmp_path) == []
+    code = cli.main([*argv, "--keep-anyway"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: the fit leaves MTE2 off by" in err and out.is_file()

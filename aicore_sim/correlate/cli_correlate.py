@@ -6,9 +6,10 @@ board's ``msprof op`` folder (:mod:`aicore_sim.correlate.opprof`), compares them
 ``calibrate`` fits cost knobs to one or more profiled launches
 (:mod:`~aicore_sim.correlate.calibrate`) and writes a platform overlay.
 
-Exit codes: 0 done; 2 a bad input (missing folder or file, missing column, non-numeric cell,
-block count mismatch, bad case or platform): one line on stderr naming the file and the rule,
-and nothing written.
+Exit codes: 0 done; 1 ``calibrate``'s fit leaves a fitted pipe off by more than
+``MAX_RESIDUAL`` (50 %; nothing written unless ``--keep-anyway``); 2 a bad input (missing
+folder or file, missing column, non-numeric cell, block count mismatch, bad case or
+platform): one line on stderr naming the file and the rule, and nothing written.
 
 :func:`add_parsers` is called from :mod:`aicore_sim.cli`; nothing heavy is imported at import
 time.
@@ -97,6 +98,11 @@ def add_parsers(subparsers: Any) -> None:
     k.add_argument("--op", type=nonempty, metavar="NAME", default=None,
                    help="operator model of the cases (default: the bundled operator)")
     k.add_argument("--json", action="store_true", help="print the fit as one JSON object")
+    k.add_argument("--keep-anyway", action="store_true",
+                   help="write the overlay (exit 0, with a warning) even when the fit leaves "
+                        "a fitted pipe (MTE2, VECTOR, MTE3) off by more than 50 %% (mean "
+                        "|measured / simulated - 1|); without it such a fit exits 1 and writes "
+                        "nothing")
     k.set_defaults(func=cmd_calibrate)
 
 
