@@ -384,3 +384,55 @@ def test_calibrate_refuses_to_keep_a_fit_that_explains_nothing(
     code = cli.main([*argv, "--keep-anyway"])
     err = capsys.readouterr().err
     assert code == 0 and "warning: the fit leaves MTE2 off by" in err and out.is_file()
+
+
+# -- sweep and verify: exit 1 when the work asked for gave no trustworthy result -------------
+
+
+def _sweep_of(tmp: Path, case: str) -> None:
+    (tmp / "s.toml").write_text(f'[sweep]\nname = "s"\nmode = "timing-only"\n[axes]\n'
+                                f'case = ["{case}"]\nplatform = ["ascend910b1"]\n'
+                                f'hbm_gbps = [800, 1600]\n')
+
+
+def test_sweep_of_only_invalid_points_exits_1(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    doc = json.loads(TINY_TEXT)
+    doc["inputs"]["probs"]["shape"] = [10, 4]  # the op API refuses it: every point invalid
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    _sweep_of(tmp_path, "bad.json")
+    code, err = _inproc(capsys, tmp_path, ["sweep", "s.toml", "--out", "o", "--workers", "0",
+                                           "--no-progress", "--no-report"])
+    assert code == 1, err
+    assert err.splitlines()[-1] == ("aicore-sim: check failed: no point gave figures (2 "
+                                    "invalid); see the rule and error columns of results.jsonl")
+
+
+def test_sweep_with_failed_points_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicore_sim.sweep import worker
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("the replay fell over")
+
+    monkeypatch.setattr(worker, "build_platform", broken)
+    _sweep_of(tmp_path, "tiny")
+    code, err = _inproc(capsys, tmp_path, ["sweep", "s.toml", "--out", "o", "--workers", "0",
+                                           "--no-progress", "--no-report"])
+    assert code == 1, err
+    last = err.splitlines()[-1]
+    assert last.startswith("aicore-sim: check failed: 2 of 2 points failed (status error), "
+                           "first ") and last.endswith("RuntimeError: the replay fell over")
+
+
+def test_verify_dump_golden_never_replaces_a_file(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    mine = tmp_path / "gold" / "tiny" / "probs_grad.npy"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("a file of the user's")
+    code, err = _inproc(capsys, tmp_path, ["verify", "tiny", "--dump-golden", "gold",
+                                           "--report", "r", "--no-progress"])
+    _one_line_refusal(code, err, "--dump-golden gold: gold/tiny/probs_grad.npy exists; verify "
+                      "never replaces a file", "rule dump_exists")
+    assert mine.read_text() == "a file of the user's"
+    assert sorted(p.name for p in mine.parent.iterdir()) == ["probs_grad.npy"]

@@ -93,7 +93,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if res.report is not None:
         print(f"report: {res.report}")
     bad = any(v["status"] != "verified" for v in res.verified)
-    return 1 if bad else 0
+    return 1 if _points_failed(res.rows, counts) or bad else 0
+
+
+def _points_failed(rows: list[dict[str, Any]], counts: dict[str, int]) -> bool:
+    """Print (one line on stderr) and return whether the points run are no result: a point
+    ended in ``error`` (a simulation failure, not an infeasible or invalid tiling), or points
+    ran and not one gave figures."""
+    errors = [r for r in rows if r.get("status") == "error"]
+    if errors:
+        e = errors[0]
+        print(f"aicore-sim: check failed: {len(errors)} of {len(rows)} points failed (status "
+              f"error), first {e.get('key')}: {' '.join(str(e.get('error')).split())}",
+              file=sys.stderr)
+        return True
+    if rows and not counts.get("ok"):
+        print(f"aicore-sim: check failed: no point gave figures "
+              f"({', '.join(f'{v} {k}' for k, v in counts.items())}); see the rule and error "
+              "columns of results.jsonl", file=sys.stderr)
+        return True
+    return False
 
 
 def cmd_search(args: argparse.Namespace) -> int:

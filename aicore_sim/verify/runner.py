@@ -222,6 +222,20 @@ def _load_expected(f: Path, spec: Spec, case: str, output: str, header_only: boo
     return None if header_only else np.array(arr)
 
 
+def check_dump(cases: list[VerifyCase], folder: Path) -> None:
+    """No file ``--dump-golden`` would write exists already (checked before any run): a file
+    the user has there is never replaced."""
+    if folder.exists() and not folder.is_dir():
+        raise VerifyError(f"--dump-golden {folder}: exists and is not a folder (rule dump_dir)")
+    for c in cases:
+        for out, spec in c.output_specs().items():
+            f = folder / c.name / f"{out}.npy"
+            if spec is not None and (f.exists() or f.is_symlink()):
+                raise VerifyError(f"--dump-golden {folder}: {f} exists; verify never replaces "
+                                  f"a file (remove it or choose another folder) (rule "
+                                  f"dump_exists)")
+
+
 def check_expected(cases: list[VerifyCase], folder: Path) -> None:
     """Every expected file exists and fits its output's shape and dtype (before any run)."""
     if not folder.is_dir():
@@ -273,7 +287,8 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
         (dump_dir / vc.name).mkdir(parents=True, exist_ok=True)
         for o, arr in want.items():
             if arr is not None and specs.get(o) is not None:
-                np.save(dump_dir / vc.name / f"{o}.npy", arr)
+                with open(dump_dir / vc.name / f"{o}.npy", "xb") as fh:  # never replaces a file
+                    np.save(fh, arr)
     for o, spec in specs.items():
         if spec is None:
             continue
@@ -330,6 +345,8 @@ def verify_main(args: argparse.Namespace) -> int:
     dump = Path(args.dump_golden) if args.dump_golden else None
     if args.mode is None and meta.get("matrix_mode"):
         cases = [c if c.mode else replace(c, mode=meta["matrix_mode"]) for c in cases]
+    if dump is not None:
+        check_dump(cases, dump)
     results = run_cases(cases, args.mode, cli_std, expected, dump, not args.no_progress, print,
                         mat_std)
     wall = time.perf_counter() - t0
