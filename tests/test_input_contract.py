@@ -436,3 +436,24 @@ def test_verify_dump_golden_never_replaces_a_file(capsys: pytest.CaptureFixture[
                       "never replaces a file", "rule dump_exists")
     assert mine.read_text() == "a file of the user's"
     assert sorted(p.name for p in mine.parent.iterdir()) == ["probs_grad.npy"]
+
+
+# -- diff: a run folder's streams.npz is read whole and checked before the diff -------------
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda b: b[: len(b) // 2], "(BadZipFile: File is not a zip file)"),
+    (lambda b: b"\x93NUMPY" + b[6:], "not a streams file of 'aicore-sim run'"),
+])
+def test_diff_of_a_damaged_streams_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                        damage: Any, says: str) -> None:
+    a = _timing_run(capsys, tmp_path / "a", {"preset": "ascend910b1", "aiv_core_num": 4})
+    b = tmp_path / "b"
+    b.mkdir()
+    for f in ("summary.json", "streams.npz"):
+        (b / f).write_bytes((a / f).read_bytes())
+    f = b / "streams.npz"
+    f.write_bytes(damage(f.read_bytes()))
+    code, err = _inproc(capsys, tmp_path, ["diff", "a", "b", "--report", "d.md"])
+    _one_line_refusal(code, err, "b/streams.npz: not a streams file of 'aicore-sim run'", says)
+    assert not (tmp_path / "d.md").exists()
