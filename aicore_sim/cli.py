@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import gc
 import json
 import os
@@ -44,7 +45,7 @@ from aicore_sim.casefile import (
     parse_case,
     read_data,
 )
-from aicore_sim.cli_types import count, nonempty, nonneg_int
+from aicore_sim.cli_types import nonempty, nonneg_int
 from aicore_sim.errors import SimError, UsageError
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.opmodel import PreparedCall
@@ -289,6 +290,8 @@ def _run(args: argparse.Namespace) -> int:
     platform = _platform_arg(args.platform) if args.platform else None
     if args.case_file and args.case:
         raise UsageError("give either a CASE.json or --case NAME, not both")
+    if args.jobs is not None and args.jobs < 1:  # (its message is pinned by tests/test_cli.py)
+        raise UsageError(f"--jobs {args.jobs}: must be at least 1")
     jobs = args.jobs or usable_cpus()
     with phases.time("inputs"):
         if args.case_file:
@@ -343,29 +346,37 @@ def _run(args: argparse.Namespace) -> int:
                                      after_record=after_record, after_replay=after_replay)
         files, summary, trace_note = _finish_run(args, cf, mode, jobs, result, background,
                                                  phases, tmp)
+        lines = [f"case {cf.name}", format_summary(summary),
+                 *(f"note: {note}" for note in summary.get("notes", ())),
+                 *([trace_note] if trace_note else []),
+                 *_timeline().report_lines(args, summary),
+                 *([phases.line()] if args.verbose else []),
+                 f"wrote {out}/: {', '.join(files)}"]
+        if args.check_streams and not result.hazards_of("stream_differs"):
+            lines.append("check-streams: the records with and without numerics give the same "
+                         f"instruction streams ({result.program.instruction_count} "
+                         "instructions)")
+        _printable(lines)  # a report the terminal cannot show fails before the folder appears
         publish(tmp, out)
     except BaseException:
         for job in background.values():
             job.close()
         discard(tmp)
         raise
-    print(f"case {cf.name}")
-    print(format_summary(summary))
-    for note in summary.get("notes", ()):
-        print(f"note: {note}")
-    if trace_note:
-        print(trace_note)
-    for line in _timeline().report_lines(args, summary):
+    for line in lines:
         print(line)
-    if args.verbose:
-        print(phases.line())
-    print(f"wrote {out}/: {', '.join(files)}")
-    if args.check_streams:
-        if result.hazards_of("stream_differs"):
-            return 1
-        print("check-streams: the records with and without numerics give the same "
-              f"instruction streams ({result.program.instruction_count} instructions)")
+    if args.check_streams and result.hazards_of("stream_differs"):
+        return 1
     return _run_verdict(summary, result.hazards, args.strict)
+
+
+def _printable(lines: list[str]) -> None:
+    """UnicodeEncodeError (an environment failure) when standard output's encoding cannot
+    show ``lines`` (e.g. a non-ASCII case name under ``PYTHONIOENCODING=ascii``)."""
+    enc = getattr(sys.stdout, "encoding", None)
+    errors = getattr(sys.stdout, "errors", None) or "strict"
+    if enc and errors == "strict":
+        "\n".join(lines).encode(enc)
 
 
 def _run_verdict(summary: dict[str, Any], hazards: list[Any], strict: bool) -> int:
@@ -636,7 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trace.json detail: full (instructions, stalls, flag arrows, UB "
                         "counter), lanes (instruction slices only: smaller, faster), none "
                         "(no trace file); default full")
-    r.add_argument("--jobs", type=count, metavar="N",
+    r.add_argument("--jobs", type=int, metavar="N",
                    help="processes to use (default: the usable CPUs): the record pass is split "
                         "over them, and the golden and the trace file are computed beside the "
                         "simulation; 1 = everything in this process (N >= 1). Results do not "
@@ -738,6 +749,25 @@ def _user_error(e: BaseException) -> str | None:
     return None
 
 
+_ENV_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EBADF,
+               errno.EMFILE, errno.ENFILE}
+
+
+def _environment_error(e: BaseException) -> str | None:
+    """The one-line message of a failure of the machine rather than of the input or of the
+    simulator - a full disk, a file-size limit, a closed or full standard output, a terminal
+    encoding that cannot show a name - else None (exit 1, nothing published)."""
+    if isinstance(e, UnicodeEncodeError):
+        enc = getattr(sys.stdout, "encoding", None) or e.encoding
+        return (f"error: environment: the output encoding {enc} cannot show "
+                f"{e.object[e.start:e.end]!r}; set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
+    if isinstance(e, OSError) and e.errno in _ENV_ERRNOS:
+        where = e.filename if e.filename is not None else "standard output or an output file"
+        return (f"error: environment: cannot write {where}: {e.strerror or e} "
+                f"({errno.errorcode.get(e.errno, e.errno)})")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aicore-sim`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -753,11 +783,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if sys.stdout is None:  # started with standard output closed: nowhere to report to
+        _err("error: environment: standard output is closed; nothing was run")
+        return 1
     install_signal_handlers()
     if not debug:  # numpy's overflow / invalid-value warnings are not messages for a user
         warnings.simplefilter("ignore", RuntimeWarning)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a full or closed standard output fails here, inside the contract
+        return code
     except OpLoadError as e:  # an installed plug-in is broken: not the user's input
         _err(f"error: {e}")
         return 1
@@ -781,6 +816,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"simulation failed: {type(e).__name__}: {e}")
         return 1
     except Exception as e:  # noqa: BLE001 - no traceback reaches a user unless asked for
+        env = _environment_error(e)
+        if env is not None and not debug:
+            _err(env)
+            return 1
         msg = _user_error(e)
         if msg is not None:
             _err(msg)
@@ -796,11 +835,12 @@ def entry() -> None:
     """The console script: run :func:`main`, then leave without tearing down the interpreter's
     objects one by one (a big run holds millions; its files are all closed by then)."""
     code = main()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except OSError:  # main() flushed and reported stdout; a closed pipe is not news
+            pass
     os._exit(code)
 
 

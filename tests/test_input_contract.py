@@ -11,6 +11,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import resource
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ import pytest
 from aicore_sim import cli
 from tests.opprof_fixture import write_launch
 from tests.test_contract import refused, tiny_inputs
-from tests.test_fuzz_contract import leftovers
+from tests.test_fuzz_contract import MEMORY_LIMIT, leftovers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +47,6 @@ def _parse_refusal(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     (["run", "--platform", ""], "argument --platform: must not be empty"),
     (["run", ""], "argument CASE.json: must not be empty"),
     (["run", "--case", " "], "argument --case: must not be empty"),
-    (["run", "--jobs", "0"], "argument --jobs: must be >= 1, got 0"),
     (["run", "--hotspots", "0"], "argument --hotspots: must be >= 1, got 0"),
     (["run", "--window", "inf:"], "argument --window inf:: times must be finite"),
     (["run", "--window", "nan:100"], "argument --window nan:100: times must be finite"),
@@ -457,3 +460,55 @@ def test_diff_of_a_damaged_streams_file(capsys: pytest.CaptureFixture[str], tmp_
     code, err = _inproc(capsys, tmp_path, ["diff", "a", "b", "--report", "d.md"])
     _one_line_refusal(code, err, "b/streams.npz: not a streams file of 'aicore-sim run'", says)
     assert not (tmp_path / "d.md").exists()
+
+
+# -- the machine fails, not the input nor the simulator: exit 1, one line, nothing published --
+
+
+def _child(argv: list[str], cwd: Path, stdout: Any = subprocess.PIPE, fsize: int | None = None,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    return subprocess.run([sys.executable, "-m", "aicore_sim", *argv], cwd=cwd, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, preexec_fn=limits, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def _environment_failure(p: subprocess.CompletedProcess[str], says: str) -> None:
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("aicore-sim: error: environment: ")
+    assert says in p.stderr and "bug" not in p.stderr and "internal" not in p.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_full_standard_output(tmp_path: Path) -> None:
+    with open("/dev/full", "w") as full:
+        p = _child(["platforms"], tmp_path, stdout=full)
+    _environment_failure(p, "No space left on device (ENOSPC)")
+
+
+def test_closed_standard_output(tmp_path: Path) -> None:
+    p = _child(["platforms"], tmp_path, stdout=subprocess.DEVNULL)
+    assert p.returncode == 0
+    p = subprocess.run(f"exec {shlex.quote(sys.executable)} -m aicore_sim platforms >&-",
+                       shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    _environment_failure(p, "standard output is closed")
+
+
+def test_file_size_limit_while_writing_outputs(tmp_path: Path) -> None:
+    p = _child(["run", "--out", "o", "--jobs", "1"], tmp_path, fsize=64 << 10)
+    _environment_failure(p, "File too large (EFBIG)")
+    assert list(tmp_path.iterdir()) == []  # nor the folder nor its hidden temporary
+
+
+def test_output_encoding_cannot_show_the_case_name(tmp_path: Path) -> None:
+    doc = json.loads(TINY_TEXT)
+    doc["name"] = "t\u00efny"
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    p = _child(["run", "c.json", "--out", "o", "--mode", "functional", "--jobs", "1",
+                "--no-plot"], tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    _environment_failure(p, "the output encoding ascii cannot show '\\xef'")
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["c.json"]
