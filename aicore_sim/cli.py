@@ -244,6 +244,14 @@ class Phases:
         return "phases (s): " + ", ".join(f"{k} {v:.2f}" for k, v in d.items())
 
 
+def _idle_options(args: argparse.Namespace, mode: str) -> list[str]:
+    """Options of ``run`` that do nothing in this combination (one ``note:`` line each)."""
+    out = []
+    if args.seed is not None and args.inputs:
+        out.append("--seed does nothing with --inputs (every input is read from the folder)")
+    return out + _timeline().idle_options(args, mode)
+
+
 def _fits(sizes: dict[str, int]) -> None:
     """A case whose tensors cannot fit in this machine's memory is a bad input (exit 2)."""
     try:
@@ -317,6 +325,8 @@ def _run(args: argparse.Namespace) -> int:
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
+    for note in _idle_options(args, mode):  # once every input is accepted (one line on exit 2)
+        _err(f"note: {note}")
 
     try:
         tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end

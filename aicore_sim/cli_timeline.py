@@ -107,6 +107,25 @@ def check_run_options(args: argparse.Namespace) -> None:
         parse_cores(args.cores, 1 << 30)
 
 
+def idle_options(args: argparse.Namespace, mode: str) -> list[str]:
+    """This module's options that do nothing in this combination, one note each."""
+    out = []
+    if mode == "functional":  # no timing: no timeline, no hot spots, no slack, no UB curve
+        given = [o for o, v in (("--hotspots", args.hotspots), ("--slack", args.slack),
+                                ("--cores", args.cores), ("--window", args.window),
+                                ("--ub-plot", args.ub_plot)) if v]
+        if given:
+            out.append(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} nothing in "
+                       "functional mode (no timing)")
+        return out
+    if args.no_plot and args.window:
+        out.append("--window does nothing with --no-plot (it zooms timeline.png)")
+    if args.no_plot and args.cores and not args.ub_plot:
+        out.append("--cores does nothing with --no-plot (it picks the cores of timeline.png "
+                   "and ub.png)")
+    return out
+
+
 def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     """``cores`` / ``window`` keywords of :func:`aicore_sim.plots.plot_timeline`."""
     out: dict[str, Any] = {}

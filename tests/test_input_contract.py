@@ -512,3 +512,26 @@ def test_output_encoding_cannot_show_the_case_name(tmp_path: Path) -> None:
                 "--no-plot"], tmp_path, env={"PYTHONIOENCODING": "ascii"})
     _environment_failure(p, "the output encoding ascii cannot show '\\xef'")
     assert sorted(x.name for x in tmp_path.iterdir()) == ["c.json"]
+
+
+# -- options that do nothing in a combination: one note each, the run goes on ---------------
+
+
+@pytest.mark.parametrize("argv, notes", [
+    (["--seed", "3", "--inputs", "in"],
+     ["--seed does nothing with --inputs (every input is read from the folder)"]),
+    (["--window", "0:100", "--no-plot"],
+     ["--window does nothing with --no-plot (it zooms timeline.png)"]),
+    (["--cores", "0", "--no-plot"], ["--cores does nothing with --no-plot (it picks the cores "
+                                     "of timeline.png and ub.png)"]),
+    (["--mode", "functional", "--slack", "--window", "0:5"],
+     ["--slack, --window do nothing in functional mode (no timing)"]),
+    (["--cores", "0", "--no-plot", "--ub-plot"], []),
+])
+def test_options_that_do_nothing_get_a_note(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                            argv: list[str], notes: list[str]) -> None:
+    tiny_inputs(tmp_path / "in")
+    code, err = _inproc(capsys, tmp_path, ["run", "--case", "tiny", "--out", "o", "--jobs", "1",
+                                           "--trace", "none", *argv])
+    assert code == 0, err
+    assert err.splitlines() == [f"aicore-sim: note: {n}" for n in notes]
