@@ -45,7 +45,7 @@ from aicore_sim.casefile import (
     parse_case,
     read_data,
 )
-from aicore_sim.cli_types import nonempty, nonneg_int
+from aicore_sim.cli_types import nonempty, nonneg_int, size
 from aicore_sim.errors import SimError, UsageError
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.opmodel import PreparedCall
@@ -667,7 +667,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "none, without otherwise) and fail (exit 1) if the instruction streams "
                         "differ: checks once that a port's control flow never depends on values "
                         "only vector arithmetic produces, which timing-only mode relies on")
-    r.add_argument("--max-memory", type=nonempty, metavar="SIZE",
+    r.add_argument("--max-memory", type=size, metavar="SIZE",
                    help="refuse (exit 2, before any work) a run whose estimated memory - "
                         "tensors, UB images, instruction streams - exceeds SIZE (512M, 4G); "
                         "default: the memory available")

@@ -10,7 +10,8 @@ other bad input:
 * numbers: :func:`finite_pct` (a finite number >= 0);
 * paths, names and specs: :func:`nonempty` (an empty string is never a path, a preset or a
   case: it was a shell variable that expanded to nothing);
-* ``--window``: :func:`window` (two finite non-negative times, the end after the start).
+* ``--window``: :func:`window` (two finite non-negative times, the end after the start);
+  ``--max-memory``: :func:`size`; ``--scheduler``: :func:`scheduler`.
 """
 
 from __future__ import annotations
@@ -103,4 +104,28 @@ def window(text: str) -> str:
     return text
 
 
-__all__ = ["count", "finite_pct", "nonempty", "nonneg_int", "window", "window_ends"]
+def size(text: str) -> str:
+    """``--max-memory SIZE``: a size like 512M or 4G of at least one byte (checked by
+    :func:`aicore_sim.resources.parse_size`), kept as text."""
+    from aicore_sim.resources import parse_size
+
+    try:
+        parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def scheduler(text: str) -> str:
+    """``--scheduler``: ``local`` or ``local:N`` (N >= 1 workers of a new Dask LocalCluster),
+    or the address of an existing scheduler (``tcp://host:8786``)."""
+    nonempty(text)
+    if text.startswith("local"):
+        rest = text[len("local"):]
+        if rest and not (rest.startswith(":") and rest[1:].isdigit() and int(rest[1:]) >= 1):
+            raise argparse.ArgumentTypeError("expected local or local:N with N >= 1 workers")
+    return text
+
+
+__all__ = ["count", "finite_pct", "nonempty", "nonneg_int", "scheduler", "size", "window",
+           "window_ends"]

@@ -71,6 +71,11 @@ def _parse_refusal(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     (["calibrate", "a:tiny", "--platform", "", "--out", "x.toml"],
      "argument --platform: must not be empty"),
     (["validate", "--max-median", "nan"], "argument --max-median: must be a finite number"),
+    (["run", "--max-memory", "0"], "argument --max-memory: must be at least 1 byte"),
+    (["run", "--max-memory", "1e999"], "argument --max-memory: expected a size like 512M"),
+    (["sweep", "s.toml", "--scheduler", "local:abc"],
+     "argument --scheduler local:abc: expected local or local:N with N >= 1 workers"),
+    (["sweep", "s.toml", "--scheduler", "local:0"], "argument --scheduler local:0: expected"),
 ])
 def test_bad_option_values_are_refused_while_parsing(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

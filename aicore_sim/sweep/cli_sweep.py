@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli_types import count, nonempty, nonneg_int
+from aicore_sim.cli_types import count, nonempty, nonneg_int, scheduler
 
 _SWEEP_EXAMPLES = """\
 examples:
@@ -199,7 +199,7 @@ def _exec_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=nonneg_int, default=2, metavar="N",
                    help="local worker processes, an integer >= 0 (default 2; 0 = run in this "
                         "process)")
-    p.add_argument("--scheduler", type=nonempty, metavar="ADDRESS",
+    p.add_argument("--scheduler", type=scheduler, metavar="ADDRESS",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or "
                         "local:N for a new LocalCluster of N workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
