@@ -40,7 +40,10 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
   for seeded random values — float tensors uniform in the input's ``value_range`` (default
   [-2, 2); e.g. routing weights in [0.01, 0.99]), integer index tensors a random permutation
   of ``[0, size)``. With ``--inputs DIR`` every present input is read from
-  ``DIR/<input name>.npy`` and must match the case's shape and dtype.
+  ``DIR/<input name>.npy`` and must be exactly the case's shape and dtype
+  (:func:`aicore_sim.dtypes.read_npy`: a raw ``|V2`` item only for bfloat16).
+
+A JSON key given twice in one object is refused, naming it (:mod:`aicore_sim.jsontext`).
 """
 
 from __future__ import annotations

@@ -9,9 +9,12 @@ parameter, operator argument, platform, output path, or a case too big for the m
 line on stderr ``aicore-sim: error: <where>: <rule>`` (with the aclnn code when the operator
 API rejected it) and nothing written; 1 a check the user relies on failed (``run``: an output
 differs from the golden, a hazard under ``--strict``, ``--check-streams``; ``verify``: an output
-failed) or the simulation failed (e.g. a deadlock in the kernel port), or an internal error
-(one line asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by
-SIGINT / SIGTERM (the output folder being written is removed).
+failed) or the simulation failed (e.g. a deadlock in the kernel port), or the machine failed
+(one line ``error: environment: ...``: a full disk or standard output, a file-size limit, a
+closed standard output, an encoding that cannot show a name), or an internal error (one line
+asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by SIGINT /
+SIGTERM (the output folder being written is removed). Option values are checked while the
+line is parsed, each by its ``type=`` from :mod:`aicore_sim.cli_types`.
 """
 
 from __future__ import annotations
