@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import jsontext
 from aicore_sim.hotspots import line_table
 from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe, per_object
 
@@ -151,10 +152,10 @@ class Run:
         if not f.is_file():
             raise RunFolderError(f"{path}: not a run folder (no summary.json)")
         try:
-            summary = json.loads(f.read_text())
+            summary = jsontext.loads(f.read_bytes())
         except (OSError, ValueError) as e:
             raise RunFolderError(f"{f}: unreadable ({e})") from None
-        if "makespan_cycles" not in summary:
+        if not isinstance(summary, dict) or "makespan_cycles" not in summary:
             raise RunFolderError(f"{f}: the run has no timing (functional mode)")
         streams = None
         if (path / STREAMS_FILE).is_file():
@@ -182,9 +183,12 @@ def sweep_points(results: str | Path, keys: list[str]) -> tuple[Run, Run]:
     for line in path.read_text().splitlines():
         if line.strip():
             try:
-                rows.append(json.loads(line))
-            except ValueError:
-                raise RunFolderError(f"{path}: a line is not JSON") from None
+                row = jsontext.loads(line)
+            except ValueError as e:
+                raise RunFolderError(f"{path}: a line is not a JSON row ({e})") from None
+            if not isinstance(row, dict):
+                raise RunFolderError(f"{path}: a line is not a JSON object (a sweep's row)")
+            rows.append(row)
     out = []
     for k in keys:
         hit = [r for r in rows if str(r.get("key", "")).startswith(k)]

@@ -540,3 +540,25 @@ def test_options_that_do_nothing_get_a_note(capsys: pytest.CaptureFixture[str], 
                                            "--trace", "none", *argv])
     assert code == 0, err
     assert err.splitlines() == [f"aicore-sim: note: {n}" for n in notes]
+
+
+@pytest.mark.parametrize("line, says", [
+    ("[1, 2]", "a line is not a JSON object (a sweep's row)"),
+    ('{"key": "a", "key": "b"}', 'duplicate key "key"'),
+])
+def test_diff_of_sweep_points_refuses_a_foreign_row(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path, line: str, says: str) -> None:
+    (tmp_path / "sw").mkdir()
+    (tmp_path / "sw" / "results.jsonl").write_text(line + "\n")
+    code, err = _inproc(capsys, tmp_path, ["diff", "sw", "--points", "a", "b"])
+    _one_line_refusal(code, err, "sw/results.jsonl: ", says)
+
+
+def test_verify_of_only_failing_records_exits_1(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    doc = json.loads(TINY_TEXT)
+    doc["inputs"]["probs"]["shape"] = [10, 4]  # the op API refuses it: the case cannot run
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    code, err = _inproc(capsys, tmp_path, ["verify", "bad.json", "--report", "r",
+                                           "--no-progress"])
+    assert code == 1, err
