@@ -47,8 +47,9 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
     """The ``run`` options of this module."""
     g = r.add_argument_group("timeline analysis")
     g.add_argument("--hotspots", type=count, metavar="N",
-                   help="print the N source lines (per pipe) that kept a pipe busy longest, "
-                        "cycles summed over cores; summary.json keeps max(N, 20) of them")
+                   help="print the N >= 1 source lines (per pipe) that kept a pipe busy "
+                        "longest, cycles summed over cores; summary.json keeps max(N, 20) of "
+                        "them")
     g.add_argument("--slack", action="store_true",
                    help="what-if slack: replay the recorded streams (timing only) with each "
                         "pipe free and 2x faster, and with HBM unlimited, and print the "

@@ -25,6 +25,8 @@ examples:
 The spec format (TOML or JSON) is documented in aicore_sim/sweep/spec.py and examples/sweeps/.
 Writes into --out: results.jsonl + results.csv (one row per point, appended as points finish),
 verify.jsonl (--verify), spec.json, report.md, heatmap.png, pareto.png, bound_by.png.
+Exit 1 when a point failed (status error), no point gave figures (every one invalid or
+infeasible), or a --verify check failed.
 """
 
 _SEARCH_EXAMPLES = """\
@@ -201,7 +203,7 @@ def _exec_opts(p: argparse.ArgumentParser) -> None:
                         "process)")
     p.add_argument("--scheduler", type=scheduler, metavar="ADDRESS",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or "
-                        "local:N for a new LocalCluster of N workers")
+                        "local:N for a new LocalCluster of N >= 1 workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
