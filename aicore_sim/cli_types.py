@@ -38,8 +38,8 @@ def nonneg_int(text: str) -> int:
 def count(text: str) -> int:
     """A count of things to do (points, jobs, tokens, cases): an integer >= 1."""
     v = _int(text)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    if v < 1:  # reported as "argument --tokens 0: must be >= 1" (the parser adds the value)
+        raise argparse.ArgumentTypeError("must be >= 1")
     return v
 
 
