@@ -25,6 +25,7 @@ import errno
 import gc
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -774,6 +775,10 @@ def _environment_error(e: BaseException) -> str | None:
         enc = getattr(sys.stdout, "encoding", None) or e.encoding
         return (f"error: environment: the output encoding {enc} cannot show "
                 f"{e.object[e.start:e.end]!r}; set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
+    if isinstance(e, OSError) and e.errno is None and re.fullmatch(
+            r"\d+ requested and \d+ written", str(e)):  # numpy's short write (tofile, np.save)
+        return (f"error: environment: a write was cut short ({e}): a full disk or a file-size "
+                "limit")
     if isinstance(e, OSError) and e.errno in _ENV_ERRNOS:
         where = e.filename if e.filename is not None else "standard output or an output file"
         return (f"error: environment: cannot write {where}: {e.strerror or e} "

@@ -503,9 +503,14 @@ def test_closed_standard_output(tmp_path: Path) -> None:
     _environment_failure(p, "standard output is closed")
 
 
-def test_file_size_limit_while_writing_outputs(tmp_path: Path) -> None:
-    p = _child(["run", "--out", "o", "--jobs", "1"], tmp_path, fsize=64 << 10)
-    _environment_failure(p, "File too large (EFBIG)")
+@pytest.mark.parametrize("case, fsize, says", [
+    ("tiny", 64 << 10, "File too large (EFBIG)"),
+    ("hidden_16384_bf16", 200 << 10, "a write was cut short (131072 requested and"),
+])
+def test_file_size_limit_while_writing_outputs(tmp_path: Path, case: str, fsize: int,
+                                               says: str) -> None:
+    p = _child(["run", "--case", case, "--out", "o", "--jobs", "1"], tmp_path, fsize=fsize)
+    _environment_failure(p, says)
     assert list(tmp_path.iterdir()) == []  # nor the folder nor its hidden temporary
 
 
