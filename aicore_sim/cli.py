@@ -763,8 +763,7 @@ def _user_error(e: BaseException) -> str | None:
     return None
 
 
-_ENV_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EBADF,
-               errno.EMFILE, errno.ENFILE}
+_ENV_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE}
 
 
 def _environment_error(e: BaseException) -> str | None:
@@ -779,8 +778,9 @@ def _environment_error(e: BaseException) -> str | None:
             r"\d+ requested and \d+ written", str(e)):  # numpy's short write (tofile, np.save)
         return (f"error: environment: a write was cut short ({e}): a full disk or a file-size "
                 "limit")
-    if isinstance(e, OSError) and e.errno in _ENV_ERRNOS:
-        where = e.filename if e.filename is not None else "standard output or an output file"
+    if isinstance(e, OSError) and (e.errno in _ENV_ERRNOS or
+                                   (e.errno == errno.EBADF and e.filename is None)):
+        where = e.filename if e.filename is not None else "an output file"
         return (f"error: environment: cannot write {where}: {e.strerror or e} "
                 f"({errno.errorcode.get(e.errno, e.errno)})")
     return None
@@ -807,9 +807,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_signal_handlers()
     if not debug:  # numpy's overflow / invalid-value warnings are not messages for a user
         warnings.simplefilter("ignore", RuntimeWarning)
+    stdout = sys.stdout
+    sys.stdout = _NamedStdout(stdout)  # type: ignore[assignment]
+    try:
+        return _dispatch(args, debug)
+    finally:
+        sys.stdout = stdout
+
+
+class _NamedStdout:
+    """Standard output whose failed writes name it (``filename``), so a full or closed
+    standard output is told apart from an output file; everything else passes through."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _named(self, call: Any, *a: Any) -> Any:
+        try:
+            return call(*a)
+        except OSError as e:
+            if e.filename is None:
+                e.filename = "standard output"
+            raise
+
+    def write(self, text: str) -> int:
+        return self._named(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _dispatch(args: argparse.Namespace, debug: bool) -> int:
+    """Run the subcommand; every exception becomes its exit code and at most one line."""
     try:
         code = int(args.func(args))
-        sys.stdout.flush()  # a full or closed standard output fails here, inside the contract
+        sys.stdout.flush()  # a full or closed standard output fails here, in the contract
         return code
     except OpLoadError as e:  # an installed plug-in is broken: not the user's input
         _err(f"error: {e}")

@@ -492,7 +492,7 @@ def _environment_failure(p: subprocess.CompletedProcess[str], says: str) -> None
 def test_full_standard_output(tmp_path: Path) -> None:
     with open("/dev/full", "w") as full:
         p = _child(["platforms"], tmp_path, stdout=full)
-    _environment_failure(p, "No space left on device (ENOSPC)")
+    _environment_failure(p, "cannot write standard output: No space left on device (ENOSPC)")
 
 
 def test_closed_standard_output(tmp_path: Path) -> None:
