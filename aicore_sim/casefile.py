@@ -43,7 +43,7 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
   ``DIR/<input name>.npy`` and must be exactly the case's shape and dtype
   (:func:`aicore_sim.dtypes.read_npy`: a raw ``|V2`` item only for bfloat16).
 
-A JSON key given twice in one object is refused, naming it (:mod:`aicore_sim.jsontext`).
+A JSON key given twice in one object is refused, naming it (:mod:`aicore_sim.textinput`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes, jsontext
+from aicore_sim import dtypes, textinput
 from aicore_sim.errors import SimError
 from aicore_sim.platform import Platform, load_platform
 
@@ -293,8 +293,8 @@ def load_case(path: str | os.PathLike) -> CaseFile:
         raise CaseFileError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
                             f"{e.start}); a case file is JSON in UTF-8") from None
     try:
-        doc = jsontext.loads(text)
-    except jsontext.JSONTextError as e:
+        doc = textinput.loads_json(text)
+    except textinput.TextInputError as e:
         raise CaseFileError(f"{path}: {e}") from None
     try:
         return parse_case(doc, path.stem)

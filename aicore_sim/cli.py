@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import jsontext
+from aicore_sim import textinput
 from aicore_sim.background import Background
 from aicore_sim.casefile import (
     DEFAULT_PLATFORM,
@@ -121,7 +121,7 @@ usable UB); exit 0 when every case tiled, 2 otherwise.
 def _platform_arg(spec: str) -> Platform:
     try:
         if spec.lstrip().startswith("{"):
-            return load_platform(jsontext.loads(spec))
+            return load_platform(textinput.loads_json(spec))
         return load_platform(spec)
     except (ValueError, KeyError, TypeError) as e:
         raise UsageError(f"--platform {spec}: {e.args[0] if e.args else e}") from None

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import jsontext
+from aicore_sim import textinput
 from aicore_sim.hotspots import line_table
 from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe, per_object
 
@@ -152,7 +152,7 @@ class Run:
         if not f.is_file():
             raise RunFolderError(f"{path}: not a run folder (no summary.json)")
         try:
-            summary = jsontext.loads(f.read_bytes())
+            summary = textinput.loads_json(f.read_bytes())
         except (OSError, ValueError) as e:
             raise RunFolderError(f"{f}: unreadable ({e})") from None
         if not isinstance(summary, dict) or "makespan_cycles" not in summary:
@@ -183,7 +183,7 @@ def sweep_points(results: str | Path, keys: list[str]) -> tuple[Run, Run]:
     for line in path.read_text().splitlines():
         if line.strip():
             try:
-                row = jsontext.loads(line)
+                row = textinput.loads_json(line)
             except ValueError as e:
                 raise RunFolderError(f"{path}: a line is not a JSON row ({e})") from None
             if not isinstance(row, dict):

@@ -234,6 +234,23 @@ def test_deeply_nested_case_file(tmp_path: Path) -> None:
             says="deep.json: nested deeper than 64 levels")
 
 
+def test_deeply_nested_toml(tmp_path: Path) -> None:
+    """tomllib recursed into 100,000 nested arrays until RecursionError (an internal error);
+    each TOML surface refuses it naming the file, in a child under RLIMIT_AS."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "s.toml").write_text(f'[sweep]\nname = {deep}\n')
+    (tmp_path / "m.toml").write_text(f"seed = {deep}\n")
+    (tmp_path / "ov.toml").write_text(f"hbm_efficiency_ratio = {deep}\n")
+    rule = "nested deeper than 64 levels"
+    refused(tmp_path, "sweep", "s.toml", "--out", "out", says=f"s.toml: {rule}")
+    refused(tmp_path, "verify", "--matrix", "m.toml", "--report", "out",
+            says=f"m.toml: {rule}", nothing_at=None)
+    refused(tmp_path, "run", "--platform", '{"preset": "ascend910b1", "overlay": "ov.toml"}',
+            "--out", "out", says=f"platform overlay ov.toml: {rule}")
+    refused(tmp_path, "run", "--platform", "ov.toml", "--out", "out",
+            says=f"platform file ov.toml: {rule}")
+
+
 # -- board CSV folders (correlate) -------------------------------------------------------------
 
 PIPE_HEADER = ["block_id", "sub_block_id", "aiv_time(us)", "aiv_scalar_time(us)",

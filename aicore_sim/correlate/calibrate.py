@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import jsontext
+from aicore_sim import textinput
 from aicore_sim.correlate.compare import FREQ_TOLERANCE
 from aicore_sim.correlate.opprof import PIPES, ProfiledLaunch, choose
 from aicore_sim.platform import LIMITS, Platform, apply_overlay, load_platform
@@ -333,7 +333,7 @@ def calibrate_main(args: argparse.Namespace) -> int:
     """The ``calibrate`` command (errors: :class:`CalibrateError`, OpprofError)."""
     spec = args.platform
     try:
-        base = load_platform(jsontext.loads(spec) if spec.lstrip().startswith("{") else spec)
+        base = load_platform(textinput.loads_json(spec) if spec.lstrip().startswith("{") else spec)
     except (ValueError, KeyError, TypeError) as e:
         raise CalibrateError(f"--platform {spec}: {e.args[0] if e.args else e}") from None
     out = Path(args.out)

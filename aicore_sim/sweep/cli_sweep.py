@@ -65,8 +65,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     try:
         spec = load_spec(args.spec)
-    except SpecError as e:
-        raise _usage(f"{args.spec}: {e}") from None
+    except SpecError as e:  # the file's own errors name it already
+        msg = str(e)
+        raise _usage(msg if msg.startswith(f"{args.spec}: ") else f"{args.spec}: {msg}"
+                     ) from None
     out = Path(args.out) if args.out else Path("reports") / _slug(spec.name)
     from aicore_sim.sweep.run import check_out
 

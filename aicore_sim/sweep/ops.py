@@ -54,13 +54,13 @@ def op_for_case(value: object) -> str:
     bundled cases hold that name, the ``op`` of a case file, else the default op."""
     from pathlib import Path
 
-    from aicore_sim import jsontext
+    from aicore_sim import textinput
     from aicore_sim.registry import UnknownOpError, find_case
 
     text = str(value)
     if text.endswith(".json") or "/" in text:
         try:
-            op = jsontext.loads(Path(text).read_text()).get("op")
+            op = textinput.loads_json(Path(text).read_text()).get("op")
         except (OSError, ValueError, AttributeError):
             op = None
         return op if isinstance(op, str) else default_op_name()

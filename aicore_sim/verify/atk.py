@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import jsontext
+from aicore_sim import textinput
 from aicore_sim.verify import VerifyError
 
 __all__ = [
@@ -117,13 +117,13 @@ def load_atk(path: str | Path) -> list[AtkRecord]:
     """All records of an ATK file; malformed records raise :class:`VerifyError`."""
     p = Path(path)
     try:
-        doc = jsontext.loads(p.read_bytes())
+        doc = textinput.loads_json(p.read_bytes())
     except OSError as e:
         raise VerifyError(f"{p}: cannot read ({e.strerror}) (rule atk_file)") from None
     except UnicodeDecodeError as e:
         raise VerifyError(f"{p.name}: not UTF-8 text (offset {e.start}) (rule atk_file)"
                           ) from None
-    except jsontext.JSONTextError as e:
+    except textinput.TextInputError as e:
         raise VerifyError(f"{p.name}: not valid JSON ({e}) (rule atk_file)") from None
     if not isinstance(doc, list):
         raise VerifyError(f"{p.name}: an ATK file holds a list of records (rule atk_file)")
