@@ -435,12 +435,12 @@ def test_sweep_of_only_invalid_points_exits_1(capsys: pytest.CaptureFixture[str]
 
 def test_sweep_with_failed_points_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicore_sim.sweep import worker
+    from aicore_sim import summary
 
     def broken(*_: Any) -> Any:
         raise RuntimeError("the replay fell over")
 
-    monkeypatch.setattr(worker, "build_platform", broken)
+    monkeypatch.setattr(summary, "summarize_trace", broken)  # inside each point's try
     _sweep_of(tmp_path, "tiny")
     code, err = _inproc(capsys, tmp_path, ["sweep", "s.toml", "--out", "o", "--workers", "0",
                                            "--no-progress", "--no-report"])
@@ -584,3 +584,19 @@ def test_verify_of_only_failing_records_exits_1(capsys: pytest.CaptureFixture[st
     code, err = _inproc(capsys, tmp_path, ["verify", "bad.json", "--report", "r",
                                            "--no-progress"])
     assert code == 1, err
+
+
+@pytest.mark.parametrize("axis, says", [
+    ("clock_mhz = [1850, 1e-300]", "axes.clock_mhz = 1e-300: platform field 'clock_mhz' must "
+                                   "be > 0"),
+    ("hbm_efficiency = [1e300]", "axes.hbm_efficiency = 1e+300: platform field "
+                                 "'hbm_efficiency' must be <= 1e+15"),
+    ("hbm_gbps = [1e-12]", "axes.hbm_gbps = 1e-12: platform field 'hbm_efficiency' must be > 0"),
+])
+def test_sweep_platform_axes_inside_the_limits(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path, axis: str, says: str) -> None:
+    """A what-if value outside platform.py's LIMITS was a failed point per combination; it is
+    a bad spec, refused before a point runs."""
+    (tmp_path / "s.toml").write_text(f'[sweep]\nname = "s"\n[axes]\ncase = ["tiny"]\n{axis}\n')
+    code, err = _inproc(capsys, tmp_path, ["sweep", "s.toml", "--out", "o", "--workers", "0"])
+    _one_line_refusal(code, err, f"s.toml: {says}")

@@ -69,6 +69,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         msg = str(e)
         raise _usage(msg if msg.startswith(f"{args.spec}: ") else f"{args.spec}: {msg}"
                      ) from None
+    from aicore_sim.sweep.worker import check_platforms
+
+    try:
+        check_platforms(spec.axes)
+    except ValueError as e:
+        raise _usage(f"{args.spec}: {e}") from None
     out = Path(args.out) if args.out else Path("reports") / _slug(spec.name)
     from aicore_sim.sweep.run import check_out
 
