@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli_types import count, nonempty, nonneg_int, window
+from aicore_sim.cli_types import MAX_CORES, cores, count, nonempty, nonneg_int, window
 from aicore_sim.errors import UsageError as _CliUsage
 
 DIFF_EXAMPLES = """\
@@ -55,7 +55,7 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
                         "pipe free and 2x faster, and with HBM unlimited, and print the "
                         "makespan each gives (summary.json 'slack'); one replay per scenario, "
                         "run --jobs at a time")
-    g.add_argument("--cores", type=nonempty, metavar="LIST",
+    g.add_argument("--cores", type=cores, metavar="LIST",
                    help="cores drawn in timeline.png, e.g. 0,5 or 0-3,8 (default all)")
     g.add_argument("--window", type=window, metavar="A:B",
                    help="time window of timeline.png: cycles (1000:5000) or µs with a unit "
@@ -67,22 +67,19 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
 
 
 def parse_cores(text: str, n: int) -> list[int]:
-    """``"0,5"`` / ``"0-3,8"`` as core numbers, each below ``n``."""
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            if "-" in part:
-                a, b = (int(x) for x in part.split("-", 1))
-                out.extend(range(a, b + 1))
-            else:
-                out.append(int(part))
-        except ValueError:
-            raise _Usage(f"--cores {text}: '{part}' is not a core number or range") from None
-    bad = [c for c in out if not 0 <= c < n]
-    if not out or bad:
-        raise _Usage(f"--cores {text}: cores are 0..{n - 1}" + (f", not {bad[0]}" if bad else ""))
-    return sorted(set(out))
+    """``"0,5"`` / ``"0-3,8"`` as core numbers, each below ``n``
+    (:func:`aicore_sim.cli_types.core_ranges` checks the text; no range is expanded before its
+    ends are known to be cores)."""
+    from aicore_sim.cli_types import core_ranges
+
+    try:
+        ranges = core_ranges(text)
+    except ValueError as e:
+        raise _Usage(f"--cores {text}: {e}") from None
+    bad = [b for _, b in ranges if b >= n]
+    if bad:
+        raise _Usage(f"--cores {text}: cores are 0..{n - 1}, not {bad[0]}")
+    return sorted({c for a, b in ranges for c in range(a, b + 1)})
 
 
 def parse_window(text: str, clock_mhz: float, makespan: int) -> tuple[int, int]:
@@ -105,7 +102,7 @@ def parse_window(text: str, clock_mhz: float, makespan: int) -> tuple[int, int]:
 def check_run_options(args: argparse.Namespace) -> None:
     """Refuse bad option values before anything runs (exit 2)."""
     if getattr(args, "cores", None):
-        parse_cores(args.cores, 1 << 30)
+        parse_cores(args.cores, MAX_CORES)
 
 
 def idle_options(args: argparse.Namespace, mode: str) -> list[str]:

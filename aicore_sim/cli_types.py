@@ -11,7 +11,8 @@ other bad input:
 * paths, names and specs: :func:`nonempty` (an empty string is never a path, a preset or a
   case: it was a shell variable that expanded to nothing);
 * ``--window``: :func:`window` (two finite non-negative times, the end after the start);
-  ``--max-memory``: :func:`size`; ``--scheduler``: :func:`scheduler`.
+  ``--cores``: :func:`cores`; ``--max-memory``: :func:`size`; ``--scheduler``:
+  :func:`scheduler`.
 """
 
 from __future__ import annotations
@@ -104,6 +105,37 @@ def window(text: str) -> str:
     return text
 
 
+MAX_CORES = 1024  # platform.py LIMITS: at most 1024 AIV cores
+
+
+def core_ranges(text: str) -> list[tuple[int, int]]:
+    """``--cores 0,5`` / ``0-3,8`` as (first, last) ranges of core numbers: integers >= 0, each
+    range increasing, below :data:`MAX_CORES` (ValueError naming the part otherwise)."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        a, sep, b = part.partition("-")
+        if not (a.isascii() and a.isdigit() and (not sep or (b.isascii() and b.isdigit()))):
+            raise ValueError(f"'{part}' is not a core number or range (e.g. 0,5 or 0-3,8)")
+        first, last = int(a), int(b) if sep else int(a)
+        if last < first:
+            raise ValueError(f"'{part}': a range goes up (first-last)")
+        if last >= MAX_CORES:
+            raise ValueError(f"'{part}': cores are below {MAX_CORES}")
+        out.append((first, last))
+    return out
+
+
+def cores(text: str) -> str:
+    """``--cores LIST``: checked by :func:`core_ranges`, kept as text (the platform's core
+    count is known later)."""
+    try:
+        core_ranges(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def size(text: str) -> str:
     """``--max-memory SIZE``: a size like 512M or 4G of at least one byte (checked by
     :func:`aicore_sim.resources.parse_size`), kept as text."""
@@ -127,5 +159,5 @@ def scheduler(text: str) -> str:
     return text
 
 
-__all__ = ["count", "finite_pct", "nonempty", "nonneg_int", "scheduler", "size", "window",
-           "window_ends"]
+__all__ = ["MAX_CORES", "core_ranges", "cores", "count", "finite_pct", "nonempty",
+           "nonneg_int", "scheduler", "size", "window", "window_ends"]

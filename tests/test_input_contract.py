@@ -71,6 +71,10 @@ def _parse_refusal(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     (["calibrate", "a:tiny", "--platform", "", "--out", "x.toml"],
      "argument --platform: must not be empty"),
     (["validate", "--max-median", "nan"], "argument --max-median: must be a finite number"),
+    (["run", "--cores", "0-100000000000"], "argument --cores: '0-100000000000': cores are "
+                                           "below 1024"),  # was expanded: out of memory
+    (["run", "--cores", "5-3"], "argument --cores: '5-3': a range goes up"),
+    (["run", "--cores", "\u00b2"], "is not a core number or range"),
     (["run", "--max-memory", "0"], "argument --max-memory: must be at least 1 byte"),
     (["run", "--max-memory", "1e999"], "argument --max-memory: expected a size like 512M"),
     (["sweep", "s.toml", "--scheduler", "local:abc"],
