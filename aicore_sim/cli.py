@@ -248,11 +248,15 @@ class Phases:
         return "phases (s): " + ", ".join(f"{k} {v:.2f}" for k, v in d.items())
 
 
-def _idle_options(args: argparse.Namespace, mode: str) -> list[str]:
+def _idle_options(args: argparse.Namespace, mode: str, cf: CaseFile) -> list[str]:
     """Options of ``run`` that do nothing in this combination (one ``note:`` line each)."""
     out = []
     if args.seed is not None and args.inputs:
         out.append("--seed does nothing with --inputs (every input is read from the folder)")
+    if args.inputs:
+        out += [f"--inputs: {k}.npy is not read (input {k} is absent in the case)"
+                for k, spec in cf.inputs.items()
+                if spec is None and (Path(args.inputs) / f"{k}.npy").exists()]
     return out + _timeline().idle_options(args, mode)
 
 
@@ -329,7 +333,7 @@ def _run(args: argparse.Namespace) -> int:
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
-    for note in _idle_options(args, mode):  # once every input is accepted (one line on exit 2)
+    for note in _idle_options(args, mode, cf):  # once every input is accepted (one line on exit 2)
         _err(f"note: {note}")
 
     try:

@@ -548,6 +548,19 @@ def test_output_encoding_cannot_show_the_case_name(tmp_path: Path) -> None:
 # -- options that do nothing in a combination: one note each, the run goes on ---------------
 
 
+def test_an_inputs_file_the_case_does_not_read_gets_a_note(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    tiny_inputs(tmp_path / "in")  # probs.npy among them
+    doc = json.loads(TINY_TEXT)
+    doc["inputs"]["probs"] = None
+    (tmp_path / "noprobs.json").write_text(json.dumps(doc))
+    code, err = _inproc(capsys, tmp_path, ["run", "noprobs.json", "--inputs", "in", "--out",
+                                           "o", "--jobs", "1", "--trace", "none", "--no-plot"])
+    assert code == 0, err
+    assert err == ("aicore-sim: note: --inputs: probs.npy is not read (input probs is absent in "
+                   "the case)\n")
+
+
 @pytest.mark.parametrize("argv, notes", [
     (["--seed", "3", "--inputs", "in"],
      ["--seed does nothing with --inputs (every input is read from the folder)"]),
