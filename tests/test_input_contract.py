@@ -1,9 +1,11 @@
 """The input contract, systematically: every input surface refuses what it cannot read exactly.
 
 One test (or one parametrised row) per rule: the exit code, the one line naming the field and
-the rule, and that nothing was written. Refusals made while the command line is parsed run
-``aicore_sim.cli.main`` in this process (no work happens before them); the others run it in a
-forked child under ``RLIMIT_AS`` (``run_limited`` of ``tests/test_fuzz_contract.py``).
+the rule, and that nothing was written. Most run ``aicore_sim.cli.main`` in this process on
+small inputs; those probing a limit (nesting 100,000 deep) run it in a forked child under
+``RLIMIT_AS`` (``refused`` of ``tests/test_contract.py``), and those of a failing machine (a
+full or closed standard output, a file-size limit, an ASCII-only encoding) run the command in
+a subprocess under ``RLIMIT_AS`` (and ``RLIMIT_FSIZE``).
 """
 
 from __future__ import annotations
