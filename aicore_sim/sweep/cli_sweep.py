@@ -83,8 +83,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except SpecError as e:
         raise _usage(str(e)) from None
     n = spec.size
-    print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/",
-          file=sys.stderr)
+    # stdout, as the tally after it: stderr keeps at most one line, the verdict of a failure
+    print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/", flush=True)
     try:
         with make_executor(args.workers, args.scheduler, spec.op) as ex:
             res = run_sweep(spec, out, ex, resume=args.resume, verify=args.verify,
