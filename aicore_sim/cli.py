@@ -333,8 +333,7 @@ def _run(args: argparse.Namespace) -> int:
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
-    for note in _idle_options(args, mode, cf):  # once every input is accepted (one line on exit 2)
-        _err(f"note: {note}")
+    idle = _idle_options(args, mode, cf)  # said with the verdict: stderr keeps one line
 
     try:
         tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end
@@ -384,8 +383,20 @@ def _run(args: argparse.Namespace) -> int:
     for line in lines:
         print(line)
     if args.check_streams and result.hazards_of("stream_differs"):
+        _say_idle(idle, on_stderr=True)
         return 1
-    return _run_verdict(summary, result.hazards, args.strict)
+    return _run_verdict(summary, result.hazards, args.strict, idle)
+
+
+def _say_idle(notes: list[str], on_stderr: bool) -> None:
+    """The options that did nothing, as one ``note:`` line: on stderr, or on stdout when
+    stderr carries the command's failure line (stderr holds one line at most)."""
+    if notes:
+        text = f"note: {'; '.join(notes)}"
+        if on_stderr:
+            _err(text)
+        else:
+            print(text)
 
 
 def _printable(lines: list[str]) -> None:
@@ -397,26 +408,31 @@ def _printable(lines: list[str]) -> None:
         "\n".join(lines).encode(enc)
 
 
-def _run_verdict(summary: dict[str, Any], hazards: list[Any], strict: bool) -> int:
+def _run_verdict(summary: dict[str, Any], hazards: list[Any], strict: bool,
+                 idle: list[str] = ()) -> int:
     """Exit code of ``run`` after its summary was printed: 1 when an output differs from the
     golden (the first bad element on stderr) or, under ``--strict``, when a hazard was found;
-    a hazard otherwise is a warning on stdout."""
+    a hazard otherwise is a warning on stdout. ``idle``: the notes of options that did nothing
+    (:func:`_say_idle`)."""
     for name, g in summary.get("golden", {}).items():
         if g.get("error") or not g.get("exact", True):
             fm = g.get("first_mismatch") or {}
             where = (f"{g.get('mismatches')} of {g.get('elements')} elements differ, first at "
                      f"{fm.get('index')}: got {fm.get('got')}, want {fm.get('want')}"
                      if fm else g.get("error"))
+            _say_idle(list(idle), on_stderr=False)
             _err(f"check failed: {name}: differs from the golden: {where}")
             return 1
     if hazards:
         kinds = sorted({h.kind for h in hazards})
         if strict:
+            _say_idle(list(idle), on_stderr=False)
             _err(f"check failed: --strict: {len(hazards)} hazards ({', '.join(kinds)}); see "
                  "summary.json")
             return 1
         print(f"warning: {len(hazards)} hazards ({', '.join(kinds)}): the outputs can depend "
               "on the order of unsynchronised accesses; --strict makes hazards exit 1")
+    _say_idle(list(idle), on_stderr=True)
     return 0
 
 

@@ -547,7 +547,7 @@ def test_output_encoding_cannot_show_the_case_name(tmp_path: Path) -> None:
     assert sorted(x.name for x in tmp_path.iterdir()) == ["c.json"]
 
 
-# -- options that do nothing in a combination: one note each, the run goes on ---------------
+# -- options that do nothing in a combination: one note line, the run goes on ---------------
 
 
 def test_an_inputs_file_the_case_does_not_read_gets_a_note(
@@ -573,6 +573,9 @@ def test_an_inputs_file_the_case_does_not_read_gets_a_note(
     (["--mode", "functional", "--slack", "--window", "0:5"],
      ["--slack, --window do nothing in functional mode (no timing)"]),
     (["--cores", "0", "--no-plot", "--ub-plot"], []),
+    (["--seed", "3", "--inputs", "in", "--window", "0:100", "--no-plot"],  # one line for both
+     ["--seed does nothing with --inputs (every input is read from the folder)",
+      "--window does nothing with --no-plot (it zooms timeline.png)"]),
 ])
 def test_options_that_do_nothing_get_a_note(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                             argv: list[str], notes: list[str]) -> None:
@@ -580,7 +583,7 @@ def test_options_that_do_nothing_get_a_note(capsys: pytest.CaptureFixture[str], 
     code, err = _inproc(capsys, tmp_path, ["run", "--case", "tiny", "--out", "o", "--jobs", "1",
                                            "--trace", "none", *argv])
     assert code == 0, err
-    assert err.splitlines() == [f"aicore-sim: note: {n}" for n in notes]
+    assert err.splitlines() == ([f"aicore-sim: note: {'; '.join(notes)}"] if notes else [])
 
 
 @pytest.mark.parametrize("line, says", [
@@ -619,3 +622,17 @@ def test_sweep_platform_axes_inside_the_limits(capsys: pytest.CaptureFixture[str
     (tmp_path / "s.toml").write_text(f'[sweep]\nname = "s"\n[axes]\ncase = ["tiny"]\n{axis}\n')
     code, err = _inproc(capsys, tmp_path, ["sweep", "s.toml", "--out", "o", "--workers", "0"])
     _one_line_refusal(code, err, f"s.toml: {says}")
+
+
+def test_a_failed_run_keeps_its_note_off_stderr(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    """indices_duplicates differs from the golden in timed mode (racing writes): stderr holds
+    the one verdict line, the note of --window under --no-plot goes to stdout."""
+    out: list[str] = []
+    code, err = _inproc(capsys, tmp_path, ["run", "--case", "indices_duplicates", "--out", "o",
+                                           "--no-plot", "--trace", "none", "--jobs", "1",
+                                           "--window", "0:100"], out)
+    assert code == 1 and err.count("\n") == 1, err
+    assert err.startswith("aicore-sim: check failed: permuted_tokens_grad: differs")
+    assert out[0].splitlines()[-1] == ("note: --window does nothing with --no-plot (it zooms "
+                                       "timeline.png)")
