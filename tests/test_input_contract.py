@@ -432,11 +432,12 @@ def test_sweep_of_only_invalid_points_exits_1(capsys: pytest.CaptureFixture[str]
     doc["inputs"]["probs"]["shape"] = [10, 4]  # the op API refuses it: every point invalid
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     _sweep_of(tmp_path, "bad.json")
+    out: list[str] = []
     code, err = _inproc(capsys, tmp_path, ["sweep", "s.toml", "--out", "o", "--workers", "0",
-                                           "--no-progress", "--no-report"])
-    assert code == 1, err
-    assert err == ("aicore-sim: check failed: no point gave figures (2 invalid); see the rule "
-                   "and error columns of results.jsonl\n")  # the only line on stderr
+                                           "--no-progress", "--no-report"], out)
+    assert code == 1 and err.count("\n") == 1, err  # stderr: the sweep's header line only
+    assert out[0].splitlines()[-1] == ("check failed: no point gave figures (2 invalid); see "
+                                       "the rule and error columns of results.jsonl")
 
 
 def test_sweep_with_failed_points_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -448,12 +449,13 @@ def test_sweep_with_failed_points_exits_1(capsys: pytest.CaptureFixture[str], tm
 
     monkeypatch.setattr(summary, "summarize_trace", broken)  # inside each point's try
     _sweep_of(tmp_path, "tiny")
+    out: list[str] = []
     code, err = _inproc(capsys, tmp_path, ["sweep", "s.toml", "--out", "o", "--workers", "0",
-                                           "--no-progress", "--no-report"])
-    assert code == 1 and err.count("\n") == 1, err
-    last = err.splitlines()[-1]
-    assert last.startswith("aicore-sim: check failed: 2 of 2 points failed (status error), "
-                           "first ") and last.endswith("RuntimeError: the replay fell over")
+                                           "--no-progress", "--no-report"], out)
+    assert code == 1 and err.count("\n") == 1, err  # stderr: the sweep's header line only
+    last = out[0].splitlines()[-1]
+    assert last.startswith("check failed: 2 of 2 points failed (status error), first ")
+    assert last.endswith("RuntimeError: the replay fell over")
 
 
 def test_verify_dump_golden_never_replaces_a_file(capsys: pytest.CaptureFixture[str],

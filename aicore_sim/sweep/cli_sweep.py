@@ -83,8 +83,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except SpecError as e:
         raise _usage(str(e)) from None
     n = spec.size
-    # stdout, as the tally after it: stderr keeps at most one line, the verdict of a failure
-    print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/", flush=True)
+    print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/",
+          file=sys.stderr)
     try:
         with make_executor(args.workers, args.scheduler, spec.op) as ex:
             res = run_sweep(spec, out, ex, resume=args.resume, verify=args.verify,
@@ -107,20 +107,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _points_failed(rows: list[dict[str, Any]], counts: dict[str, int]) -> bool:
-    """Print (one line on stderr) and return whether the points run are no result: a point
-    ended in ``error`` (a simulation failure, not an infeasible or invalid tiling), or points
-    ran and not one gave figures."""
+    """Print (one line on stdout, after the tally and the verify lines: stderr holds the
+    sweep's header line) and return whether the points run are no result: a point ended in
+    ``error`` (a simulation failure, not an infeasible or invalid tiling), or points ran and
+    not one gave figures."""
     errors = [r for r in rows if r.get("status") == "error"]
     if errors:
         e = errors[0]
-        print(f"aicore-sim: check failed: {len(errors)} of {len(rows)} points failed (status "
-              f"error), first {e.get('key')}: {' '.join(str(e.get('error')).split())}",
-              file=sys.stderr)
+        print(f"check failed: {len(errors)} of {len(rows)} points failed (status error), "
+              f"first {e.get('key')}: {' '.join(str(e.get('error')).split())}")
         return True
     if rows and not counts.get("ok"):
-        print(f"aicore-sim: check failed: no point gave figures "
+        print(f"check failed: no point gave figures "
               f"({', '.join(f'{v} {k}' for k, v in counts.items())}); see the rule and error "
-              "columns of results.jsonl", file=sys.stderr)
+              "columns of results.jsonl")
         return True
     return False
 
