@@ -318,6 +318,8 @@ def _run(args: argparse.Namespace) -> int:
         else:
             cf, extra = _bundled(args.case or DEFAULT_CASE, platform or DEFAULT_PLATFORM)
         mode = args.mode or cf.mode or "timed"
+        if args.cores:  # a core the platform lacks is refused before the work, not after
+            _timeline().parse_cores(args.cores, cf.platform.aiv_core_num)
         sizes = {f"inputs.{k}": nbytes(v.shape, v.dtype) for k, v in cf.inputs.items()
                  if v is not None}
         _fits(sizes)

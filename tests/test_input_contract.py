@@ -638,3 +638,17 @@ def test_a_failed_run_keeps_its_note_off_stderr(capsys: pytest.CaptureFixture[st
     assert err.startswith("aicore-sim: check failed: permuted_tokens_grad: differs")
     assert out[0].splitlines()[-1] == ("note: --window does nothing with --no-plot (it zooms "
                                        "timeline.png)")
+
+
+def test_a_core_the_platform_lacks_is_refused_before_the_work(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    """--cores 0,99 on a 48-core platform was refused after the simulation (the plot)."""
+    from aicore_sim.registry import get_op
+
+    def no_work(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the simulation ran")
+
+    monkeypatch.setattr(type(get_op("moe_token_unpermute_with_ep_grad")), "execute", no_work)
+    code, err = _inproc(capsys, tmp_path, ["run", "--cores", "0,99", "--out", "o"])
+    _one_line_refusal(code, err, "--cores 0,99: cores are 0..47, not 99")
