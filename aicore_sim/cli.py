@@ -320,6 +320,8 @@ def _run(args: argparse.Namespace) -> int:
         mode = args.mode or cf.mode or "timed"
         if args.cores:  # a core the platform lacks is refused before the work, not after
             _timeline().parse_cores(args.cores, cf.platform.aiv_core_num)
+        if args.window and not args.window.rstrip().endswith(":"):  # both ends given: in
+            _timeline().parse_window(args.window, cf.platform.clock_mhz, 0)  # cycles, ordered
         sizes = {f"inputs.{k}": nbytes(v.shape, v.dtype) for k, v in cf.inputs.items()
                  if v is not None}
         _fits(sizes)
@@ -479,6 +481,8 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
                                 f"{result.trace.makespan} cycles",
                           **_timeline().plot_options(args, result.trace))
         files.append("timeline.png")
+        if getattr(args, "window_note", None):
+            summary["notes"].append(args.window_note)
     trace_note = ""
     if "trace" in background:
         with phases.time("trace_wait"):

@@ -130,7 +130,18 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     if getattr(args, "cores", None):
         out["cores"] = parse_cores(args.cores, len(trace.cores))
     if getattr(args, "window", None):
-        out["window"] = parse_window(args.window, trace.clock_mhz, trace.makespan)
+        from aicore_sim.cli_types import window_ends
+
+        first, last = window_ends(args.window)
+        scale = {"": 1.0, "us": trace.clock_mhz, "ns": trace.clock_mhz / 1000}
+        if last is None and first is not None and \
+                int(round(first[0] * scale[first[1]])) >= trace.makespan:
+            # an open end after the run's end: the whole run, and a note (not a refusal after
+            # the work)
+            args.window_note = (f"--window {args.window}: starts after the run ends (makespan "
+                                f"{trace.makespan} cycles); timeline.png shows the whole run")
+        else:
+            out["window"] = parse_window(args.window, trace.clock_mhz, trace.makespan)
     return out
 
 

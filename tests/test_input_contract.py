@@ -652,3 +652,20 @@ def test_a_core_the_platform_lacks_is_refused_before_the_work(
     monkeypatch.setattr(type(get_op("moe_token_unpermute_with_ep_grad")), "execute", no_work)
     code, err = _inproc(capsys, tmp_path, ["run", "--cores", "0,99", "--out", "o"])
     _one_line_refusal(code, err, "--cores 0,99: cores are 0..47, not 99")
+
+
+def test_window_after_the_run_is_a_note_and_mixed_units_are_ordered_first(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """An open-ended --window starting after the makespan was refused when the plot was drawn,
+    after the work: now the whole run is drawn and a note says why. Ends in different units
+    are ordered at the platform's clock before the work (2us:100 is 3700:100 cycles)."""
+    out: list[str] = []
+    code, err = _inproc(capsys, tmp_path, ["run", "--window", "1e300:", "--out", "o",
+                                           "--jobs", "1", "--trace", "none"], out)
+    assert code == 0, err
+    assert "note: --window 1e300:: starts after the run ends (makespan " in out[0]
+    assert (tmp_path / "o" / "timeline.png").is_file()
+    assert "starts after the run ends" in json.loads(
+        (tmp_path / "o" / "summary.json").read_text())["notes"][-1]
+    code, err = _inproc(capsys, tmp_path, ["run", "--window", "2us:100", "--out", "o2"])
+    _one_line_refusal(code, err, "--window 2us:100: the end must be after the start")
