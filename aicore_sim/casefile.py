@@ -40,7 +40,10 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
   for seeded random values — float tensors uniform in the input's ``value_range`` (default
   [-2, 2); e.g. routing weights in [0.01, 0.99]), integer index tensors a random permutation
   of ``[0, size)``. With ``--inputs DIR`` every present input is read from
-  ``DIR/<input name>.npy`` and must match the case's shape and dtype.
+  ``DIR/<input name>.npy`` and must be exactly the case's shape and dtype
+  (:func:`aicore_sim.dtypes.read_npy`: a raw ``|V2`` item only for bfloat16).
+
+A JSON key given twice in one object is refused, naming it (:mod:`aicore_sim.textinput`).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
+from aicore_sim import dtypes, textinput
 from aicore_sim.errors import SimError
 from aicore_sim.platform import Platform, load_platform
 
@@ -290,10 +293,9 @@ def load_case(path: str | os.PathLike) -> CaseFile:
         raise CaseFileError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
                             f"{e.start}); a case file is JSON in UTF-8") from None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise CaseFileError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: "
-                            f"{e.msg})") from None
+        doc = textinput.loads_json(text)
+    except textinput.TextInputError as e:
+        raise CaseFileError(f"{path}: {e}") from None
     try:
         return parse_case(doc, path.stem)
     except CaseFileError as e:
@@ -342,23 +344,12 @@ def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray
             raise CaseFileError(f"--inputs: {f.name} missing (input {name} is present in the "
                                 f"case)")
         try:
-            arr = np.load(f, mmap_mode="r", allow_pickle=False)
-        except (ValueError, OSError, EOFError) as e:
-            raise CaseFileError(f"--inputs: {f.name}: cannot read ({e})") from None
-        if not isinstance(arr, np.ndarray):  # np.load opens an .npz archive whatever its name
-            arr.close()
-            raise CaseFileError(f"--inputs: {f.name}: an .npz archive, not one .npy array "
-                                f"(save it with np.save)")
-        if tuple(arr.shape) != spec.shape:
-            raise CaseFileError(f"--inputs: {f.name}: shape {list(arr.shape)} but "
-                                f"inputs.{name}.shape is {list(spec.shape)}")
-        if arr.dtype != spec.dtype:
-            if arr.dtype.kind == "V" and arr.dtype.itemsize == spec.dtype.itemsize:
-                arr = arr.view(spec.dtype)  # bfloat16 saved without ml_dtypes: raw 2-byte void
-            else:
-                raise CaseFileError(f"--inputs: {f.name}: dtype {dtypes.dtype_name(arr.dtype)} "
-                                    f"but inputs.{name}.dtype is "
-                                    f"{dtypes.dtype_name(spec.dtype)}")
+            arr = dtypes.read_npy(f, spec.shape, spec.dtype)
+        except OSError as e:
+            raise CaseFileError(f"--inputs: {f.name}: cannot read ({e.strerror or e})") from None
+        except ValueError as e:
+            raise CaseFileError(f"--inputs: {f.name}: {e} (inputs.{name} is "
+                                f"{list(spec.shape)} {dtypes.dtype_name(spec.dtype)})") from None
         out[name] = arr
     return out
 

@@ -9,18 +9,23 @@ parameter, operator argument, platform, output path, or a case too big for the m
 line on stderr ``aicore-sim: error: <where>: <rule>`` (with the aclnn code when the operator
 API rejected it) and nothing written; 1 a check the user relies on failed (``run``: an output
 differs from the golden, a hazard under ``--strict``, ``--check-streams``; ``verify``: an output
-failed) or the simulation failed (e.g. a deadlock in the kernel port), or an internal error
-(one line asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by
-SIGINT / SIGTERM (the output folder being written is removed).
+failed) or the simulation failed (e.g. a deadlock in the kernel port), or the machine failed
+(one line ``error: environment: ...``: a full disk or standard output, a file-size limit, a
+closed standard output, an encoding that cannot show a name), or an internal error (one line
+asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by SIGINT /
+SIGTERM (the output folder being written is removed). Option values are checked while the
+line is parsed, each by its ``type=`` from :mod:`aicore_sim.cli_types`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import gc
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -31,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import textinput
 from aicore_sim.background import Background
 from aicore_sim.casefile import (
     DEFAULT_PLATFORM,
@@ -43,7 +49,7 @@ from aicore_sim.casefile import (
     parse_case,
     read_data,
 )
-from aicore_sim.cli_types import nonneg_int
+from aicore_sim.cli_types import nonempty, nonneg_int, size
 from aicore_sim.errors import SimError, UsageError
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.opmodel import PreparedCall
@@ -115,7 +121,7 @@ usable UB); exit 0 when every case tiled, 2 otherwise.
 def _platform_arg(spec: str) -> Platform:
     try:
         if spec.lstrip().startswith("{"):
-            return load_platform(json.loads(spec))
+            return load_platform(textinput.loads_json(spec))
         return load_platform(spec)
     except (ValueError, KeyError, TypeError) as e:
         raise UsageError(f"--platform {spec}: {e.args[0] if e.args else e}") from None
@@ -242,6 +248,18 @@ class Phases:
         return "phases (s): " + ", ".join(f"{k} {v:.2f}" for k, v in d.items())
 
 
+def _idle_options(args: argparse.Namespace, mode: str, cf: CaseFile) -> list[str]:
+    """Options of ``run`` that do nothing in this combination (one ``note:`` line each)."""
+    out = []
+    if args.seed is not None and args.inputs:
+        out.append("--seed does nothing with --inputs (every input is read from the folder)")
+    if args.inputs:
+        out += [f"--inputs: {k}.npy is not read (input {k} is absent in the case)"
+                for k, spec in cf.inputs.items()
+                if spec is None and (Path(args.inputs) / f"{k}.npy").exists()]
+    return out + _timeline().idle_options(args, mode)
+
+
 def _fits(sizes: dict[str, int]) -> None:
     """A case whose tensors cannot fit in this machine's memory is a bad input (exit 2)."""
     try:
@@ -288,7 +306,7 @@ def _run(args: argparse.Namespace) -> int:
     platform = _platform_arg(args.platform) if args.platform else None
     if args.case_file and args.case:
         raise UsageError("give either a CASE.json or --case NAME, not both")
-    if args.jobs is not None and args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:  # (its message is pinned by tests/test_cli.py)
         raise UsageError(f"--jobs {args.jobs}: must be at least 1")
     jobs = args.jobs or usable_cpus()
     with phases.time("inputs"):
@@ -300,6 +318,10 @@ def _run(args: argparse.Namespace) -> int:
         else:
             cf, extra = _bundled(args.case or DEFAULT_CASE, platform or DEFAULT_PLATFORM)
         mode = args.mode or cf.mode or "timed"
+        if args.cores:  # a core the platform lacks is refused before the work, not after
+            _timeline().parse_cores(args.cores, cf.platform.aiv_core_num)
+        if args.window and not args.window.rstrip().endswith(":"):  # both ends given: in
+            _timeline().parse_window(args.window, cf.platform.clock_mhz, 0)  # cycles, ordered
         sizes = {f"inputs.{k}": nbytes(v.shape, v.dtype) for k, v in cf.inputs.items()
                  if v is not None}
         _fits(sizes)
@@ -315,6 +337,7 @@ def _run(args: argparse.Namespace) -> int:
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
+    idle = _idle_options(args, mode, cf)  # said with the verdict: stderr keeps one line
 
     try:
         tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end
@@ -344,51 +367,76 @@ def _run(args: argparse.Namespace) -> int:
                                      after_record=after_record, after_replay=after_replay)
         files, summary, trace_note = _finish_run(args, cf, mode, jobs, result, background,
                                                  phases, tmp)
+        lines = [f"case {cf.name}", format_summary(summary),
+                 *(f"note: {note}" for note in summary.get("notes", ())),
+                 *([trace_note] if trace_note else []),
+                 *_timeline().report_lines(args, summary),
+                 *([phases.line()] if args.verbose else []),
+                 f"wrote {out}/: {', '.join(files)}"]
+        if args.check_streams and not result.hazards_of("stream_differs"):
+            lines.append("check-streams: the records with and without numerics give the same "
+                         f"instruction streams ({result.program.instruction_count} "
+                         "instructions)")
+        _printable(lines)  # a report the terminal cannot show fails before the folder appears
         publish(tmp, out)
     except BaseException:
         for job in background.values():
             job.close()
         discard(tmp)
         raise
-    print(f"case {cf.name}")
-    print(format_summary(summary))
-    for note in summary.get("notes", ()):
-        print(f"note: {note}")
-    if trace_note:
-        print(trace_note)
-    for line in _timeline().report_lines(args, summary):
+    for line in lines:
         print(line)
-    if args.verbose:
-        print(phases.line())
-    print(f"wrote {out}/: {', '.join(files)}")
-    if args.check_streams:
-        if result.hazards_of("stream_differs"):
-            return 1
-        print("check-streams: the records with and without numerics give the same "
-              f"instruction streams ({result.program.instruction_count} instructions)")
-    return _run_verdict(summary, result.hazards, args.strict)
+    if args.check_streams and result.hazards_of("stream_differs"):
+        _say_idle(idle, on_stderr=True)
+        return 1
+    return _run_verdict(summary, result.hazards, args.strict, idle)
 
 
-def _run_verdict(summary: dict[str, Any], hazards: list[Any], strict: bool) -> int:
+def _say_idle(notes: list[str], on_stderr: bool) -> None:
+    """The options that did nothing, as one ``note:`` line: on stderr, or on stdout when
+    stderr carries the command's failure line (stderr holds one line at most)."""
+    if notes:
+        text = f"note: {'; '.join(notes)}"
+        if on_stderr:
+            _err(text)
+        else:
+            print(text)
+
+
+def _printable(lines: list[str]) -> None:
+    """UnicodeEncodeError (an environment failure) when standard output's encoding cannot
+    show ``lines`` (e.g. a non-ASCII case name under ``PYTHONIOENCODING=ascii``)."""
+    enc = getattr(sys.stdout, "encoding", None)
+    errors = getattr(sys.stdout, "errors", None) or "strict"
+    if enc and errors == "strict":
+        "\n".join(lines).encode(enc)
+
+
+def _run_verdict(summary: dict[str, Any], hazards: list[Any], strict: bool,
+                 idle: list[str] = ()) -> int:
     """Exit code of ``run`` after its summary was printed: 1 when an output differs from the
     golden (the first bad element on stderr) or, under ``--strict``, when a hazard was found;
-    a hazard otherwise is a warning on stdout."""
+    a hazard otherwise is a warning on stdout. ``idle``: the notes of options that did nothing
+    (:func:`_say_idle`)."""
     for name, g in summary.get("golden", {}).items():
         if g.get("error") or not g.get("exact", True):
             fm = g.get("first_mismatch") or {}
             where = (f"{g.get('mismatches')} of {g.get('elements')} elements differ, first at "
                      f"{fm.get('index')}: got {fm.get('got')}, want {fm.get('want')}"
                      if fm else g.get("error"))
+            _say_idle(list(idle), on_stderr=False)
             _err(f"check failed: {name}: differs from the golden: {where}")
             return 1
     if hazards:
         kinds = sorted({h.kind for h in hazards})
         if strict:
+            _say_idle(list(idle), on_stderr=False)
             _err(f"check failed: --strict: {len(hazards)} hazards ({', '.join(kinds)}); see "
                  "summary.json")
             return 1
         print(f"warning: {len(hazards)} hazards ({', '.join(kinds)}): the outputs can depend "
               "on the order of unsynchronised accesses; --strict makes hazards exit 1")
+    _say_idle(list(idle), on_stderr=True)
     return 0
 
 
@@ -433,6 +481,8 @@ def _finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, re
                                 f"{result.trace.makespan} cycles",
                           **_timeline().plot_options(args, result.trace))
         files.append("timeline.png")
+        if getattr(args, "window_note", None):
+            summary["notes"].append(args.window_note)
     trace_note = ""
     if "trace" in background:
         with phases.time("trace_wait"):
@@ -616,17 +666,20 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="simulate one case; write outputs, trace, summary, timeline",
                        formatter_class=fmt, epilog=_RUN_EXAMPLES,
                        description="Run one operator call on a simulated chip.")
-    r.add_argument("case_file", nargs="?", metavar="CASE.json",
+    r.add_argument("case_file", nargs="?", type=nonempty, metavar="CASE.json",
                    help="case file (format: see aicore_sim/casefile.py or examples/cases/)")
-    r.add_argument("--case", metavar="NAME",
+    r.add_argument("--case", type=nonempty, metavar="NAME",
                    help=f"a bundled case ('{PROG} cases' lists them; default {DEFAULT_CASE})")
-    r.add_argument("--platform", metavar="P",
+    r.add_argument("--platform", type=nonempty, metavar="P",
                    help="preset name, a preset TOML path, or a JSON object of fields "
-                        "(overrides the case's platform)")
+                        "(overrides the case's platform; not empty)")
     r.add_argument("--mode", choices=MODES, help="default: the case's mode, else timed")
-    r.add_argument("--inputs", metavar="DIR", help="read inputs from DIR/<input name>.npy")
-    r.add_argument("--out", metavar="DIR",
-                   help="output folder (must not exist or be empty; default traces/<time>-<case>)")
+    r.add_argument("--inputs", type=nonempty, metavar="DIR",
+                   help="read inputs from DIR/<input name>.npy, each exactly the case's dtype "
+                        "and shape (bfloat16 also as 2-byte void items, |V2); not empty")
+    r.add_argument("--out", type=nonempty, metavar="DIR",
+                   help="output folder (not empty; must not exist or be an empty folder; "
+                        "default traces/<time>-<case>)")
     r.add_argument("--seed", type=nonneg_int,
                    help="seed of the random inputs (default: the case's)")
     r.add_argument("--no-plot", action="store_true", help="skip timeline.png")
@@ -637,14 +690,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", type=int, metavar="N",
                    help="processes to use (default: the usable CPUs): the record pass is split "
                         "over them, and the golden and the trace file are computed beside the "
-                        "simulation; 1 = everything in this process. Results do not depend on "
-                        "it")
+                        "simulation; 1 = everything in this process (N >= 1). Results do not "
+                        "depend on it")
     r.add_argument("--check-streams", action="store_true",
                    help="also record the kernel the other way (with numerics if the mode has "
                         "none, without otherwise) and fail (exit 1) if the instruction streams "
                         "differ: checks once that a port's control flow never depends on values "
                         "only vector arithmetic produces, which timing-only mode relies on")
-    r.add_argument("--max-memory", metavar="SIZE",
+    r.add_argument("--max-memory", type=size, metavar="SIZE",
                    help="refuse (exit 2, before any work) a run whose estimated memory - "
                         "tensors, UB images, instruction streams - exceeds SIZE (512M, 4G); "
                         "default: the memory available")
@@ -661,9 +714,10 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tiling", help="host tiling of case files", formatter_class=fmt,
                        epilog=_TILING_EXAMPLES,
                        description="Run the host tiling of each case file and print its result.")
-    t.add_argument("case_files", nargs="+", metavar="CASE",
+    t.add_argument("case_files", nargs="+", type=nonempty, metavar="CASE",
                    help="case file or bundled case name")
-    t.add_argument("--platform", metavar="P", help="overrides the cases' platform")
+    t.add_argument("--platform", type=nonempty, metavar="P",
+                   help="overrides the cases' platform (not empty)")
     t.add_argument("--json", action="store_true", help="one JSON object per line and case")
     t.set_defaults(func=cmd_tiling)
 
@@ -700,6 +754,18 @@ def build_parser() -> argparse.ArgumentParser:
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2), for every subcommand too."""
 
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """A value refused by its ``type=`` (``aicore_sim/cli_types.py``) is named with the
+        option and, when the rule does not quote it already, the value itself."""
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as e:
+            name = argparse._get_action_name(action)
+            if name and e.message and arg_string not in e.message:
+                raise argparse.ArgumentError(
+                    None, f"argument {name} {arg_string}: {e.message}") from None
+            raise
+
     def error(self, message: str) -> None:  # type: ignore[override]
         _err(f"error: {self.prog}: {message} (see '{self.prog} --help')")
         raise SystemExit(2)
@@ -723,6 +789,29 @@ def _user_error(e: BaseException) -> str | None:
     return None
 
 
+_ENV_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE}
+
+
+def _environment_error(e: BaseException) -> str | None:
+    """The one-line message of a failure of the machine rather than of the input or of the
+    simulator - a full disk, a file-size limit, a closed or full standard output, a terminal
+    encoding that cannot show a name - else None (exit 1, nothing published)."""
+    if isinstance(e, UnicodeEncodeError):
+        enc = getattr(sys.stdout, "encoding", None) or e.encoding
+        return (f"error: environment: the output encoding {enc} cannot show "
+                f"{e.object[e.start:e.end]!r}; set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
+    if isinstance(e, OSError) and e.errno is None and re.fullmatch(
+            r"\d+ requested and \d+ written", str(e)):  # numpy's short write (tofile, np.save)
+        return (f"error: environment: a write was cut short ({e}): a full disk or a file-size "
+                "limit")
+    if isinstance(e, OSError) and (e.errno in _ENV_ERRNOS or
+                                   (e.errno == errno.EBADF and e.filename is None)):
+        where = e.filename if e.filename is not None else "an output file"
+        return (f"error: environment: cannot write {where}: {e.strerror or e} "
+                f"({errno.errorcode.get(e.errno, e.errno)})")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aicore-sim`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -738,11 +827,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if sys.stdout is None:  # started with standard output closed: nowhere to report to
+        _err("error: environment: standard output is closed; nothing was run")
+        return 1
     install_signal_handlers()
     if not debug:  # numpy's overflow / invalid-value warnings are not messages for a user
         warnings.simplefilter("ignore", RuntimeWarning)
+    stdout = sys.stdout
+    sys.stdout = _NamedStdout(stdout)  # type: ignore[assignment]
     try:
-        return int(args.func(args))
+        return _dispatch(args, debug)
+    finally:
+        sys.stdout = stdout
+
+
+class _NamedStdout:
+    """Standard output whose failed writes name it (``filename``), so a full or closed
+    standard output is told apart from an output file; everything else passes through."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _named(self, call: Any, *a: Any) -> Any:
+        try:
+            return call(*a)
+        except OSError as e:
+            if e.filename is None:
+                e.filename = "standard output"
+            raise
+
+    def write(self, text: str) -> int:
+        return self._named(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _dispatch(args: argparse.Namespace, debug: bool) -> int:
+    """Run the subcommand; every exception becomes its exit code and at most one line."""
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()  # a full or closed standard output fails here, in the contract
+        return code
     except OpLoadError as e:  # an installed plug-in is broken: not the user's input
         _err(f"error: {e}")
         return 1
@@ -766,6 +895,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"simulation failed: {type(e).__name__}: {e}")
         return 1
     except Exception as e:  # noqa: BLE001 - no traceback reaches a user unless asked for
+        env = _environment_error(e)
+        if env is not None and not debug:
+            _err(env)
+            return 1
         msg = _user_error(e)
         if msg is not None:
             _err(msg)
@@ -781,11 +914,12 @@ def entry() -> None:
     """The console script: run :func:`main`, then leave without tearing down the interpreter's
     objects one by one (a big run holds millions; its files are all closed by then)."""
     code = main()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except OSError:  # main() flushed and reported stdout; a closed pipe is not news
+            pass
     os._exit(code)
 
 

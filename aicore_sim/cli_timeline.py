@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.cli_types import MAX_CORES, cores, count, nonempty, nonneg_int, window
 from aicore_sim.errors import UsageError as _CliUsage
 
 DIFF_EXAMPLES = """\
@@ -45,65 +46,54 @@ class _Usage(_CliUsage):
 def add_run_options(r: argparse.ArgumentParser) -> None:
     """The ``run`` options of this module."""
     g = r.add_argument_group("timeline analysis")
-    g.add_argument("--hotspots", type=int, metavar="N",
-                   help="print the N source lines (per pipe) that kept a pipe busy longest, "
-                        "cycles summed over cores; summary.json keeps max(N, 20) of them")
+    g.add_argument("--hotspots", type=count, metavar="N",
+                   help="print the N >= 1 source lines (per pipe) that kept a pipe busy "
+                        "longest, cycles summed over cores; summary.json keeps max(N, 20) of "
+                        "them")
     g.add_argument("--slack", action="store_true",
                    help="what-if slack: replay the recorded streams (timing only) with each "
                         "pipe free and 2x faster, and with HBM unlimited, and print the "
                         "makespan each gives (summary.json 'slack'); one replay per scenario, "
                         "run --jobs at a time")
-    g.add_argument("--cores", metavar="LIST",
+    g.add_argument("--cores", type=cores, metavar="LIST",
                    help="cores drawn in timeline.png, e.g. 0,5 or 0-3,8 (default all)")
-    g.add_argument("--window", metavar="A:B",
+    g.add_argument("--window", type=window, metavar="A:B",
                    help="time window of timeline.png: cycles (1000:5000) or µs with a unit "
-                        "(0.5us:2.7us); either end may be left out")
+                        "(0.5us:2.7us); either end may be left out; each end a finite "
+                        "number >= 0, the end after the start")
     g.add_argument("--ub-plot", action="store_true",
                    help="also write ub.png: UB bytes in use over time per core (reserved by "
                         "InitBuffer, and live: buffers between their first and last use)")
 
 
 def parse_cores(text: str, n: int) -> list[int]:
-    """``"0,5"`` / ``"0-3,8"`` as core numbers, each below ``n``."""
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            if "-" in part:
-                a, b = (int(x) for x in part.split("-", 1))
-                out.extend(range(a, b + 1))
-            else:
-                out.append(int(part))
-        except ValueError:
-            raise _Usage(f"--cores {text}: '{part}' is not a core number or range") from None
-    bad = [c for c in out if not 0 <= c < n]
-    if not out or bad:
-        raise _Usage(f"--cores {text}: cores are 0..{n - 1}" + (f", not {bad[0]}" if bad else ""))
-    return sorted(set(out))
+    """``"0,5"`` / ``"0-3,8"`` as core numbers, each below ``n``
+    (:func:`aicore_sim.cli_types.core_ranges` checks the text; no range is expanded before its
+    ends are known to be cores)."""
+    from aicore_sim.cli_types import core_ranges
+
+    try:
+        ranges = core_ranges(text)
+    except ValueError as e:
+        raise _Usage(f"--cores {text}: {e}") from None
+    bad = [b for _, b in ranges if b >= n]
+    if bad:
+        raise _Usage(f"--cores {text}: cores are 0..{n - 1}, not {bad[0]}")
+    return sorted({c for a, b in ranges for c in range(a, b + 1)})
 
 
 def parse_window(text: str, clock_mhz: float, makespan: int) -> tuple[int, int]:
-    """``"A:B"`` in cycles, or with a ``us`` / ``µs`` / ``ns`` unit, as a cycle range."""
-    if ":" not in text:
-        raise _Usage(f"--window {text}: expected START:END (cycles, or e.g. 0.5us:2us)")
-    ends = []
-    for k, part in enumerate(text.split(":", 1)):
-        part = part.strip().lower()
-        if not part:
-            ends.append(0 if k == 0 else makespan)
-            continue
-        scale = 1.0
-        for unit, s in (("us", clock_mhz), ("µs", clock_mhz), ("ns", clock_mhz / 1000)):
-            if part.endswith(unit):
-                part, scale = part[: -len(unit)], s
-                break
-        try:
-            v = float(part) * scale
-        except ValueError:
-            raise _Usage(f"--window {text}: '{part}' is not a number") from None
-        if v < 0:
-            raise _Usage(f"--window {text}: times must be >= 0")
-        ends.append(int(round(v)))
+    """``"A:B"`` in cycles, or with a ``us`` / ``µs`` / ``ns`` unit, as a cycle range (each
+    end a finite number >= 0: :func:`aicore_sim.cli_types.window_ends`)."""
+    from aicore_sim.cli_types import window_ends
+
+    try:
+        parts = window_ends(text)
+    except ValueError as e:
+        raise _Usage(f"--window {text}: {e}") from None
+    scale = {"": 1.0, "us": clock_mhz, "ns": clock_mhz / 1000}
+    ends = [(0 if k == 0 else makespan) if p is None else int(round(p[0] * scale[p[1]]))
+            for k, p in enumerate(parts)]
     if ends[1] <= ends[0]:
         raise _Usage(f"--window {text}: the end must be after the start")
     return ends[0], ends[1]
@@ -111,12 +101,27 @@ def parse_window(text: str, clock_mhz: float, makespan: int) -> tuple[int, int]:
 
 def check_run_options(args: argparse.Namespace) -> None:
     """Refuse bad option values before anything runs (exit 2)."""
-    if getattr(args, "hotspots", None) is not None and args.hotspots < 1:
-        raise _Usage(f"--hotspots {args.hotspots}: must be at least 1")
-    if getattr(args, "window", None) and ":" not in args.window:
-        raise _Usage(f"--window {args.window}: expected START:END (cycles, or e.g. 0.5us:2us)")
     if getattr(args, "cores", None):
-        parse_cores(args.cores, 1 << 30)
+        parse_cores(args.cores, MAX_CORES)
+
+
+def idle_options(args: argparse.Namespace, mode: str) -> list[str]:
+    """This module's options that do nothing in this combination, one note each."""
+    out = []
+    if mode == "functional":  # no timing: no timeline, no hot spots, no slack, no UB curve
+        given = [o for o, v in (("--hotspots", args.hotspots), ("--slack", args.slack),
+                                ("--cores", args.cores), ("--window", args.window),
+                                ("--ub-plot", args.ub_plot)) if v]
+        if given:
+            out.append(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} nothing in "
+                       "functional mode (no timing)")
+        return out
+    if args.no_plot and args.window:
+        out.append("--window does nothing with --no-plot (it zooms timeline.png)")
+    if args.no_plot and args.cores and not args.ub_plot:
+        out.append("--cores does nothing with --no-plot (it picks the cores of timeline.png "
+                   "and ub.png)")
+    return out
 
 
 def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
@@ -125,7 +130,18 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     if getattr(args, "cores", None):
         out["cores"] = parse_cores(args.cores, len(trace.cores))
     if getattr(args, "window", None):
-        out["window"] = parse_window(args.window, trace.clock_mhz, trace.makespan)
+        from aicore_sim.cli_types import window_ends
+
+        first, last = window_ends(args.window)
+        scale = {"": 1.0, "us": trace.clock_mhz, "ns": trace.clock_mhz / 1000}
+        if last is None and first is not None and \
+                int(round(first[0] * scale[first[1]])) >= trace.makespan:
+            # an open end after the run's end: the whole run, and a note (not a refusal after
+            # the work)
+            args.window_note = (f"--window {args.window}: starts after the run ends (makespan "
+                                f"{trace.makespan} cycles); timeline.png shows the whole run")
+        else:
+            out["window"] = parse_window(args.window, trace.clock_mhz, trace.makespan)
     return out
 
 
@@ -199,18 +215,18 @@ def add_parsers(sub: Any) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog=DIFF_EXAMPLES,
                        description="Compare two run folders written by 'aicore-sim run'.")
-    d.add_argument("runs", nargs="+", metavar="RUN",
+    d.add_argument("runs", nargs="+", type=nonempty, metavar="RUN",
                    help="two run folders, or one sweep results.jsonl (or its folder) with "
                         "--points")
-    d.add_argument("--points", nargs=2, metavar=("P1", "P2"),
+    d.add_argument("--points", nargs=2, type=nonempty, metavar=("P1", "P2"),
                    help="keys (or unique key prefixes) of two points of the sweep results")
     d.add_argument("--json", action="store_true",
                    help="print the diff as JSON (every figure as {a, b, delta})")
-    d.add_argument("--report", metavar="FILE.md",
+    d.add_argument("--report", type=nonempty, metavar="FILE.md",
                    help="also write a markdown report and, beside it, FILE.png (paired bars "
                         "per pipe, largest hot-line deltas)")
-    d.add_argument("--lines", type=int, default=10, metavar="N",
-                   help="hot-line deltas listed (default 10)")
+    d.add_argument("--lines", type=nonneg_int, default=10, metavar="N",
+                   help="hot-line deltas listed (an integer >= 0; default 10)")
     d.set_defaults(func=cmd_diff)
 
 
@@ -226,8 +242,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
             if len(args.runs) != 2:
                 raise _Usage(f"expected two run folders, got {len(args.runs)}")
             a, b = rundiff.Run.folder(args.runs[0]), rundiff.Run.folder(args.runs[1])
-        if args.lines < 0:
-            raise _Usage(f"--lines {args.lines}: must be >= 0")
         d = rundiff.diff_runs(a, b, top_lines=args.lines)
     except (rundiff.RunFolderError, _Usage) as e:
         print(f"aicore-sim: error: {e}", file=sys.stderr)

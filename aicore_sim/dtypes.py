@@ -63,3 +63,84 @@ def _resolve(x) -> np.dtype:
 def dtype_name(dt: np.dtype) -> str:
     """Canonical short name (``bfloat16``, ``float16``, ``float32``, ``int32``, ``int64``)."""
     return "bfloat16" if dt == bfloat16 else str(dt)
+
+
+def stored_as(found: np.dtype, want: np.dtype) -> np.dtype:
+    """How items of dtype ``found`` (as read from a file) are read as ``want``, exactly.
+
+    Returns the dtype to view them as (``want``) or raises ``ValueError`` naming the rule:
+    the dtypes are equal; or ``found`` is a raw 2-byte void (``|V2``: numpy's spelling of an
+    ml_dtypes bfloat16 saved by ``np.save``) and ``want`` is bfloat16. A void item of any other
+    size, or read as anything but bfloat16, is refused, as are items in the other byte order
+    and every other dtype: the bytes would be reinterpreted, not read."""
+    if found == want:
+        return want
+    if found.kind == "V":
+        if found.names is not None or found.subdtype is not None:
+            raise ValueError(f"dtype {found.str}: a structured array, not {dtype_name(want)} "
+                             "items")
+        if found.itemsize == 2 and want == bfloat16:
+            return want
+        raise ValueError(f"dtype {found.str} (raw {found.itemsize}-byte items) is read only as "
+                         f"bfloat16 (|V2: ml_dtypes bfloat16 saved by numpy), not as "
+                         f"{dtype_name(want)}")
+    if found.byteorder in "<>" and found.newbyteorder("=") == want:
+        order = "big" if found.byteorder == ">" else "little"
+        raise ValueError(f"dtype {found.str}: {order}-endian items; {dtype_name(want)} is read "
+                         f"in this machine's byte order ({want.str}): convert with "
+                         f".astype('{want.str}')")
+    raise ValueError(f"dtype {dtype_name(found) if found.kind != 'V' else found.str} is not "
+                     f"{dtype_name(want)}")
+
+
+class NpyError(ValueError):
+    """An ``.npy`` file that is not exactly the array asked for; ``rule`` names the check:
+    ``npy_format``, ``npy_size``, ``npy_shape`` or ``npy_dtype``."""
+
+    def __init__(self, msg: str, rule: str) -> None:
+        super().__init__(msg)
+        self.rule = rule
+
+
+def read_npy(path, shape: tuple[int, ...], want: np.dtype) -> np.ndarray:
+    """The array of the ``.npy`` file ``path``, memory-mapped read-only, read exactly as
+    ``shape`` of ``want`` items (:func:`stored_as`): one array (not an ``.npz`` archive, no
+    pickled objects), that shape, that dtype, and a file of exactly header + data bytes (a
+    truncated or padded file is refused). Raises :class:`NpyError` naming the rule, or
+    ``OSError``."""
+    import math
+    import os
+
+    fmt = np.lib.format
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+        if head[:4] == b"PK\x03\x04":  # np.load opens an .npz archive whatever its name
+            raise NpyError("an .npz archive, not one .npy array (save it with np.save)",
+                           "npy_format")
+        if head != b"\x93NUMPY":
+            raise NpyError("not an .npy file (no numpy header)", "npy_format")
+        fh.seek(0)
+        try:
+            version = fmt.read_magic(fh)
+            read = fmt.read_array_header_1_0 if version == (1, 0) else \
+                fmt.read_array_header_2_0
+            h_shape, _, h_dtype = read(fh)
+        except (ValueError, EOFError) as e:
+            raise NpyError(f"cannot read as .npy ({e})", "npy_format") from None
+        offset = fh.tell()
+    data = math.prod(h_shape) * h_dtype.itemsize
+    size = os.path.getsize(path)
+    if size != offset + data:
+        raise NpyError(f"{size} bytes, but its header describes {offset} + {data} bytes "
+                       f"({list(h_shape)} {h_dtype.str}): truncated or padded", "npy_size")
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, EOFError) as e:
+        raise NpyError(f"cannot read as .npy ({e})", "npy_format") from None
+    if tuple(arr.shape) != tuple(shape):
+        raise NpyError(f"shape {list(arr.shape)} is not {list(shape)}", "npy_shape")
+    try:
+        dt = stored_as(arr.dtype, want)
+    except ValueError as e:
+        raise NpyError(str(e), "npy_dtype") from None
+    return arr if dt == arr.dtype else arr.view(dt)

@@ -13,13 +13,14 @@ unit suffix in its key and a ``# source:`` comment). Instruction-cost parameters
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from aicore_sim import textinput
 
 _DATA = Path(__file__).parent / "data"
 _PLATFORM_DIR = _DATA / "platforms"
@@ -740,10 +741,9 @@ _PRESET_CACHE: dict[str, Platform] = {}
 
 def _from_toml_file(path: Path, name: str) -> Platform:
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"platform file {path.name}: not valid TOML ({exc})") from exc
+        doc = textinput.loads_toml(path.read_bytes())
+    except textinput.TextInputError as exc:
+        raise ValueError(f"platform file {path.name}: {exc}") from None
     values: dict[str, Any] = {"name": name}
     missing = []
     for attr, key in _TOML_KEYS.items():
@@ -827,10 +827,9 @@ def load_overlay(path: str | Path) -> dict[str, Any]:
     if not p.is_file():
         raise ValueError(f"platform overlay {str(p)!r} does not exist")
     try:
-        with p.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"platform overlay {p}: not valid TOML ({exc})") from None
+        doc = textinput.loads_toml(p.read_bytes())
+    except textinput.TextInputError as exc:
+        raise ValueError(f"platform overlay {p}: {exc}") from None
     costs = doc.pop("costs", None)
     if costs is not None and not isinstance(costs, dict):
         raise ValueError(f"platform overlay {p}: 'costs' must be a table of cost fields")
@@ -895,9 +894,9 @@ def load_platform(spec: str | Path | Platform | Mapping[str, Any], **overrides: 
     """
     if isinstance(spec, str) and spec.lstrip().startswith("{"):  # a JSON object, as on a CLI
         try:
-            spec = json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"platform {spec!r}: not a valid JSON object ({exc.msg})") from None
+            spec = textinput.loads_json(spec)
+        except textinput.TextInputError as exc:
+            raise ValueError(f"platform {spec!r}: {exc}") from None
         if not isinstance(spec, Mapping):
             raise ValueError("platform: a JSON platform must be an object of fields")
     if isinstance(spec, Platform):

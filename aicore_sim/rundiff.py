@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import textinput
 from aicore_sim.hotspots import line_table
 from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe, per_object
 
@@ -103,6 +104,41 @@ def source_lines(trace: Any) -> list[list[Any]]:
 # --------------------------------------------------------------------------------------------
 
 
+def read_streams(path: Path) -> dict[str, np.ndarray]:
+    """Every array of a ``streams.npz``, read and checked now (a truncated or foreign file is a
+    :class:`RunFolderError` naming it, never a failure half-way through the diff)."""
+    import zipfile
+
+    def bad(why: str) -> RunFolderError:
+        return RunFolderError(f"{path}: not a streams file of 'aicore-sim run' ({why})")
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+        raise bad(f"{type(e).__name__}: {e}") from None
+    except AttributeError:  # np.load returned one array: an .npy file, not an archive
+        raise bad("one .npy array, not an .npz archive") from None
+    cores = arrays.get("cores")
+    if cores is None or cores.shape != (1,) or cores.dtype.kind not in "iu" or \
+            not 0 <= int(cores[0]) <= 1 << 20:
+        raise bad("'cores' must hold one core count")
+    for k, v in arrays.items():
+        if k.startswith(("digest_", "site_")) and (v.ndim != 1 or v.dtype.kind not in "iu"):
+            raise bad(f"{k!r} must be a 1-D integer array")
+    if "sites" in arrays:
+        try:
+            sites = json.loads(str(arrays["sites"]))
+        except ValueError:
+            sites = None
+        if not isinstance(sites, list):
+            raise bad("'sites' must be a JSON list")
+        for k, v in arrays.items():
+            if k.startswith("site_") and v.size and int(v.max()) >= len(sites):
+                raise bad(f"{k!r} names a site beyond the {len(sites)} of 'sites'")
+    return arrays
+
+
 class Run:
     """One side of a diff: its summary and, for a run folder, its streams file."""
 
@@ -116,17 +152,14 @@ class Run:
         if not f.is_file():
             raise RunFolderError(f"{path}: not a run folder (no summary.json)")
         try:
-            summary = json.loads(f.read_text())
+            summary = textinput.loads_json(f.read_bytes())
         except (OSError, ValueError) as e:
             raise RunFolderError(f"{f}: unreadable ({e})") from None
-        if "makespan_cycles" not in summary:
+        if not isinstance(summary, dict) or "makespan_cycles" not in summary:
             raise RunFolderError(f"{f}: the run has no timing (functional mode)")
         streams = None
         if (path / STREAMS_FILE).is_file():
-            try:
-                streams = np.load(path / STREAMS_FILE)
-            except (OSError, ValueError) as e:
-                raise RunFolderError(f"{path / STREAMS_FILE}: unreadable ({e})") from None
+            streams = read_streams(path / STREAMS_FILE)
         return cls(str(path), summary, streams)
 
     def lines(self) -> dict[tuple[str, str], int]:
@@ -150,9 +183,12 @@ def sweep_points(results: str | Path, keys: list[str]) -> tuple[Run, Run]:
     for line in path.read_text().splitlines():
         if line.strip():
             try:
-                rows.append(json.loads(line))
-            except ValueError:
-                raise RunFolderError(f"{path}: a line is not JSON") from None
+                row = textinput.loads_json(line)
+            except ValueError as e:
+                raise RunFolderError(f"{path}: a line is not a JSON row ({e})") from None
+            if not isinstance(row, dict):
+                raise RunFolderError(f"{path}: a line is not a JSON object (a sweep's row)")
+            rows.append(row)
     out = []
     for k in keys:
         hit = [r for r in rows if str(r.get("key", "")).startswith(k)]

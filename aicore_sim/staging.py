@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 class Terminated(BaseException):
@@ -117,14 +118,19 @@ def staged_folder(out: Path) -> Iterator[Path]:
         raise
 
 
-def write_staged(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a hidden temporary file, then a rename)."""
+def write_staged(path: Path, text: str, check: Any = None) -> None:
+    """Write ``text`` to ``path`` atomically (a hidden temporary file, then a rename).
+
+    ``check(tmp_path)``, when given, reads the complete temporary file before the rename: if it
+    raises, nothing is published."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
         os.chmod(name, 0o666 & ~_umask())
+        if check is not None:
+            check(Path(name))
         os.replace(name, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -25,20 +25,30 @@ import argparse
 import datetime as _dt
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from aicore_sim import textinput
 from aicore_sim.correlate.compare import FREQ_TOLERANCE
 from aicore_sim.correlate.opprof import PIPES, ProfiledLaunch, choose
-from aicore_sim.platform import Platform, apply_overlay, load_platform
+from aicore_sim.platform import LIMITS, Platform, apply_overlay, load_platform
 from aicore_sim.staging import write_staged
+
+PROG = "aicore-sim"
 
 KNOBS: tuple[str, ...] = ("mte2_scale", "mte3_scale", "vector_scale", "hbm_efficiency")
 """The fitted knobs, in report order."""
 FITTED_PIPES: tuple[str, ...] = ("MTE2", "VECTOR", "MTE3")
+MAX_RESIDUAL = 0.5
+"""Largest error after the fit (mean |measured / simulated - 1| of a fitted pipe) an overlay is
+written with: beyond it the busy times are still off by more than half - the four knobs cannot
+express what differs between the model and the board (a missing mechanism, the wrong case or
+platform for the profile), and an overlay would move the other pipes to hide it. Exit 1 and
+nothing written, unless ``--keep-anyway``."""
 """Pipes whose residuals drive the fit (SCALAR is reported, not fitted: no knob moves it)."""
 
 STEP = math.log(1.05)  # finite-difference step in ln(knob)
@@ -65,11 +75,13 @@ class Launch:
 
 
 def _knob_platform(base: Platform, x: np.ndarray) -> Platform:
-    """``base`` with the knobs at ``base value * exp(x)``."""
+    """``base`` with the knobs at ``base value * exp(x)``; the HBM efficiency kept inside the
+    platform's limits (a trial step of the fit below 1e-9 is tried at 1e-9)."""
     f = np.exp(x)
     c = base.costs
+    lo, hi = LIMITS["hbm_efficiency"]
     return base.with_overrides(
-        hbm_efficiency=base.hbm_efficiency * float(f[3]),
+        hbm_efficiency=min(max(base.hbm_efficiency * float(f[3]), lo), hi),
         costs={"mte2_scale": c.mte2_scale * float(f[0]), "mte3_scale": c.mte3_scale * float(f[1]),
                "vector_scale": c.vector_scale * float(f[2])})
 
@@ -228,6 +240,12 @@ def load_hint(spec: str, out: Path) -> str:
     return json.dumps(doc)
 
 
+def _num(v: float) -> str:
+    """A knob as TOML: every digit of the float (the file reproduces the fit exactly; six
+    decimals wrote an efficiency of 1e-9 as 0.000000, which no platform accepts)."""
+    return repr(float(v))
+
+
 def _overlay_text(base: Platform, values: dict[str, float], fitted: list[str],
                   dropped: list[str], launches: list[Launch], before: dict, after: dict,
                   date: str, hint: str) -> str:
@@ -249,11 +267,11 @@ def _overlay_text(base: Platform, values: dict[str, float], fitted: list[str],
                      f"not written): {', '.join(dropped)}")
     lines += [f"# Load it with: --platform '{hint}'", ""]
     if "hbm_efficiency" in fitted:
-        lines += [f"hbm_efficiency_ratio = {values['hbm_efficiency']:.6f}  {src}", ""]
+        lines += [f"hbm_efficiency_ratio = {_num(values['hbm_efficiency'])}  {src}", ""]
     cost_knobs = [k for k in KNOBS[:3] if k in fitted]
     if cost_knobs:
         lines.append("[costs]")
-        lines += [f"{k} = {values[k]:.6f}  {src}" for k in cost_knobs]
+        lines += [f"{k} = {_num(values[k])}  {src}" for k in cost_knobs]
     return "\n".join(lines) + "\n"
 
 
@@ -306,7 +324,8 @@ def format_text(result: dict[str, Any], out: Path) -> str:
         e = ", ".join(f"{p} {_pct(h['errors'][p]['error'])}" for p in PIPES)
         lines.append(f"held out {h['launch']}: predicted from the others, error {e}")
     lines += [f"flag: {f}" for f in result["flags"]]
-    lines.append(f"wrote {out}; load it with --platform '{result['load_with']}'")
+    if result.get("overlay"):
+        lines.append(f"wrote {out}; load it with --platform '{result['load_with']}'")
     return "\n".join(lines)
 
 
@@ -314,7 +333,7 @@ def calibrate_main(args: argparse.Namespace) -> int:
     """The ``calibrate`` command (errors: :class:`CalibrateError`, OpprofError)."""
     spec = args.platform
     try:
-        base = load_platform(json.loads(spec) if spec.lstrip().startswith("{") else spec)
+        base = load_platform(textinput.loads_json(spec) if spec.lstrip().startswith("{") else spec)
     except (ValueError, KeyError, TypeError) as e:
         raise CalibrateError(f"--platform {spec}: {e.args[0] if e.args else e}") from None
     out = Path(args.out)
@@ -329,15 +348,42 @@ def calibrate_main(args: argparse.Namespace) -> int:
                          launches, result["errors_before"], result["errors_after"], date,
                          load_hint(spec, out))
     result["load_with"] = load_hint(spec, out)
-    write_staged(out, text)
-    # the file reproduces the fit: re-simulate through it
-    check = apply_overlay(base, out)
-    result["errors_overlay"] = errors(launches, [simulate(launch, check) for launch in launches])
-    result["overlay"] = str(out)
+    worst = max(((result["errors_after"][p]["error"], p) for p in FITTED_PIPES
+                 if result["errors_after"][p]["error"] is not None), default=(0.0, None))
+    result["max_residual"] = MAX_RESIDUAL
+    too_far = worst[0] > MAX_RESIDUAL
+    write = not too_far or getattr(args, "keep_anyway", False)
+    if write:
+        checked: list[Platform] = []
+
+        def reload(tmp: Path) -> None:  # the file must load before it is published
+            try:
+                checked.append(apply_overlay(base, tmp))
+            except ValueError as e:
+                raise CalibrateError(f"--out {out}: the overlay written does not load "
+                                     f"({e}); nothing written") from None
+
+        write_staged(out, text, check=reload)
+        # the file reproduces the fit: re-simulate through it
+        result["errors_overlay"] = errors(launches, [simulate(launch, checked[0])
+                                                     for launch in launches])
+        result["overlay"] = str(out)
+    else:
+        result["overlay"] = None
     if args.json:
         print(json.dumps(result))
     else:
         print(format_text(result, out))
+    if too_far:
+        what = (f"the fit leaves {worst[1]} off by {100 * worst[0]:.0f} % (mean |measured / "
+                f"simulated - 1| above {100 * MAX_RESIDUAL:.0f} %): the knobs cannot explain "
+                f"these launches")
+        if write:
+            print(f"{PROG}: warning: {what}; --keep-anyway: {out} written", file=sys.stderr)
+            return 0
+        print(f"{PROG}: check failed: {what}; {out} not written (--keep-anyway writes it)",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -6,9 +6,10 @@ board's ``msprof op`` folder (:mod:`aicore_sim.correlate.opprof`), compares them
 ``calibrate`` fits cost knobs to one or more profiled launches
 (:mod:`~aicore_sim.correlate.calibrate`) and writes a platform overlay.
 
-Exit codes: 0 done; 2 a bad input (missing folder or file, missing column, non-numeric cell,
-block count mismatch, bad case or platform): one line on stderr naming the file and the rule,
-and nothing written.
+Exit codes: 0 done; 1 ``calibrate``'s fit leaves a fitted pipe off by more than
+``MAX_RESIDUAL`` (50 %; nothing written unless ``--keep-anyway``); 2 a bad input (missing
+folder or file, missing column, non-numeric cell, block count mismatch, bad case or
+platform): one line on stderr naming the file and the rule, and nothing written.
 
 :func:`add_parsers` is called from :mod:`aicore_sim.cli`; nothing heavy is imported at import
 time.
@@ -58,21 +59,25 @@ others (the held-out error). See docs/correlate.md.
 
 def add_parsers(subparsers: Any) -> None:
     """Add ``correlate`` and ``calibrate`` to the ``aicore-sim`` subparsers."""
+    from aicore_sim.cli_types import nonempty
+
     fmt = argparse.RawDescriptionHelpFormatter
     c = subparsers.add_parser(
         "correlate", help="compare a simulated run with a board's msprof op profile",
         formatter_class=fmt, epilog=_CORRELATE_EXAMPLES,
         description="Per-pipe and per-core ratios of measured (msprof op) to simulated busy "
                     "time, task duration against makespan, block-dim and clock checks.")
-    c.add_argument("run_dir", metavar="RUN_DIR", help="folder written by 'aicore-sim run'")
-    c.add_argument("opprof_dir", metavar="OPPROF_DIR", help="msprof op output folder")
-    c.add_argument("--op", metavar="NAME",
+    c.add_argument("run_dir", type=nonempty, metavar="RUN_DIR",
+                   help="folder written by 'aicore-sim run'")
+    c.add_argument("opprof_dir", type=nonempty, metavar="OPPROF_DIR",
+                   help="msprof op output folder")
+    c.add_argument("--op", type=nonempty, metavar="NAME",
                    help="operator to pick when OPPROF_DIR holds several (folder or Op Name)")
-    c.add_argument("--launch", metavar="INDEX",
+    c.add_argument("--launch", type=nonempty, metavar="INDEX",
                    help="launch index to pick when the operator ran several times (0, 1 ...)")
     c.add_argument("--json", action="store_true",
                    help="print the comparison as one JSON object instead of the table")
-    c.add_argument("--report", metavar="FILE",
+    c.add_argument("--report", type=nonempty, metavar="FILE",
                    help="markdown report path; FILE's .json and .png are written beside it "
                         "(default RUN_DIR/correlate.md)")
     c.set_defaults(func=cmd_correlate)
@@ -83,15 +88,21 @@ def add_parsers(subparsers: Any) -> None:
         description="Fit per-pipe cost scales and the HBM efficiency to msprof op profiles "
                     "of known cases; report the error per pipe before and after; write a "
                     "platform overlay TOML that --platform loads.")
-    k.add_argument("pairs", nargs="+", metavar="OPPROF_DIR:CASE",
+    k.add_argument("pairs", nargs="+", type=nonempty, metavar="OPPROF_DIR:CASE",
                    help="a measured launch folder and the case (file or bundled name) it ran")
-    k.add_argument("--platform", metavar="P", required=True,
+    k.add_argument("--platform", type=nonempty, metavar="P", required=True,
                    help="the platform the board is (preset, TOML path or JSON object); the "
                         "overlay is relative to it")
-    k.add_argument("--out", metavar="FILE", required=True, help="overlay TOML to write")
-    k.add_argument("--op", metavar="NAME", default=None,
+    k.add_argument("--out", type=nonempty, metavar="FILE", required=True,
+                   help="overlay TOML to write")
+    k.add_argument("--op", type=nonempty, metavar="NAME", default=None,
                    help="operator model of the cases (default: the bundled operator)")
     k.add_argument("--json", action="store_true", help="print the fit as one JSON object")
+    k.add_argument("--keep-anyway", action="store_true",
+                   help="write the overlay (exit 0, with a warning) even when the fit leaves "
+                        "a fitted pipe (MTE2, VECTOR, MTE3) off by more than 50 %% (mean "
+                        "|measured / simulated - 1|); without it such a fit exits 1 and writes "
+                        "nothing")
     k.set_defaults(func=cmd_calibrate)
 
 

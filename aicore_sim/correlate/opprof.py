@@ -99,6 +99,9 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
 def _columns(path: Path, header: list[str], need: tuple[str, ...]) -> dict[str, int]:
     where: dict[str, int] = {}
     for i, h in enumerate(header):
+        if h in where and h in need:  # which of the two columns holds the figure?
+            raise OpprofError(f"{path}: column {h!r} appears twice (columns {where[h] + 1} "
+                              f"and {i + 1}); a column the comparison reads must be unique")
         where.setdefault(h, i)
     for col in need:
         if col not in where:
@@ -145,7 +148,7 @@ def read_pipe_utilization(path: Path) -> tuple[list[tuple[int, str]], dict[str, 
             raise OpprofError(f"{path}: line {line}: sub_block_id {sub!r} is not one of "
                               f"{', '.join(_CUBE + _VECTOR)}")
         bid = cell("block_id").strip()
-        if not bid.isdigit():
+        if not (bid.isascii() and bid.isdigit()):  # '²'.isdigit(), but int() refuses it
             raise OpprofError(f"{path}: line {line}, column 'block_id': {bid!r} is not a "
                               f"block index (an integer >= 0)")
         key = (int(bid), sub)

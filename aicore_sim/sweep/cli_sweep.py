@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.cli_types import count, nonempty, nonneg_int, scheduler
+
 _SWEEP_EXAMPLES = """\
 examples:
   aicore-sim sweep examples/sweeps/tiny_smoke.toml --out reports/tiny_smoke
@@ -23,6 +25,8 @@ examples:
 The spec format (TOML or JSON) is documented in aicore_sim/sweep/spec.py and examples/sweeps/.
 Writes into --out: results.jsonl + results.csv (one row per point, appended as points finish),
 verify.jsonl (--verify), spec.json, report.md, heatmap.png, pareto.png, bound_by.png.
+Exit 1 when a point failed (status error), no point gave figures (every one invalid or
+infeasible), or a --verify check failed.
 """
 
 _SEARCH_EXAMPLES = """\
@@ -49,10 +53,6 @@ def _usage(msg: str) -> Exception:
     return UsageError(msg)
 
 
-def _nonneg(text: str) -> int:
-    from aicore_sim.cli_types import nonneg_int
-
-    return nonneg_int(text)
 
 
 def _slug(text: str) -> str:
@@ -65,7 +65,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     try:
         spec = load_spec(args.spec)
-    except SpecError as e:
+    except SpecError as e:  # the file's own errors name it already
+        msg = str(e)
+        raise _usage(msg if msg.startswith(f"{args.spec}: ") else f"{args.spec}: {msg}"
+                     ) from None
+    from aicore_sim.sweep.worker import check_platforms
+
+    try:
+        check_platforms(spec.axes)
+    except ValueError as e:
         raise _usage(f"{args.spec}: {e}") from None
     out = Path(args.out) if args.out else Path("reports") / _slug(spec.name)
     from aicore_sim.sweep.run import check_out
@@ -95,7 +103,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if res.report is not None:
         print(f"report: {res.report}")
     bad = any(v["status"] != "verified" for v in res.verified)
-    return 1 if bad else 0
+    return 1 if _points_failed(res.rows, counts) or bad else 0
+
+
+def _points_failed(rows: list[dict[str, Any]], counts: dict[str, int]) -> bool:
+    """Print (one line on stdout, after the tally and the verify lines: stderr holds the
+    sweep's header line) and return whether the points run are no result: a point ended in
+    ``error`` (a simulation failure, not an infeasible or invalid tiling), or points ran and
+    not one gave figures."""
+    errors = [r for r in rows if r.get("status") == "error"]
+    if errors:
+        e = errors[0]
+        print(f"check failed: {len(errors)} of {len(rows)} points failed (status error), "
+              f"first {e.get('key')}: {' '.join(str(e.get('error')).split())}")
+        return True
+    if rows and not counts.get("ok"):
+        print(f"check failed: no point gave figures "
+              f"({', '.join(f'{v} {k}' for k, v in counts.items())}); see the rule and error "
+              "columns of results.jsonl")
+        return True
+    return False
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -104,7 +131,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from aicore_sim.sweep.spec import SpecError
 
     case_axes: dict[str, Any] = {}
-    if args.tokens:
+    if args.tokens is not None:
         case_axes["tokens_num"] = args.tokens
     from aicore_sim.sweep.ops import get_op, op_for_case
 
@@ -130,7 +157,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if hasattr(op, "check_resources"):  # refuse up front what cannot fit in memory
         op.check_resources(case, platform)
     label = f"search-{_slug(Path(args.case).stem)}-{_slug(Path(args.platform).stem)}"
-    if args.tokens:
+    if args.tokens is not None:
         label += f"-n{args.tokens}"
     out = Path(args.out) if args.out else Path("reports") / label
     try:
@@ -179,11 +206,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _exec_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, default=2, metavar="N",
-                   help="local worker processes (default 2; 0 = run in this process)")
-    p.add_argument("--scheduler", metavar="ADDRESS",
+    p.add_argument("--workers", type=nonneg_int, default=2, metavar="N",
+                   help="local worker processes, an integer >= 0 (default 2; 0 = run in this "
+                        "process)")
+    p.add_argument("--scheduler", type=scheduler, metavar="ADDRESS",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or "
-                        "local:N for a new LocalCluster of N workers")
+                        "local:N for a new LocalCluster of N >= 1 workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -193,32 +221,34 @@ def add_parsers(sub: Any) -> None:
     s = sub.add_parser("sweep", help="run a design-space sweep (tilings, platforms, cases)",
                        formatter_class=fmt, epilog=_SWEEP_EXAMPLES,
                        description="Run every point of a sweep spec (timing-only by default).")
-    s.add_argument("spec", metavar="SPEC", help="sweep file (.toml or .json)")
-    s.add_argument("--out", metavar="DIR", help="results folder (default reports/<spec name>)")
+    s.add_argument("spec", type=nonempty, metavar="SPEC", help="sweep file (.toml or .json)")
+    s.add_argument("--out", type=nonempty, metavar="DIR",
+                   help="results folder (default reports/<spec name>)")
     _exec_opts(s)
     s.add_argument("--verify", action="store_true",
                    help="re-run the best points of every group with numerics; check vs golden")
     s.add_argument("--resume", action="store_true",
                    help="skip points already in DIR/results.jsonl")
-    s.add_argument("--batch", type=int, default=32, metavar="N",
-                   help="max points per task (points sharing a recorded program; default 32)")
+    s.add_argument("--batch", type=count, default=32, metavar="N",
+                   help="max points per task (points sharing a recorded program), an integer "
+                        ">= 1 (default 32)")
     s.add_argument("--no-report", action="store_true", help="skip the report at the end")
     s.set_defaults(func=cmd_sweep)
 
     q = sub.add_parser("search", help="find the fastest legal tiling of one case",
                        formatter_class=fmt, epilog=_SEARCH_EXAMPLES,
                        description="Search the tiling space of one case; verify the best.")
-    q.add_argument("case", metavar="CASE", help="bundled case name or case file")
-    q.add_argument("--platform", default=None, metavar="P",
+    q.add_argument("case", type=nonempty, metavar="CASE", help="bundled case name or case file")
+    q.add_argument("--platform", type=nonempty, default=None, metavar="P",
                    help="preset name, preset TOML path or a JSON object of fields, as for "
                         "'run' (default: the case file's platform, else ascend910b1)")
-    q.add_argument("--budget", type=int, default=40, metavar="N",
-                   help="max points to simulate (default 40)")
-    q.add_argument("--tokens", type=int, metavar="N", help="cut the case to N tokens")
-    q.add_argument("--out", metavar="DIR",
+    q.add_argument("--budget", type=count, default=40, metavar="N",
+                   help="max points to simulate, >= 1 (default 40)")
+    q.add_argument("--tokens", type=count, metavar="N", help="cut the case to N >= 1 tokens")
+    q.add_argument("--out", type=nonempty, metavar="DIR",
                    help="results folder (default reports/search-<case>-<platform>)")
-    q.add_argument("--seed", type=_nonneg, help="input seed (default: the case's)")
-    q.add_argument("--op", metavar="NAME",
+    q.add_argument("--seed", type=nonneg_int, help="input seed (default: the case's)")
+    q.add_argument("--op", type=nonempty, metavar="NAME",
                    help="the operator whose tiling space is searched (default: the op of CASE)")
     q.add_argument("--no-verify", action="store_true", help="skip the numerics check")
     _exec_opts(q)
@@ -227,7 +257,9 @@ def add_parsers(sub: Any) -> None:
     r = sub.add_parser("report", help="markdown + PNG report of sweep results",
                        formatter_class=fmt, epilog=_REPORT_EXAMPLES,
                        description="Write report.md and charts from a results folder.")
-    r.add_argument("results", metavar="RESULTS", help="results folder or its results.jsonl")
-    r.add_argument("--out", metavar="DIR", help="where to write (default: the results folder)")
-    r.add_argument("--heatmap", metavar="X,Y", help="two axes for the heatmap")
+    r.add_argument("results", type=nonempty, metavar="RESULTS",
+                   help="results folder or its results.jsonl")
+    r.add_argument("--out", type=nonempty, metavar="DIR",
+                   help="where to write (default: the results folder)")
+    r.add_argument("--heatmap", type=nonempty, metavar="X,Y", help="two axes for the heatmap")
     r.set_defaults(func=cmd_report)

@@ -52,15 +52,15 @@ def default_op_name() -> str:
 def op_for_case(value: object) -> str:
     """The op a sweep or search of case ``value`` explores when none is named: the op whose
     bundled cases hold that name, the ``op`` of a case file, else the default op."""
-    import json
     from pathlib import Path
 
+    from aicore_sim import textinput
     from aicore_sim.registry import UnknownOpError, find_case
 
     text = str(value)
     if text.endswith(".json") or "/" in text:
         try:
-            op = json.loads(Path(text).read_text()).get("op")
+            op = textinput.loads_json(Path(text).read_text()).get("op")
         except (OSError, ValueError, AttributeError):
             op = None
         return op if isinstance(op, str) else default_op_name()

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicore_sim import textinput
 from aicore_sim.sweep.spec import AUTO, TIMING_ONLY_AXES, SweepSpec
 
 
@@ -71,7 +72,7 @@ def case_file_platform(case: Any) -> str | None:
     if not (text.endswith(".json") or "/" in text):
         return None
     try:
-        doc = json.loads(Path(text).read_text(encoding="utf-8"))
+        doc = textinput.loads_json(Path(text).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None  # the case axis reports the file's problem itself
     p = doc.get("platform") if isinstance(doc, dict) else None

@@ -33,14 +33,13 @@ rule, e.g. ``axes.tokens_num[1]: must be an int >= 1, got 'many'``.
 
 from __future__ import annotations
 
-import json
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicore_sim import textinput
 from aicore_sim.errors import SimError
 from aicore_sim.sweep.ops import default_op_name, get_op, op_for_case
 
@@ -270,8 +269,7 @@ def load_spec(path: str | Path) -> SweepSpec:
     except UnicodeDecodeError as e:
         raise SpecError(f"{path}: not UTF-8 text (offset {e.start})") from None
     try:
-        doc = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise SpecError(f"{path}: not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {e}"
-                        ) from None
+        doc = textinput.loads_json(text) if p.suffix == ".json" else textinput.loads_toml(text)
+    except textinput.TextInputError as e:
+        raise SpecError(f"{path}: {e}") from None
     return parse_spec(doc, p.stem, p.parent)

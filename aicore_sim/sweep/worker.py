@@ -79,6 +79,22 @@ def build_platform(axes: dict[str, Any]) -> Platform:
     return p
 
 
+def check_platforms(axes: dict[str, list[Any]], limit: int = 4096) -> None:
+    """Every combination of the platform axes (the first ``limit``) builds a platform inside
+    its field limits (``platform.py`` ``LIMITS``); ValueError naming the axes otherwise - a
+    bad what-if value is a bad spec, refused before a point runs, not a failed point."""
+    import itertools
+
+    names = [k for k in axes if k in PLATFORM_AXES]
+    for values in itertools.islice(itertools.product(*(axes[k] for k in names)), limit):
+        combo = dict(zip(names, values))
+        try:
+            build_platform(combo)
+        except (KeyError, ValueError) as e:
+            where = ", ".join(f"axes.{k} = {v!r}" for k, v in combo.items())
+            raise ValueError(f"{where}: {e.args[0] if e.args else e}") from None
+
+
 def split_axes(op: Any, axes: dict[str, Any]) -> tuple[dict, dict, str, dict]:
     """(case axes, platform axes, strategy, knob overrides) of a point."""
     case_axes = {k: v for k, v in axes.items() if k in op.CASE_AXES}

@@ -58,38 +58,31 @@ exit 0 all selected scenarios ran; 1 one failed (named on stderr; the rest still
 """
 
 
-def _pct(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v >= 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite percentage >= 0")
-    return v
-
-
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``validate`` subcommand to the ``aicore-sim`` subparsers."""
+    from aicore_sim.cli_types import finite_pct, nonempty
+
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(
         "validate", help="run the validation suites: simulated against on-board figures",
         formatter_class=fmt, epilog=_EXAMPLES,
         description="Run sample kernels whose on-board msprof figures are known and compare\n"
                     "the simulated figures per column, per platform and per optimisation step.")
-    v.add_argument("names", nargs="*", metavar="NAME",
+    v.add_argument("names", nargs="*", type=nonempty, metavar="NAME",
                    help="scenario name, sample name or shell glob (default: all scenarios)")
     v.add_argument("--list", action="store_true",
                    help="list the selected scenarios (name, platform, scale, board columns) "
                         "without running them")
     v.add_argument("--json", action="store_true",
                    help="print one JSON document instead of the tables")
-    v.add_argument("--report", metavar="FILE.md",
+    v.add_argument("--report", type=nonempty, metavar="FILE.md",
                    help="also write a markdown report FILE.md and its scatter plot FILE.png "
                         "(replaced if they exist)")
-    v.add_argument("--suite", metavar="S", help="only the suite S (its entry-point name)")
-    v.add_argument("--max-median", type=_pct, metavar="PCT",
+    v.add_argument("--suite", type=nonempty, metavar="S",
+                   help="only the suite S (its entry-point name)")
+    v.add_argument("--max-median", type=finite_pct, metavar="PCT",
                    help="exit 1 when a column's median |error| exceeds PCT %%")
-    v.add_argument("--max-worst", type=_pct, metavar="PCT",
+    v.add_argument("--max-worst", type=finite_pct, metavar="PCT",
                    help="exit 1 when a column's worst |error| exceeds PCT %%")
     v.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     v.set_defaults(func=cmd_validate)

@@ -22,11 +22,11 @@ op-specific: :data:`BUILDERS` maps an ``aclnn_name`` to the op model's builder.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicore_sim import textinput
 from aicore_sim.verify import VerifyError
 
 __all__ = [
@@ -100,9 +100,10 @@ def _record(raw: Any, index: int, where: str) -> AtkRecord:
                               f"(rule atk_record)")
         if e["type"] == "tensor":
             shape = e.get("shape")
-            if not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
-                raise VerifyError(f"{w}: inputs[{j}] ({e['name']}).shape: expected a list of "
-                                  f"integers (rule atk_record)")
+            if not isinstance(shape, list) or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+                raise VerifyError(f"{w}: inputs[{j}] ({e['name']}).shape: {shape}: expected a "
+                                  f"list of integers >= 0 (rule atk_record)")
             tensors[str(e["name"])] = AtkTensor(str(e["name"]), str(e.get("dtype")),
                                                 tuple(shape), e.get("range_values"),
                                                 bool(e.get("required", True)))
@@ -116,10 +117,13 @@ def load_atk(path: str | Path) -> list[AtkRecord]:
     """All records of an ATK file; malformed records raise :class:`VerifyError`."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text())
+        doc = textinput.loads_json(p.read_bytes())
     except OSError as e:
         raise VerifyError(f"{p}: cannot read ({e.strerror}) (rule atk_file)") from None
-    except json.JSONDecodeError as e:
+    except UnicodeDecodeError as e:
+        raise VerifyError(f"{p.name}: not UTF-8 text (offset {e.start}) (rule atk_file)"
+                          ) from None
+    except textinput.TextInputError as e:
         raise VerifyError(f"{p.name}: not valid JSON ({e}) (rule atk_file)") from None
     if not isinstance(doc, list):
         raise VerifyError(f"{p.name}: an ATK file holds a list of records (rule atk_file)")

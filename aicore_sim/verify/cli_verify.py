@@ -42,7 +42,7 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
-    from aicore_sim.cli_types import nonneg_int
+    from aicore_sim.cli_types import count, nonempty, nonneg_int
 
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(
@@ -50,30 +50,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=fmt, epilog=_EXAMPLES,
         description="Numeric equivalence testing: run cases and compare each output with the "
                     "built-in golden or with expected outputs, under a standard.")
-    v.add_argument("cases", nargs="*", metavar="CASE",
+    v.add_argument("cases", nargs="*", type=nonempty, metavar="CASE",
                    help="case file, bundled case name, or ATK json")
-    v.add_argument("--matrix", nargs="?", const="default", metavar="SPEC",
+    v.add_argument("--matrix", nargs="?", const="default", type=nonempty, metavar="SPEC",
                    help="case matrix (TOML or JSON), or an op name for that op's bundled "
                         "equivalence matrix; alone: the default op's")
     v.add_argument("--mode", choices=("functional", "timed"), default=None,
                    help="simulation mode (default functional; a matrix may set it)")
-    v.add_argument("--standard", metavar="NAME", default=None,
+    v.add_argument("--standard", type=nonempty, metavar="NAME", default=None,
                    help="bit-exact | threshold | custom:rtol=R,atol=A,ratio=F (default "
                         "bit-exact; ATK records use their own 'md5' = bit-exact)")
-    v.add_argument("--expected", metavar="DIR",
+    v.add_argument("--expected", type=nonempty, metavar="DIR",
                    help="expected outputs DIR/<case>/<output>.{npy,bin} instead of the golden")
-    v.add_argument("--report", metavar="FILE",
+    v.add_argument("--report", type=nonempty, metavar="FILE",
                    help="report path: FILE.json and FILE.md are written (default "
                         "reports/verify-<time to the ms>-<first case>)")
-    v.add_argument("--platform", metavar="P",
+    v.add_argument("--platform", type=nonempty, metavar="P",
                    help="platform preset (overrides the cases' platform; not the matrix's)")
-    v.add_argument("--records", metavar="SEL",
+    v.add_argument("--records", type=nonempty, metavar="SEL",
                    help="ATK records by index: '0,5,9' or a slice 'start:stop[:step]'")
-    v.add_argument("--limit", type=nonneg_int, metavar="N", help="at most N cases in total")
+    v.add_argument("--limit", type=count, metavar="N", help="at most N >= 1 cases in total")
     v.add_argument("--seed", type=nonneg_int,
                    help="seed of the random inputs (default: the case's)")
-    v.add_argument("--dump-golden", metavar="DIR",
-                   help="also write each case's golden outputs as DIR/<case>/<output>.npy")
+    v.add_argument("--dump-golden", type=nonempty, metavar="DIR",
+                   help="also write each case's golden outputs as DIR/<case>/<output>.npy; "
+                        "an existing file there is never replaced (exit 2 before any work)")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     v.set_defaults(func=cmd_verify)
     return v

@@ -37,7 +37,6 @@ Errors name the file and the field: ``m.toml: shapes[1].hidden: expected an inte
 from __future__ import annotations
 
 import json
-import tomllib
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import dtypes
+from aicore_sim import dtypes, textinput
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.verify import VerifyError
 
@@ -269,12 +268,11 @@ def load_matrix(spec: str | Path) -> Matrix:
                           ) from None
     try:
         if path.suffix.lower() == ".json":
-            doc = json.loads(text)
+            doc = textinput.loads_json(text)
         else:
-            doc = tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise VerifyError(f"{path.name}: not valid {path.suffix.lstrip('.').upper() or 'TOML'}"
-                          f" ({e}) (rule matrix_syntax)") from None
+            doc = textinput.loads_toml(text)
+    except textinput.TextInputError as e:
+        raise VerifyError(f"{path.name}: {e} (rule matrix_syntax)") from None
     return parse_matrix(doc, path.name)
 
 

@@ -213,18 +213,27 @@ def _load_expected(f: Path, spec: Spec, case: str, output: str, header_only: boo
                               f"= {nbytes} bytes (rule bin_size: shape and dtype from the case)")
         return None if header_only else np.fromfile(f, dtype=dt).reshape(shape)
     try:
-        arr = np.load(f, mmap_mode="r" if header_only else None, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise VerifyError(f"{f}: cannot read as .npy ({e}) (rule npy_format)") from None
-    if tuple(arr.shape) != tuple(shape):
-        raise VerifyError(f"{f}: shape {list(arr.shape)}, but output {output} of case {case} "
-                          f"is {want} (rule npy_shape)")
-    if arr.dtype != dt:
-        if not (arr.dtype.kind == "V" and arr.dtype.itemsize == dt.itemsize):
-            raise VerifyError(f"{f}: dtype {arr.dtype}, but output {output} of case {case} is "
-                              f"{want} (rule npy_dtype)")
-        arr = arr.view(dt)  # bfloat16 saved without ml_dtypes: raw 2-byte void
-    return None if header_only else np.asarray(arr)
+        arr = dtypes.read_npy(f, tuple(shape), dt)
+    except OSError as e:
+        raise VerifyError(f"{f}: cannot read ({e.strerror or e}) (rule npy_format)") from None
+    except dtypes.NpyError as e:
+        raise VerifyError(f"{f}: {e}, but output {output} of case {case} is {want} (rule "
+                          f"{e.rule})") from None
+    return None if header_only else np.array(arr)
+
+
+def check_dump(cases: list[VerifyCase], folder: Path) -> None:
+    """No file ``--dump-golden`` would write exists already (checked before any run): a file
+    the user has there is never replaced."""
+    if folder.exists() and not folder.is_dir():
+        raise VerifyError(f"--dump-golden {folder}: exists and is not a folder (rule dump_dir)")
+    for c in cases:
+        for out, spec in c.output_specs().items():
+            f = folder / c.name / f"{out}.npy"
+            if spec is not None and (f.exists() or f.is_symlink()):
+                raise VerifyError(f"--dump-golden {folder}: {f} exists; verify never replaces "
+                                  f"a file (remove it or choose another folder) (rule "
+                                  f"dump_exists)")
 
 
 def check_expected(cases: list[VerifyCase], folder: Path) -> None:
@@ -278,7 +287,8 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
         (dump_dir / vc.name).mkdir(parents=True, exist_ok=True)
         for o, arr in want.items():
             if arr is not None and specs.get(o) is not None:
-                np.save(dump_dir / vc.name / f"{o}.npy", arr)
+                with open(dump_dir / vc.name / f"{o}.npy", "xb") as fh:  # never replaces a file
+                    np.save(fh, arr)
     for o, spec in specs.items():
         if spec is None:
             continue
@@ -335,6 +345,8 @@ def verify_main(args: argparse.Namespace) -> int:
     dump = Path(args.dump_golden) if args.dump_golden else None
     if args.mode is None and meta.get("matrix_mode"):
         cases = [c if c.mode else replace(c, mode=meta["matrix_mode"]) for c in cases]
+    if dump is not None:
+        check_dump(cases, dump)
     results = run_cases(cases, args.mode, cli_std, expected, dump, not args.no_progress, print,
                         mat_std)
     wall = time.perf_counter() - t0
