@@ -65,6 +65,7 @@ from aicore_sim.registry import (
 )
 from aicore_sim.resources import check_fits, nbytes, parse_size, set_limit
 from aicore_sim.staging import (
+    Interrupted,
     Terminated,
     check_target_folder,
     discard,
@@ -875,6 +876,9 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
     except OpLoadError as e:  # an installed plug-in is broken: not the user's input
         _err(f"error: {e}")
         return 1
+    except Interrupted as e:  # stopped, with what was kept named
+        _err(str(e))
+        return e.code
     except KeyboardInterrupt:
         _err("interrupted (SIGINT); nothing was written")
         return 130

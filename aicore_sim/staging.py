@@ -25,6 +25,15 @@ from pathlib import Path
 from typing import Any
 
 
+class Interrupted(BaseException):
+    """A command stopped by a signal after it had kept something (a sweep's finished rows):
+    the message says what, ``code`` is the exit code (130 / 128 + signal)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class Terminated(BaseException):
     """The process received SIGTERM or SIGHUP (raised in the main process only)."""
 
@@ -158,5 +167,6 @@ def inside(folder: Path, path: Path) -> Path:
     return p
 
 
-__all__ = ["Terminated", "check_target_folder", "discard", "inside", "install_signal_handlers",
-           "new_stage", "publish", "safe_name", "staged_folder", "unique_stamp", "write_staged"]
+__all__ = ["Interrupted", "Terminated", "check_target_folder", "discard", "inside",
+           "install_signal_handlers", "new_stage", "publish", "safe_name", "staged_folder",
+           "unique_stamp", "write_staged"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from aicore_sim.cli_types import count, nonempty, nonneg_int, scheduler
+from aicore_sim.staging import Interrupted, Terminated
 
 _SWEEP_EXAMPLES = """\
 examples:
@@ -92,6 +93,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                             max_batch=args.batch)
     except SpecError as e:
         raise _usage(str(e)) from None
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted (SIGINT); kept {_kept(out)} rows for --resume",
+                          130) from None
+    except Terminated as e:
+        raise Interrupted(f"terminated ({e}); kept {_kept(out)} rows for --resume",
+                          128 + e.signum) from None
     counts: dict[str, int] = {}
     for r in res.rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -104,6 +111,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"report: {res.report}")
     bad = any(v["status"] != "verified" for v in res.verified)
     return 1 if _points_failed(res.rows, counts) or bad else 0
+
+
+def _kept(out: Path) -> int:
+    """Rows a stopped sweep left in its folder (whole lines of results.jsonl)."""
+    try:
+        text = (out / "results.jsonl").read_text(encoding="utf-8")
+    except OSError:
+        return 0
+    return sum(1 for line in text.splitlines() if line.strip().endswith("}"))
 
 
 def _points_failed(rows: list[dict[str, Any]], counts: dict[str, int]) -> bool:

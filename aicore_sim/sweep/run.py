@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import multiprocessing
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
@@ -34,7 +35,14 @@ from aicore_sim.sweep.rows import (
     read_rows,
 )
 from aicore_sim.sweep.spec import SpecError, SweepSpec
-from aicore_sim.sweep.worker import columns, ping, record_group, run_batch, verify_point
+from aicore_sim.sweep.worker import (
+    columns,
+    ping,
+    record_group,
+    run_batch,
+    verify_point,
+    worker_init,
+)
 
 OWN_FILES = frozenset({RESULTS_JSONL, RESULTS_CSV, VERIFY_JSONL, SPEC_JSON, "report.md",
                        "heatmap.png", "pareto.png", "bound_by.png"})
@@ -91,8 +99,22 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
             yield SerialExecutor()
             return
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+        # A stopped sweep ends its workers at once; multiprocessing's resource tracker (a process
+        # of its own, started with this interpreter's -W options) would then warn, on two lines
+        # of stderr after the sweep's own, about the pool's semaphores it cleans up: expected,
+        # so not shown.
+        quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
+        if quiet not in sys.warnoptions:
+            sys.warnoptions.append(quiet)
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init)
+        try:
             yield ex
+        except BaseException:
+            # stopped (Ctrl-C, SIGTERM) or failed: the workers ignore the signals and would
+            # finish their batches first; end them now, nothing of theirs is kept
+            _end_workers(ex)
+            raise
+        ex.shutdown(wait=True)
         return
     try:
         from distributed import Client, LocalCluster
@@ -121,6 +143,18 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _end_workers(ex: ProcessPoolExecutor) -> None:
+    """Cancel what is queued and end the pool's worker processes at once (the standard
+    library offers no public way before Python 3.14's ``terminate_workers``)."""
+    procs = list(getattr(ex, "_processes", {}).values())
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    for p in procs:
+        p.join(timeout=5)
 
 
 # --------------------------------------------------------------------------------------------
