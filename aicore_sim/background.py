@@ -35,7 +35,36 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def die_with_parent() -> None:
+    """Make this process end when its parent does (Linux ``PR_SET_PDEATHSIG`` with SIGKILL):
+    a ``kill -9`` of the command leaves no worker behind. No-op elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def quiet_child() -> None:
+    """Signals in a worker process: the parent decides when to stop, so Ctrl-C (which the
+    terminal sends to the whole process group) is ignored, SIGTERM ends the process quietly
+    (the parent's handlers are not inherited), and the process dies with its parent."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+
+
 def _child(send, fn: Callable[[], Any]) -> None:
+    quiet_child()
     try:
         payload = ("ok", fn())
     except BaseException as e:  # noqa: BLE001 - re-raised in the parent
@@ -90,4 +119,4 @@ class Background:
             self._proc = None
 
 
-__all__ = ["Background", "available", "usable_cpus"]
+__all__ = ["Background", "available", "die_with_parent", "quiet_child", "usable_cpus"]

@@ -89,8 +89,9 @@ def test_ctrl_c_stops_workers_keeps_rows_and_resumes(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     kept = len(read_rows(out))
-    assert err.strip().splitlines()[-1] == f"aicore-sim: interrupted (SIGINT); kept {kept} rows " \
-                                           "for --resume"
+    lines = err.strip().splitlines()
+    assert lines[-1] == f"aicore-sim: interrupted (SIGINT); kept {kept} rows for --resume", err
+    assert len(lines) == 2, err  # the sweep's header line, then that one
     assert _none_left(marker)
     _resume_completes(out, doc, tmp_path)
 

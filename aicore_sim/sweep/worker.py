@@ -40,31 +40,16 @@ TAIL_COLUMNS: tuple[str, ...] = (
 
 def worker_init() -> None:
     """Start of a sweep worker process: the parent decides when the sweep stops, so SIGINT
-    (the terminal sends it to every process of the group) and SIGTERM are ignored here, and
-    the worker dies with its parent (Linux ``PR_SET_PDEATHSIG``: a ``kill -9`` of the sweep
-    leaves no worker behind)."""
+    (the terminal sends it to every process of the group) and SIGTERM are ignored here (a
+    stopped sweep kills its workers), and the worker dies with its parent (a ``kill -9`` of
+    the sweep leaves no worker behind)."""
     import signal
+
+    from aicore_sim.background import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _die_with_parent()
-
-
-def _die_with_parent() -> None:
-    import ctypes
-    import os
-    import signal
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before the request took effect
-        os._exit(1)
+    die_with_parent()
 
 
 def columns(op: str) -> tuple[str, ...]:
