@@ -7,7 +7,8 @@
   ``subprocess.run`` does, without paying an interpreter start and the package's imports for
   every call. The global state the command line changes is put back afterwards (see
   :func:`run_cli`), and warnings reach its stderr as they would in a plain interpreter, so a
-  test that wants exactly one line on stderr still sees a stray warning.
+  test that wants exactly one line on stderr still sees a stray warning. Tests that call
+  ``main`` directly get the same restoring from an autouse fixture.
 * ``cli_subprocess`` (fixture): the same command as a real ``python -m aicore_sim`` child, for the
   few tests whose subject is the process itself (exit through the console entry, signals,
   resource limits, a fresh interpreter discovering plug-ins).
@@ -23,6 +24,7 @@ import signal
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,29 +68,55 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-def run_cli(*args: object, cwd: str | Path | None = None) -> CliResult:
-    """``aicore-sim ARGS`` run in this process (in ``cwd`` when given).
-
-    Restored afterwards, whatever the command did or raised: the working directory, the
-    SIGINT / SIGTERM / SIGHUP handlers, the warning filters (``main`` ignores RuntimeWarning),
-    the cyclic garbage collector's state, the ``--max-memory`` cap
-    (:func:`aicore_sim.resources.set_limit`), the main-process id the signal handlers compare
-    with, and ``COLUMNS`` (set to 80, the width help text gets through a pipe). A
-    ``SystemExit`` becomes the exit code, as in a process; any other exception propagates
-    (a real process would print its traceback)."""
-    argv = [str(a) for a in args]
-    out, err = io.StringIO(), io.StringIO()
-    saved_cwd = os.getcwd()
+@contextlib.contextmanager
+def _process_state() -> Iterator[None]:
+    """Put back what :func:`aicore_sim.cli.main` changes in its process: the SIGINT / SIGTERM /
+    SIGHUP handlers, the cyclic garbage collector's state, the ``--max-memory`` cap
+    (:func:`aicore_sim.resources.set_limit`) and the main-process id the signal handlers
+    compare with (the warning filters are pytest's per test, and :func:`run_cli`'s)."""
     saved_signals = {s: signal.getsignal(s) for s in _SIGNALS}
     saved_gc = gc.isenabled()
     saved_limit = _resources._LIMIT
     saved_pid = _staging._MAIN_PID
+    try:
+        yield
+    finally:
+        for s, handler in saved_signals.items():
+            if signal.getsignal(s) is not handler:
+                signal.signal(s, handler)
+        if saved_gc:
+            gc.enable()
+        else:
+            gc.disable()
+        _resources.set_limit(saved_limit)
+        _staging._MAIN_PID = saved_pid
+
+
+@pytest.fixture(autouse=True)
+def _restore_process_state() -> Iterator[None]:
+    """Every test: tests that call ``aicore_sim.cli.main`` directly (with ``capsys``) leave
+    the process as they found it, as :func:`run_cli` does."""
+    with _process_state():
+        yield
+
+
+def run_cli(*args: object, cwd: str | Path | None = None) -> CliResult:
+    """``aicore-sim ARGS`` run in this process (in ``cwd`` when given).
+
+    Restored afterwards, whatever the command did or raised: the working directory, the
+    warning filters (``main`` ignores RuntimeWarning), ``COLUMNS`` (set to 80, the width help
+    text gets through a pipe) and what :func:`_process_state` lists. A ``SystemExit`` becomes
+    the exit code, as in a process; any other exception propagates (a real process would
+    print its traceback)."""
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    saved_cwd = os.getcwd()
     saved_columns = os.environ.get("COLUMNS")
     try:
         if cwd is not None:
             os.chdir(cwd)
         os.environ["COLUMNS"] = "80"
-        with warnings.catch_warnings(), contextlib.redirect_stdout(out), \
+        with _process_state(), warnings.catch_warnings(), contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
             warnings.resetwarnings()
             for action, category, module in _PLAIN_FILTERS:
@@ -102,14 +130,6 @@ def run_cli(*args: object, cwd: str | Path | None = None) -> CliResult:
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
         os.chdir(saved_cwd)
-        for s, handler in saved_signals.items():
-            signal.signal(s, handler)
-        if saved_gc:
-            gc.enable()
-        else:
-            gc.disable()
-        _resources.set_limit(saved_limit)
-        _staging._MAIN_PID = saved_pid
         if saved_columns is None:
             os.environ.pop("COLUMNS", None)
         else:
