@@ -85,8 +85,10 @@ def test_dask_local_cluster_gives_the_same_rows_as_the_local_pool() -> None:
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(2, mp_context=ctx) as ex:
         local = run_points(pts, ex, progress=False, max_batch=4)
+    # the scheduler's HTTP server on a free port of its own: None would mean 8787, which
+    # another cluster on the machine may hold (a warning, and a clash between parallel runs)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address="127.0.0.1:0") as cluster, \
             distributed.Client(cluster) as client:
         dask_rows = run_points(pts, client.get_executor(pure=False), progress=False,
                                max_batch=4)
