@@ -146,6 +146,19 @@ def run_cli_subprocess(*args: object, cwd: str | Path, pythonpath: tuple[Path, .
                           env=env, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
+# Files of few but long tests (the upstream ATK records, the validation subset, the whole
+# equivalence matrix, sweeps, a pip install, real processes), collected first: pytest-xdist
+# (--dist loadfile, --no-loadscope-reorder in pyproject.toml) hands files to its workers in
+# collection order, so these start early instead of leaving one worker busy at the end.
+_LONG_FILES = ("test_verify_atk.py", "test_board_fidelity.py", "test_verify_matrix.py",
+               "test_sweep.py", "test_plugin.py", "test_contract.py", "test_cli.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(_LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable otherwise
+
+
 @pytest.fixture(scope="session")
 def cli():
     """``cli(*args, cwd=None)``: the command line in this process (:func:`run_cli`)."""
