@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -305,3 +307,16 @@ def test_run_refuses_a_case_bigger_than_the_memory(tmp_path, cli_subprocess) -> 
     assert "(inputs.permuted_tokens alone 120.0 GiB" in line
     assert line.endswith("of memory is available: use a smaller case")
     assert not out.exists()
+
+
+def test_console_script_is_the_same_command(tmp_path, cli) -> None:
+    # the `aicore-sim` script pip installs beside this interpreter ([project.scripts]), as a
+    # user types it: the same output and exit code as the command run in this process
+    script = Path(sys.executable).with_name("aicore-sim")
+    if not script.is_file():
+        pytest.skip("aicore-sim is not installed beside this interpreter")
+    r = subprocess.run([str(script), "platforms"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == cli("platforms", cwd=tmp_path).stdout
+    assert "ascend910b1" in r.stdout
