@@ -65,8 +65,9 @@ def template_path(tmp_path_factory) -> Path:
 def plugins_on_path(site: Path) -> Iterator[None]:
     """``site`` first on ``sys.path`` with the op registry's caches emptied (so its entry
     points are read again), as a process started with ``PYTHONPATH=site`` sees it; afterwards
-    the path, the caches and ``sys.modules`` are as they were."""
-    saved = (list(sys.path), registry._EPS, dict(registry._LOADED), set(sys.modules))
+    the path and the caches are as they were, and the modules imported from ``site`` are
+    gone (modules of this package imported meanwhile stay: one copy of each class)."""
+    saved = (list(sys.path), registry._EPS, dict(registry._LOADED))
     sys.path.insert(0, str(site))
     importlib.invalidate_caches()
     registry._EPS = None
@@ -77,8 +78,11 @@ def plugins_on_path(site: Path) -> Iterator[None]:
         registry._EPS = saved[1]
         registry._LOADED.clear()
         registry._LOADED.update(saved[2])
-        for name in set(sys.modules) - saved[3]:
-            del sys.modules[name]
+        root = site.resolve()
+        for name, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None)
+            if path and root in Path(path).resolve().parents:
+                del sys.modules[name]
         importlib.invalidate_caches()
 
 
