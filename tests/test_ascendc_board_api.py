@@ -39,9 +39,7 @@ from aicore_sim.errors import KernelError, OutOfBoundsError
 from aicore_sim.isa import CACHE_DISABLE, CACHE_NORMAL, Opcode
 from aicore_sim.launch import launch
 from aicore_sim.memory import Allocation
-from aicore_sim.platform import load_platform
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def _run(kernel, tensors=None, outputs=None, mode="timed"):

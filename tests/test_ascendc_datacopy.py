@@ -24,10 +24,8 @@ from aicore_sim.errors import EventIdError, KernelError
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.launch import launch
 from aicore_sim.memory import MemoryImage, UnifiedBuffer
-from aicore_sim.platform import load_platform
 from tests import kernels
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def _rows(result, core=0):

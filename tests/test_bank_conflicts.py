@@ -25,10 +25,10 @@ from aicore_sim import cost
 from aicore_sim.ascendc import Add, BinaryRepeatParams, LocalTensor, TPosition, float32
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
 from aicore_sim.summary import summarize_trace
+from tests.conftest import TINY as TINY_PRESET
 
-TINY = load_platform("tiny").with_overrides(ub_physical_size=192 * 1024)
+TINY = TINY_PRESET.with_overrides(ub_physical_size=192 * 1024)
 BANKED = TINY.with_overrides(costs=dataclasses.replace(
     TINY.costs, ub_bank_groups=16, ub_block_bytes=32, ub_bank_bytes=65536, ub_beat_cycles=1.0,
     ub_bank_apis=("Add",)))

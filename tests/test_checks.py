@@ -45,14 +45,12 @@ from aicore_sim.ascendc import (
 from aicore_sim.isa import Opcode, Pipe, Space
 from aicore_sim.launch import launch
 from aicore_sim.memory import UB_ALIGN
-from aicore_sim.platform import load_platform
 from aicore_sim.program import Hazard
 from aicore_sim.trace import CoreTrace, Trace
 from op_models.moe_token_unpermute_with_ep_grad import kernel_prob_not_none
 from tests import kernels
+from tests.conftest import TINY
 from tests.test_op_kernel import BF16, P2, make, run
-
-TINY = load_platform("tiny")
 
 # --------------------------------------------------------------------------------------------
 # the reference: slow but obvious

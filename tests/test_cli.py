@@ -1,14 +1,15 @@
-"""End-to-end tests of the ``aicore-sim`` command line through ``python -m aicore_sim``.
+"""End-to-end tests of the ``aicore-sim`` command line on the small ``tiny`` case.
 
-Each test runs a real subprocess on the small ``tiny`` case; bad case files must exit 2 with
-one line naming the field and the rule, and leave nothing in the output folder.
+Most run the command in this process (the ``cli`` fixture, ``tests/conftest.py``); the default
+run and the memory refusal run a real ``python -m aicore_sim`` (the console entry's exit, and
+an address-space limit on the process). Bad case files must exit 2 with one line naming the
+field and the rule, and leave nothing in the output folder.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,12 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "cases"
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)
-
-
 def tiny_doc() -> dict:
     return json.loads((EXAMPLES / "tiny.json").read_text())
 
@@ -39,9 +34,10 @@ def write(tmp_path: Path, name: str, doc: dict) -> Path:
     return p
 
 
-def test_run_without_arguments(tmp_path) -> None:
+def test_run_without_arguments(tmp_path, cli_subprocess) -> None:
+    # a real process: the console entry (main, flush, os._exit) and its exit code
     out = tmp_path / "out"
-    r = cli("run", "--out", out, cwd=tmp_path)
+    r = cli_subprocess("run", "--out", out, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out.iterdir()) == [
         "L2Cache.csv", "OpBasicInfo.csv", "PipeUtilization.csv", "ResourceConflictRatio.csv",
@@ -62,7 +58,7 @@ def test_run_without_arguments(tmp_path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_run_case_file_with_inputs_folder(tmp_path) -> None:
+def test_run_case_file_with_inputs_folder(tmp_path, cli) -> None:
     rng = np.random.default_rng(3)
     ins = tmp_path / "ins"
     ins.mkdir()
@@ -79,7 +75,7 @@ def test_run_case_file_with_inputs_folder(tmp_path) -> None:
     assert not (out / "timeline.png").exists() and (out / "trace.json").exists()
 
 
-def test_run_functional_writes_no_trace(tmp_path) -> None:
+def test_run_functional_writes_no_trace(tmp_path, cli) -> None:
     out = tmp_path / "o"
     r = cli("run", "--case", "tiny", "--mode", "functional", "--out", out, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -112,7 +108,7 @@ def _range(d: dict) -> None:
     (_topk, ["561002", "topK", "[1, 512]", "600"]),
     (_range, ["561002", "range", "[5, 2]"]),
 ])
-def test_bad_case_files(tmp_path, edit, fragments) -> None:
+def test_bad_case_files(tmp_path, edit, fragments, cli) -> None:
     doc = copy.deepcopy(tiny_doc())
     edit(doc)
     case = write(tmp_path, "bad.json", doc)
@@ -128,7 +124,7 @@ def test_bad_case_files(tmp_path, edit, fragments) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "out"]
 
 
-def test_bad_parameters(tmp_path) -> None:
+def test_bad_parameters(tmp_path, cli) -> None:
     r = cli("run", "--case", "no_such_case", "--out", tmp_path / "o", cwd=tmp_path)
     assert r.returncode == 2 and "no_such_case" in r.stderr
     r = cli("run", "--platform", "no_such_chip", "--out", tmp_path / "o", cwd=tmp_path)
@@ -138,7 +134,7 @@ def test_bad_parameters(tmp_path) -> None:
     assert r.returncode == 2
 
 
-def test_tiling_reproduces_upstream_ut(tmp_path) -> None:
+def test_tiling_reproduces_upstream_ut(tmp_path, cli) -> None:
     # upstream UT prob_not_none_bf16_002: only padded_mode given; K from probs (10, 3) fp32
     doc = {
         "op": "moe_token_unpermute_with_ep_grad",
@@ -167,7 +163,7 @@ def test_tiling_reproduces_upstream_ut(tmp_path) -> None:
     assert values == "10 3 64 30 10 54 1 0 3 0 256 1 64 3 3 16 261888 0 30"
 
 
-def test_tiling_failure_exits_2(tmp_path) -> None:
+def test_tiling_failure_exits_2(tmp_path, cli) -> None:
     doc = copy.deepcopy(tiny_doc())
     _range(doc)
     bad = write(tmp_path, "bad.json", doc)
@@ -178,13 +174,13 @@ def test_tiling_failure_exits_2(tmp_path) -> None:
     assert "range" in rows[1]["error"]
 
 
-def test_tiling_of_every_example(tmp_path) -> None:
+def test_tiling_of_every_example(tmp_path, cli) -> None:
     r = cli("tiling", *sorted(EXAMPLES.glob("*.json")), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "tiling_data:" in r.stdout
 
 
-def test_platforms_and_cases(tmp_path) -> None:
+def test_platforms_and_cases(tmp_path, cli) -> None:
     r = cli("platforms", cwd=tmp_path)
     assert r.returncode == 0
     assert "ascend910b1" in r.stdout and "ut-fake-910b" in r.stdout and "tiny" in r.stdout
@@ -200,13 +196,13 @@ def test_platforms_and_cases(tmp_path) -> None:
     assert tiny["op"] == "moe_token_unpermute_with_ep_grad"
 
 
-def test_help(tmp_path) -> None:
+def test_help(tmp_path, cli) -> None:
     for args in (["--help"], ["run", "--help"], ["tiling", "--help"]):
         r = cli(*args, cwd=tmp_path)
         assert r.returncode == 0 and "examples:" in r.stdout
 
 
-def test_run_records_its_phases_and_prints_them_with_verbose(tmp_path) -> None:
+def test_run_records_its_phases_and_prints_them_with_verbose(tmp_path, cli) -> None:
     out = tmp_path / "o"
     r = cli("run", "--case", "tiny", "--out", out, "--verbose", "--jobs", "2", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -224,7 +220,7 @@ def test_run_records_its_phases_and_prints_them_with_verbose(tmp_path) -> None:
     assert f"trace trace.json: {kib}, {s['trace_events']:,} events (full)" in r.stdout
 
 
-def test_run_timing_only_writes_no_outputs_and_no_golden(tmp_path) -> None:
+def test_run_timing_only_writes_no_outputs_and_no_golden(tmp_path, cli) -> None:
     out = tmp_path / "o"
     r = cli("run", "--case", "tiny", "--mode", "timing-only", "--out", out, "--no-plot",
             cwd=tmp_path)
@@ -238,7 +234,7 @@ def test_run_timing_only_writes_no_outputs_and_no_golden(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("detail", ["lanes", "none"])
-def test_run_trace_detail(tmp_path, detail) -> None:
+def test_run_trace_detail(tmp_path, detail, cli) -> None:
     out = tmp_path / "o"
     r = cli("run", "--case", "tiny", "--out", out, "--no-plot", "--trace", detail,
             cwd=tmp_path)
@@ -251,7 +247,7 @@ def test_run_trace_detail(tmp_path, detail) -> None:
     assert {e["ph"] for e in obj["traceEvents"]} == {"M", "X"}  # no flows, no counters
 
 
-def test_run_check_streams_passes_on_the_bundled_op(tmp_path) -> None:
+def test_run_check_streams_passes_on_the_bundled_op(tmp_path, cli) -> None:
     r = cli("run", "--case", "tiny", "--mode", "timing-only", "--check-streams", "--out",
             tmp_path / "o", "--no-plot", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -259,7 +255,7 @@ def test_run_check_streams_passes_on_the_bundled_op(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("jobs", ["0", "-3"])
-def test_run_rejects_a_bad_jobs_count(tmp_path, jobs) -> None:
+def test_run_rejects_a_bad_jobs_count(tmp_path, jobs, cli) -> None:
     out = tmp_path / "o"
     r = cli("run", "--case", "tiny", "--jobs", jobs, "--out", out, cwd=tmp_path)
     assert r.returncode == 2
@@ -268,7 +264,7 @@ def test_run_rejects_a_bad_jobs_count(tmp_path, jobs) -> None:
     assert not out.exists()
 
 
-def test_jobs_one_and_two_write_the_same_run(tmp_path) -> None:
+def test_jobs_one_and_two_write_the_same_run(tmp_path, cli) -> None:
     runs = {}
     for jobs in ("1", "2"):
         out = tmp_path / f"j{jobs}"
@@ -288,7 +284,7 @@ def test_jobs_one_and_two_write_the_same_run(tmp_path) -> None:
     assert s1 == s2
 
 
-def test_run_refuses_a_case_bigger_than_the_memory(tmp_path) -> None:
+def test_run_refuses_a_case_bigger_than_the_memory(tmp_path, cli_subprocess) -> None:
     # hidden 2**31: permuted_tokens alone is 30 x 2**31 bf16 = 120 GiB, more than this
     # machine has; the command must say so before allocating anything (address space capped
     # at 4 GiB in case it did not)
@@ -298,19 +294,29 @@ def test_run_refuses_a_case_bigger_than_the_memory(tmp_path) -> None:
     doc["inputs"]["permuted_tokens"]["shape"] = [30, h]
     case = write(tmp_path, "huge.json", doc)
     out = tmp_path / "o"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
 
     def cap() -> None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
-    r = subprocess.run([sys.executable, "-m", "aicore_sim", "run", str(case), "--out", str(out)],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-                       preexec_fn=cap)
+    r = cli_subprocess("run", case, "--out", out, cwd=tmp_path, timeout=120, preexec_fn=cap)
     assert r.returncode == 2
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith("aicore-sim: error: inputs.permuted_tokens: the case needs about ")
     assert "(inputs.permuted_tokens alone 120.0 GiB" in line
     assert line.endswith("of memory is available: use a smaller case")
     assert not out.exists()
+
+
+def test_console_script_is_the_same_command(tmp_path, cli) -> None:
+    # the `aicore-sim` script pip installs beside this interpreter ([project.scripts]), as a
+    # user types it: the same output and exit code as the command run in this process
+    script = Path(sys.executable).with_name("aicore-sim")
+    if not script.is_file():
+        pytest.skip("aicore-sim is not installed beside this interpreter")
+    r = subprocess.run([str(script), "platforms"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == cli("platforms", cwd=tmp_path).stdout
+    assert "ascend910b1" in r.stdout

@@ -3,19 +3,11 @@ and window (cycles or µs), the UB plot, and bad values refused with exit 2 and 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from aicore_sim.cli_timeline import UsageError, parse_cores, parse_window
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
 
 
 def test_parse_cores() -> None:
@@ -37,9 +29,9 @@ def test_parse_window() -> None:
             parse_window(bad, 1850.0, 9999)
 
 
-def test_run_zoom_and_ub_plot(tmp_path) -> None:
+def test_run_zoom_and_ub_plot(tmp_path, cli) -> None:
     out = tmp_path / "o"
-    r = _cli("run", "--out", out, "--trace", "none", "--cores", "0,5", "--window", "0:2us",
+    r = cli("run", "--out", out, "--trace", "none", "--cores", "0,5", "--window", "0:2us",
              "--ub-plot", "--jobs", "1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (out / "timeline.png").read_bytes()[:8] == PNG
@@ -51,9 +43,9 @@ def test_run_zoom_and_ub_plot(tmp_path) -> None:
     (["--window", "9:3"], "--window 9:3: the end must be after the start"),
     (["--window", "12"], "--window 12: expected START:END"),
 ])
-def test_bad_zoom_exits_2_and_writes_nothing(tmp_path, args, words) -> None:
+def test_bad_zoom_exits_2_and_writes_nothing(tmp_path, args, words, cli) -> None:
     out = tmp_path / "o"
-    r = _cli("run", "--out", out, "--trace", "none", "--jobs", "1", *args, cwd=tmp_path)
+    r = cli("run", "--out", out, "--trace", "none", "--jobs", "1", *args, cwd=tmp_path)
     assert r.returncode == 2 and words in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert not out.exists() and not list(tmp_path.glob(".o.*"))

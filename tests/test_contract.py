@@ -274,22 +274,31 @@ def test_default_names_do_not_collide(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_run_leaves_nothing(tmp_path: Path, sig: signal.Signals) -> None:
-    # p2_deepseek_v3_noprobs timed: 4096 x 8 rows of hidden 7168, a few seconds of work; the
+    # a real process: 8192 tokens x topK 8 of hidden 256 (bf16, no probs), timed: 33 MiB of
+    # inputs made in a moment, then about four seconds of record, replay and writing; the
     # signal arrives while the run folder is being built
+    n, k, h = 8192, 8, 256
+    inputs = {"unpermuted_tokens_grad": {"shape": [n, h], "dtype": "bfloat16"},
+              "sorted_indices": {"shape": [n * k], "dtype": "int32"},
+              "permuted_tokens": {"shape": [n * k, h], "dtype": "bfloat16"}, "probs": None}
+    big = case(tmp_path, "big.json", name="big", inputs=inputs,
+               attrs={**TINY["attrs"], "topk_num": k})
+    work = tmp_path / "work"
+    work.mkdir()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", "run", "--case",
-                          "p2_deepseek_v3_noprobs", "--out", "out", "--no-plot"], cwd=tmp_path,
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", "run", str(big), "--out", "out",
+                          "--no-plot"], cwd=work, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
-    while not any(tmp_path.glob(".out.*.tmp")) and time.time() < deadline:
-        time.sleep(0.05)
-    assert any(tmp_path.glob(".out.*.tmp")), "the run did not start its folder"
+    while not any(work.glob(".out.*.tmp")) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    assert any(work.glob(".out.*.tmp")), "the run did not start its folder"
     time.sleep(0.2)
     p.send_signal(sig)
     _, err = p.communicate(timeout=120)
     assert p.returncode == 128 + sig, err
     assert err.count("\n") == 1 and "nothing was written" in err
-    assert os.listdir(tmp_path) == []
+    assert os.listdir(work) == []
 
 
 def test_out_of_range_window_gets_a_note(tmp_path: Path) -> None:

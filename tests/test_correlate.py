@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,14 +20,8 @@ FACTORS = {"MTE2": 1.25, "VECTOR": 0.9, "MTE3": 1.1}
 PLATFORM = '{"preset": "ascend910b1", "aiv_core_num": 4}'
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
+def run_dir(tmp_path_factory, cli) -> Path:
     tmp = tmp_path_factory.mktemp("corr")
     out = tmp / "run"
     r = cli("run", "--case", "few_tokens", "--platform", PLATFORM, "--mode", "timing-only",
@@ -72,7 +63,7 @@ def test_run_folder_csv_agrees_with_its_summary(run_dir) -> None:
     assert s["task_cycles"] == s["makespan_cycles"] + round((460 + 3 * 126.5) * 1.85)
 
 
-def test_correlate_reports_exactly_the_perturbations(run_dir, opprof, tmp_path) -> None:
+def test_correlate_reports_exactly_the_perturbations(run_dir, opprof, tmp_path, cli) -> None:
     report = tmp_path / "rep" / "corr.md"
     r = cli("correlate", run_dir, opprof, "--op", OP, "--launch", "1", "--json", "--report",
             report, cwd=tmp_path)

@@ -16,10 +16,8 @@ import pytest
 from aicore_sim.errors import DeadlockError, OutOfBoundsError, UBOverflowError
 from aicore_sim.isa import Opcode, Pipe
 from aicore_sim.launch import FORCE_TIMED_REPLAY, launch
-from aicore_sim.platform import load_platform
 from tests import kernels
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def _rows(result, core=0):

@@ -28,12 +28,10 @@ from aicore_sim.export.perfetto import (
 )
 from aicore_sim.isa import Opcode, Pipe, Space
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
 from aicore_sim.summary import summarize
 from aicore_sim.trace import Trace
 from tests import kernels
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def _run(name: str):

@@ -9,9 +9,6 @@ verify_atk_forward.md`` has the figure and the wall time).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -43,20 +40,18 @@ def test_atk_file_has_200_forward_records():
     assert (16384, 7680) in shapes and (256, 41) in shapes
 
 
-def verify(tmp_path: Path, *records: str) -> dict:
+def verify(cli, tmp_path: Path, *records: str) -> dict:
     """``aicore-sim verify ATK [--records ...] --mode functional``; the JSON report."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
     sel = ["--records", records[0]] if records else []
-    r = subprocess.run([sys.executable, "-m", "aicore_sim", "verify", str(ATK), *sel, "--mode",
-                        "functional", "--report", str(tmp_path / "atk")], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=3600)
+    r = cli("verify", ATK, *sel, "--mode", "functional", "--report", tmp_path / "atk",
+            cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     return json.loads((tmp_path / "atk.json").read_text())
 
 
 @needs_atk
-def test_atk_sample_passes(tmp_path):
-    rep = verify(tmp_path, SAMPLE)
+def test_atk_sample_passes(tmp_path, cli):
+    rep = verify(cli, tmp_path, SAMPLE)
     assert [c["case"] for c in rep["cases"]] == ["atk000-n256h41k8", "atk004-n256h41k8",
                                                  "atk012-n256h81k8", "atk030-n2048h41k1",
                                                  "atk100-n256h7619k8"]
@@ -67,8 +62,8 @@ def test_atk_sample_passes(tmp_path):
 
 @needs_atk
 @pytest.mark.slow
-def test_atk_all_200_pass(tmp_path):
-    rep = verify(tmp_path)
+def test_atk_all_200_pass(tmp_path, cli):
+    rep = verify(cli, tmp_path)
     assert len(rep["cases"]) == 200
     assert all(c["passed"] for c in rep["cases"]), [c["case"] for c in rep["cases"]
                                                     if not c["passed"]]

@@ -1,6 +1,7 @@
 """The forward through the command line: ``cases``, ``run`` (bundled case and case file),
-``verify --matrix`` (real subprocesses, tiny shapes) and the examples/ forward + backward
-script. ``verify`` of the upstream ATK records is in ``tests/test_fwd_atk.py``."""
+``verify --matrix`` (in this process, tiny shapes: the ``cli`` fixture of ``tests/conftest.py``)
+and the examples/ forward + backward script (a real subprocess). ``verify`` of the upstream ATK
+records is in ``tests/test_fwd_atk.py``."""
 
 from __future__ import annotations
 
@@ -16,13 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=600)
-
-
-def test_cases_lists_the_forward(tmp_path):
+def test_cases_lists_the_forward(tmp_path, cli):
     r = cli("cases", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "op moe_token_unpermute_with_ep:" in r.stdout
@@ -31,7 +26,7 @@ def test_cases_lists_the_forward(tmp_path):
         assert name in r.stdout
 
 
-def test_run_bundled_case_is_exact(tmp_path):
+def test_run_bundled_case_is_exact(tmp_path, cli):
     r = cli("run", "--case", "tiny_bf16_probs_bf16", "--no-plot", "--out", tmp_path / "o",
             cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -41,7 +36,7 @@ def test_run_bundled_case_is_exact(tmp_path):
     assert out.shape == (12, 48)
 
 
-def test_run_case_file_and_a_bad_attribute(tmp_path):
+def test_run_case_file_and_a_bad_attribute(tmp_path, cli):
     case = REPO / "examples" / "cases" / "forward_tiny.json"
     r = cli("run", case, "--no-plot", "--out", tmp_path / "o", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -56,7 +51,7 @@ def test_run_case_file_and_a_bad_attribute(tmp_path):
     assert not (tmp_path / "b").exists()
 
 
-def test_verify_small_forward_matrix(tmp_path):
+def test_verify_small_forward_matrix(tmp_path, cli):
     m = tmp_path / "m.toml"
     m.write_text('op = "moe_token_unpermute_with_ep"\nstandard = "bit-exact"\n'
                  'dtypes = ["bfloat16", "float32"]\nprobs = ["none", "bfloat16"]\n'
@@ -70,7 +65,7 @@ def test_verify_small_forward_matrix(tmp_path):
 
 
 @pytest.mark.slow
-def test_verify_bundled_forward_matrix(tmp_path):
+def test_verify_bundled_forward_matrix(tmp_path, cli):
     r = cli("verify", "--matrix", "moe_token_unpermute_with_ep", "--mode", "timed",
             cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-2000:]
@@ -90,7 +85,7 @@ def test_forward_backward_example_on_a_small_batch(tmp_path):
     assert "outputs equal the goldens bit for bit" in r.stdout
 
 
-def test_tiling_command_reproduces_an_upstream_ut_string(tmp_path):
+def test_tiling_command_reproduces_an_upstream_ut_string(tmp_path, cli):
     r = cli("tiling", REPO / "examples" / "cases" / "ut_fwd_prob_none_bf16_2.json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     # upstream's test_tiling_prob_none_bf16_2 expects key 0 and this tiling string
@@ -98,7 +93,7 @@ def test_tiling_command_reproduces_an_upstream_ut_string(tmp_path):
     assert "tiling_data: 20480 1 8 1 6144 6143 17920 1 2560 12 0 12 1 0 2\n" in r.stdout
 
 
-def test_sweep_and_search_the_forward(tmp_path):
+def test_sweep_and_search_the_forward(tmp_path, cli):
     """The smoke sweep (24 points: 16 cores > 12 tokens -> 8 infeasible, rule cores_range)
     in this process, its report, and a search whose best point is verified exact."""
     r = cli("sweep", REPO / "examples" / "sweeps" / "forward_smoke.toml", "--out",

@@ -23,11 +23,10 @@ from aicore_sim.export.msprof import (
     write_msprof,
 )
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
 from aicore_sim.summary import summarize, summarize_trace
 from tests import kernels
+from tests.conftest import TINY
 
-TINY = load_platform("tiny")
 OVERHEAD = TINY.with_overrides(launch_fixed_ns=5000.0, launch_per_core_ns=250.0)
 
 

@@ -31,6 +31,7 @@ from aicore_sim.launch import launch
 from aicore_sim.platform import load_platform
 from aicore_sim.summary import summarize
 from tests import kernels
+from tests.conftest import TINY
 
 # The headers as msprof op writes them, transcribed from the project's msprof reference
 # (Ascend/msopprof metric_csv_header.h @ d6c29df: pipeFor910B_, pipeForA5_,
@@ -92,7 +93,6 @@ A5_CONFLICT = (
     "aiv_vec_wait_ratio,aiv_mte2_wait_ratio,aiv_mte3_wait_ratio")
 ALL_FILES = [PIPE_UTILIZATION, OP_BASIC_INFO, L2_CACHE, RESOURCE_CONFLICT]
 
-TINY = load_platform("tiny")
 
 
 def _rows(path) -> tuple[list[str], list[dict[str, str]]]:

@@ -34,6 +34,7 @@ from op_models.moe_token_unpermute_with_ep_grad.golden import (
     permuted_grad_rtol,
     probs_grad_bound,
 )
+from tests.conftest import TINY
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FP16 = np.dtype(np.float16)
@@ -42,7 +43,6 @@ DTYPES = {"bf16": BF16, "fp16": FP16, "fp32": FP32}
 
 P2 = load_platform("ascend910b1").with_overrides(aiv_core_num=2)
 P1 = load_platform("ascend910b1").with_overrides(aiv_core_num=1)
-TINY = load_platform("tiny")
 TINY1 = TINY.with_overrides(aiv_core_num=1)
 
 

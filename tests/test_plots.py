@@ -8,11 +8,10 @@ import pytest
 from aicore_sim import plots
 from aicore_sim.isa import Pipe
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
 from aicore_sim.plots import occupancy, plot_timeline
 from tests import kernels
+from tests.conftest import TINY
 
-TINY = load_platform("tiny")
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -16,12 +16,11 @@ from aicore_sim.errors import UBOverflowError
 from aicore_sim.export.perfetto import read_trace, write_trace
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
 from aicore_sim.summary import summarize
 from op_models.moe_token_unpermute_with_ep_grad import run_case
 from tests import kernels
+from tests.conftest import TINY
 
-TINY = load_platform("tiny")
 TRACE_ARRAYS = ("index", "start", "end", "pipe", "scalar_spans", "releases", "stall_rows")
 
 # cases covering both paths, the fp32 Copy and the 16-bit Cast of probs, a range window,

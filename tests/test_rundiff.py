@@ -4,8 +4,6 @@ platforms give the differences of the two summary.json files, identical runs giv
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,18 +15,13 @@ from op_models.moe_token_unpermute_with_ep_grad.api import run_case
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
 
 
-def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, cli):
     """Run folders: a = tiny on ascend910b1, a2 = the same again, b = tiny on ascend910b4."""
     root = tmp_path_factory.mktemp("runs")
     for name, extra in (("a", []), ("a2", []), ("b", ["--platform", "ascend910b4"])):
-        p = _cli("run", "--out", root / name, "--no-plot", "--trace", "none", "--jobs", "1",
-                 *extra, cwd=root)
+        p = cli("run", "--out", root / name, "--no-plot", "--trace", "none", "--jobs", "1",
+                *extra, cwd=root)
         assert p.returncode == 0, p.stderr
     return root
 
@@ -37,8 +30,8 @@ def _summary(folder):
     return json.loads((folder / "summary.json").read_text())
 
 
-def test_two_platforms_give_the_summary_differences(runs) -> None:
-    p = _cli("diff", runs / "a", runs / "b", "--json", cwd=runs)
+def test_two_platforms_give_the_summary_differences(runs, cli) -> None:
+    p = cli("diff", runs / "a", runs / "b", "--json", cwd=runs)
     assert p.returncode == 1, p.stderr  # they differ
     d = json.loads(p.stdout)
     sa, sb = _summary(runs / "a"), _summary(runs / "b")
@@ -61,28 +54,28 @@ def test_two_platforms_give_the_summary_differences(runs) -> None:
     assert deltas and deltas == sorted(deltas, reverse=True)
 
 
-def test_identical_runs_show_no_difference(runs) -> None:
-    p = _cli("diff", runs / "a", runs / "a2", cwd=runs)
+def test_identical_runs_show_no_difference(runs, cli) -> None:
+    p = cli("diff", runs / "a", runs / "a2", cwd=runs)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines()[-1] == "no difference"
-    d = json.loads(_cli("diff", runs / "a", runs / "a2", "--json", cwd=runs).stdout)
+    d = json.loads(cli("diff", runs / "a", runs / "a2", "--json", cwd=runs).stdout)
     assert d["differs"] is False and d["first_divergence"] == [] and d["line_deltas"] == []
     assert d["makespan_cycles"]["delta"] == 0
 
 
-def test_report_writes_markdown_and_png(runs, tmp_path) -> None:
+def test_report_writes_markdown_and_png(runs, tmp_path, cli) -> None:
     md = tmp_path / "ab.md"
-    p = _cli("diff", runs / "a", runs / "b", "--report", md, cwd=runs)
+    p = cli("diff", runs / "a", runs / "b", "--report", md, cwd=runs)
     assert p.returncode == 1, p.stderr
     text = md.read_text()
     assert "| makespan_cycles |" in text and "![paired bars](ab.png)" in text
     assert (tmp_path / "ab.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_bad_folders_exit_2(runs, tmp_path) -> None:
-    p = _cli("diff", runs / "a", tmp_path / "missing", cwd=runs)
+def test_bad_folders_exit_2(runs, tmp_path, cli) -> None:
+    p = cli("diff", runs / "a", tmp_path / "missing", cwd=runs)
     assert p.returncode == 2 and "not a run folder" in p.stderr and "Traceback" not in p.stderr
-    p = _cli("diff", runs / "a", cwd=runs)
+    p = cli("diff", runs / "a", cwd=runs)
     assert p.returncode == 2 and "two run folders" in p.stderr
 
 
@@ -97,19 +90,19 @@ def test_digests_ignore_scalar_values_only() -> None:
     assert d[0][0] != d[1][0] and np.array_equal(d[0][1:], d[1][1:])
 
 
-def test_two_sweep_points(tmp_path) -> None:
+def test_two_sweep_points(tmp_path, cli) -> None:
     spec = Path(__file__).parents[1] / "examples" / "sweeps" / "tiny_smoke.toml"
-    p = _cli("sweep", spec, "--out", "sw", "--workers", "0", "--no-progress", cwd=tmp_path)
+    p = cli("sweep", spec, "--out", "sw", "--workers", "0", "--no-progress", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     rows = [json.loads(x) for x in (tmp_path / "sw" / "results.jsonl").read_text().splitlines()]
     ok = [r for r in rows if r["status"] == "ok"]
     a, b = ok[0], max(ok, key=lambda r: r["makespan_cycles"] - ok[0]["makespan_cycles"])
-    p = _cli("diff", "sw", "--points", a["key"][:12], b["key"][:12], "--json", cwd=tmp_path)
+    p = cli("diff", "sw", "--points", a["key"][:12], b["key"][:12], "--json", cwd=tmp_path)
     assert p.returncode == (1 if a["makespan_cycles"] != b["makespan_cycles"] else 0), p.stderr
     d = json.loads(p.stdout)
     assert d["makespan_cycles"]["delta"] == b["makespan_cycles"] - a["makespan_cycles"]
     assert d["utilisation"]["MTE2"] == {"a": a["util_MTE2"], "b": b["util_MTE2"],
                                         "delta": b["util_MTE2"] - a["util_MTE2"]}
     bad = next(r for r in rows if r["status"] == "infeasible")
-    p = _cli("diff", "sw", "--points", a["key"], bad["key"], cwd=tmp_path)
+    p = cli("diff", "sw", "--points", a["key"], bad["key"], cwd=tmp_path)
     assert p.returncode == 2 and "infeasible" in p.stderr

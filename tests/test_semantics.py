@@ -44,9 +44,8 @@ from aicore_sim.ascendc import (
 from aicore_sim.dtypes import bfloat16, float16, float32, int32
 from aicore_sim.isa import Instr, Opcode, Operand, Pipe, RoundMode, Space
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
+from tests.conftest import TINY  # 2 AIV cores, 8192 usable UB bytes
 
-TINY = load_platform("tiny")  # 2 AIV cores, 8192 usable UB bytes
 F32 = np.float32
 
 

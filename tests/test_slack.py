@@ -5,8 +5,6 @@ a scenario's figure is what a direct replay under the changed platform gives."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -79,11 +77,10 @@ def test_vector_bound_case_names_vector() -> None:
     assert by[("HBM", "unlimited")] == r.trace.makespan
 
 
-def test_run_slack(tmp_path) -> None:
+def test_run_slack(tmp_path, cli) -> None:
     out = tmp_path / "run"
-    p = subprocess.run([sys.executable, "-m", "aicore_sim", "run", "--out", str(out),
-                        "--no-plot", "--trace", "none", "--slack", "--jobs", "1"],
-                       capture_output=True, text=True, cwd=tmp_path)
+    p = cli("run", "--out", out, "--no-plot", "--trace", "none", "--slack", "--jobs", "1",
+            cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "summary.json").read_text())
     rows = s["slack"]["rows"]

@@ -12,8 +12,6 @@ Flags a ``TQue`` call issues are the ``TQue`` call's line, and the kernel-end te
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -119,16 +117,13 @@ def test_hot_spots_add_up_to_the_busy_cycles() -> None:
     assert np.isclose(top["share"], top["cycles"] / sum(r.trace.busy_cycles(Pipe.MTE2)))
 
 
-def test_run_hotspots_prints_n_lines(tmp_path) -> None:
+def test_run_hotspots_prints_n_lines(tmp_path, cli) -> None:
     out = tmp_path / "run"
-    p = subprocess.run([sys.executable, "-m", "aicore_sim", "run", "--out", str(out),
-                        "--no-plot", "--trace", "none", "--hotspots", "3", "--jobs", "1"],
-                       capture_output=True, text=True, cwd=tmp_path)
+    p = cli("run", "--out", out, "--no-plot", "--trace", "none", "--hotspots", "3", "--jobs",
+            "1", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     table = p.stdout.split("hot spots")[1].splitlines()[2:5]
     assert len(table) == 3 and all("kernel_" in t for t in table)
-    bad = subprocess.run([sys.executable, "-m", "aicore_sim", "run", "--out",
-                          str(tmp_path / "bad"), "--hotspots", "0"],
-                         capture_output=True, text=True, cwd=tmp_path)
+    bad = cli("run", "--out", tmp_path / "bad", "--hotspots", "0", cwd=tmp_path)
     assert bad.returncode == 2 and "--hotspots 0" in bad.stderr
     assert not (tmp_path / "bad").exists()

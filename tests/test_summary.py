@@ -13,11 +13,9 @@ import numpy as np
 import pytest
 
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
 from aicore_sim.summary import compare_golden, format_summary, summarize
 from tests import kernels
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def copy_in_one_core():
