@@ -25,9 +25,8 @@ from aicore_sim.ascendc import (
 from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
 from aicore_sim.errors import KernelError
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
+from tests.conftest import TINY
 
-TINY = load_platform("tiny")
 N = 64
 
 

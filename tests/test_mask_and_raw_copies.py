@@ -33,9 +33,7 @@ from aicore_sim.ascendc import (
 )
 from aicore_sim.errors import KernelError
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def _run(body, x: np.ndarray, n_out: int, out_dtype=np.float32):

@@ -35,9 +35,8 @@ from aicore_sim.ascendc import (
 from aicore_sim.errors import DeadlockError, KernelError
 from aicore_sim.isa import Opcode
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
+from tests.conftest import TINY
 
-TINY = load_platform("tiny")
 N = 64  # fp32 elements per core
 
 

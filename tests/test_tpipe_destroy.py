@@ -31,8 +31,7 @@ from aicore_sim.launch import launch
 from aicore_sim.memory import Allocation, reserved_bytes
 from aicore_sim.platform import load_platform
 from aicore_sim.summary import summarize_trace
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def two_pass(x, y, n1, n2, destroy=True):

@@ -50,8 +50,8 @@ from aicore_sim.ascendc import (
 from aicore_sim.errors import KernelError
 from aicore_sim.launch import launch
 from aicore_sim.platform import load_platform
+from tests.conftest import TINY
 
-TINY = load_platform("tiny")
 RNG = np.random.default_rng(7)
 
 

@@ -30,9 +30,7 @@ from aicore_sim.ascendc.tensors import GM_ADDR
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Opcode
 from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-
-TINY = load_platform("tiny")
+from tests.conftest import TINY
 
 
 def _ub_kernel(body, x: np.ndarray, out_dtype, n_out: int):
