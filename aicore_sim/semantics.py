@@ -34,8 +34,10 @@ Conventions (see docs/model.md, "Numerics"):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
+import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -153,8 +155,11 @@ def _cast(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     _put(_typed(dst, ub, ins.count), ..., cast_values(x, dst.dtype, ins.round_mode), out)
 
 
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
 def _is_float(dt: np.dtype) -> bool:
-    return dt.kind == "f" or dt.kind == "V" or "bfloat16" in str(dt)
+    return dt.kind == "f" or dt == _BF16
 
 
 def _float_bits(dt: np.dtype) -> np.dtype:
@@ -759,6 +764,7 @@ def commit(pending: list) -> None:
             target[index] = values
 
 
+@functools.lru_cache(maxsize=256)
 def validate_cast(src: np.dtype, dst: np.dtype, mode: RoundMode) -> str | None:
     """Why a Cast is not supported (None if it is): integer -> integer only widening (the
     narrowing conversions' overflow rule is not documented), CAST_ODD only float -> float."""

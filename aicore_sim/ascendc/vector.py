@@ -36,6 +36,7 @@ CAST_CEIL = RoundMode.CAST_CEIL
 CAST_TRUNC = RoundMode.CAST_TRUNC
 CAST_ODD = RoundMode.CAST_ODD
 MAX_REPEAT = 255
+_INT32, _FLOAT16 = np.dtype(np.int32), np.dtype(np.float16)  # SetDeqScale's cast
 
 
 @dataclass
@@ -171,11 +172,13 @@ def _repeat_args(mask: int, repeat: int, dtype: np.dtype, what: str) -> tuple[in
 
 def Cast(dst: LocalTensor, src: LocalTensor, roundMode: RoundMode, count: int) -> None:
     n = _count(count, "Cast")
+    if not isinstance(roundMode, RoundMode):
+        raise KernelError(f"Cast: expected a RoundMode, got {roundMode!r}")
     why = validate_cast(src.dtype, dst.dtype, roundMode)
     if why:
         raise KernelError(why)
     rec = program.current()
-    deq = rec.deq_scale if (str(src.dtype), str(dst.dtype)) == ("int32", "float16") else 0.0
+    deq = rec.deq_scale if src.dtype == _INT32 and dst.dtype == _FLOAT16 else 0.0
     rec.emit(Instr(Pipe.VECTOR, Opcode.CAST, dst=dst.operand(n, "Cast dst"),
                    src=(src.operand(n, "Cast src"),), count=n, round_mode=roundMode,
                    scalar=deq))
