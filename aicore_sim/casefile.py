@@ -265,7 +265,9 @@ def parse_case(doc: Any, name: str = "case") -> CaseFile:
     mode = doc.get("mode")
     if mode is not None and mode not in MODES:
         raise _fail("mode", f"unknown mode {json.dumps(mode)}; expected one of {list(MODES)}")
-    data = doc.get("data") or {}
+    data = doc.get("data")
+    if data is None:
+        data = {}
     if not isinstance(data, Mapping):
         raise _fail("data", f"expected an object, got {json.dumps(data)}")
     for k in data:

@@ -532,6 +532,7 @@ def tiling_of(cf: CaseFile) -> dict[str, Any]:
 def cmd_tiling(args: argparse.Namespace) -> int:
     platform = _platform_arg(args.platform) if args.platform else None
     ok = True
+    first_bad: str | None = None  # "<case>: <error>" of the first case not tiled
     for path in args.case_files:
         try:
             if not Path(path).exists() and not path.endswith(".json") and "/" not in path:
@@ -549,6 +550,8 @@ def cmd_tiling(args: argparse.Namespace) -> int:
             row = {"case": Path(path).stem, "status": "invalid", "tiling_key": None,
                    "tiling_data": None, "workspace": [], "block_dim": None, "error": str(e)}
         ok &= row["status"] == "success"
+        if row["status"] != "success" and first_bad is None:
+            first_bad = f"{row['case']}: {' '.join(str(row.get('error')).split())}"
         if args.json:
             print(json.dumps(row, default=_json_default))
             continue
@@ -561,6 +564,8 @@ def cmd_tiling(args: argparse.Namespace) -> int:
             print("  " + ", ".join(f"{k}={v}" for k, v in td.items()))
         else:
             print(f"  error: {row['error']}")
+    if first_bad is not None:  # the report above has every case; the contract's one line
+        _err(f"error: {first_bad}")
     return 0 if ok else 2
 
 
