@@ -1,5 +1,5 @@
 """``python -m aicore_sim``: the same command line as the ``aicore-sim`` script."""
 
-from aicore_sim.cli import entry
+from aicore_sim.launcher import entry
 
 entry()
