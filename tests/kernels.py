@@ -5,11 +5,16 @@ Each takes GM_ADDR arguments and a plain-dict tiling, like a real kernel port.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from aicore_sim.ascendc import (
     CAST_NONE,
     EVENT_ID0,
     PIPE_ALL,
     Cast,
+    DataCopy,
     DataCopyExtParams,
     DataCopyPad,
     DataCopyPadExtParams,
@@ -228,3 +233,42 @@ def data_copy_round_trip(x, y, tiling) -> None:
             SetFlag(event, eid)
             WaitFlag(event, eid)
     DataCopy(yg, tb, n)
+
+
+def run_vector_body(body, inputs: dict[str, np.ndarray], out_dtype, n_out: int, platform
+                    ) -> tuple[np.ndarray, Any, Any]:
+    """One core: copy each input GM->UB into its own 1 KiB TBuf (named for the input), call
+    ``body(out, scratch_buf, *inputs)`` between two PIPE_ALL barriers, copy ``n_out`` of the
+    1 KiB output back. Returns (output array, what ``body`` returned, the recorded program)."""
+    from aicore_sim.launch import launch
+
+    names = list(inputs)
+    seen: list = []
+
+    def kernel(*gm):
+        pipe = TPipe()
+        ins = []
+        for name, addr in zip(names, gm[:-1]):
+            arr = inputs[name]
+            b = TBuf(name=name)
+            pipe.InitBuffer(b, 1024)
+            g = GlobalTensor(arr.dtype)
+            g.SetGlobalBuffer(addr)
+            t = b.Get(arr.dtype)
+            DataCopy(t, g, arr.size)
+            ins.append(t)
+        o, scratch = TBuf(name="o"), TBuf(name="scratch")
+        pipe.InitBuffer(o, 1024)
+        pipe.InitBuffer(scratch, 1024)
+        PipeBarrier(PIPE_ALL)
+        seen.append(body(o.Get(out_dtype), scratch, *ins))
+        PipeBarrier(PIPE_ALL)
+        z = GlobalTensor(out_dtype)
+        z.SetGlobalBuffer(gm[-1])
+        DataCopy(z, o.Get(out_dtype), n_out)
+
+    tensors = dict(inputs)
+    tensors["z"] = np.zeros(n_out, out_dtype)
+    r = launch(kernel, [*names, "z"], tensors, {"z": (np.dtype(out_dtype), (n_out,))}, platform,
+               block_dim=1, mode="functional")
+    return r.outputs["z"], seen[0], r.program

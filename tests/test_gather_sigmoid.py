@@ -9,56 +9,25 @@ import pytest
 from aicore_sim import cost
 from aicore_sim.ascendc import (
     PIPE_ALL,
-    DataCopy,
     Extract,
     Gather,
-    GlobalTensor,
     PairReduceSum,
     PipeBarrier,
     Sigmoid,
     Sort32,
-    TBuf,
-    TPipe,
     float16,
     float32,
     uint32,
 )
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Opcode
-from aicore_sim.launch import launch
 from tests.conftest import TINY
+from tests.kernels import run_vector_body
 
 
 def _run(body, inputs: dict, out_dtype, n_out: int):
-    names = list(inputs)
-
-    def kernel(*gm):
-        pipe = TPipe()
-        ins = []
-        for name, addr in zip(names, gm[:-1]):
-            arr = inputs[name]
-            b = TBuf(name=name)
-            pipe.InitBuffer(b, 1024)
-            g = GlobalTensor(arr.dtype)
-            g.SetGlobalBuffer(addr)
-            t = b.Get(arr.dtype)
-            DataCopy(t, g, arr.size)
-            ins.append(t)
-        o, w = TBuf(name="o"), TBuf(name="w")
-        pipe.InitBuffer(o, 1024)
-        pipe.InitBuffer(w, 1024)
-        PipeBarrier(PIPE_ALL)
-        body(o.Get(out_dtype), w, *ins)
-        PipeBarrier(PIPE_ALL)
-        z = GlobalTensor(out_dtype)
-        z.SetGlobalBuffer(gm[-1])
-        DataCopy(z, o.Get(out_dtype), n_out)
-
-    tensors = dict(inputs)
-    tensors["z"] = np.zeros(n_out, out_dtype)
-    r = launch(kernel, [*names, "z"], tensors, {"z": (np.dtype(out_dtype), (n_out,))}, TINY,
-               block_dim=1, mode="functional")
-    return r.outputs["z"], r.program
+    got, _, program = run_vector_body(body, inputs, out_dtype, n_out, TINY)
+    return got, program
 
 
 def test_gather_by_byte_offsets():

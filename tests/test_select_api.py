@@ -15,10 +15,8 @@ from aicore_sim.ascendc import (
     And,
     Compare,
     CompareScalar,
-    DataCopy,
     GatherMask,
     GatherMaskParams,
-    GlobalTensor,
     Or,
     PipeBarrier,
     Select,
@@ -35,40 +33,11 @@ from aicore_sim.errors import KernelError, OutOfBoundsError
 from aicore_sim.isa import Opcode
 from aicore_sim.launch import launch
 from tests.conftest import TINY
+from tests.kernels import run_vector_body
 
 
 def _run(body, inputs: dict, out_dtype, n_out: int):
-    names = list(inputs)
-
-    def kernel(*gm):
-        pipe = TPipe()
-        ins = []
-        for name, addr in zip(names, gm[:-1]):
-            arr = inputs[name]
-            b = TBuf(name=name)
-            pipe.InitBuffer(b, 1024)
-            g = GlobalTensor(arr.dtype)
-            g.SetGlobalBuffer(addr)
-            t = b.Get(arr.dtype)
-            DataCopy(t, g, arr.size)
-            ins.append(t)
-        o, m = TBuf(name="o"), TBuf(name="m")
-        pipe.InitBuffer(o, 1024)
-        pipe.InitBuffer(m, 1024)
-        PipeBarrier(PIPE_ALL)
-        result = body(o.Get(out_dtype), m, *ins)
-        PipeBarrier(PIPE_ALL)
-        z = GlobalTensor(out_dtype)
-        z.SetGlobalBuffer(gm[-1])
-        DataCopy(z, o.Get(out_dtype), n_out)
-        seen.append(result)
-
-    seen: list = []
-    tensors = dict(inputs)
-    tensors["z"] = np.zeros(n_out, out_dtype)
-    r = launch(kernel, [*names, "z"], tensors, {"z": (np.dtype(out_dtype), (n_out,))}, TINY,
-               block_dim=1, mode="functional")
-    return r.outputs["z"], seen[0], r.program
+    return run_vector_body(body, inputs, out_dtype, n_out, TINY)
 
 
 A = np.array([3, -1, 7, 7, 0, 2, -5, 9] * 8, np.float32)  # 64 values

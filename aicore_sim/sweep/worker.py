@@ -163,6 +163,16 @@ def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple
             platform.ub_image_size, platform.aiv_core_num, platform.short_soc)
 
 
+def _planned(point: Point) -> tuple[Any, Any, Platform, Any]:
+    """The point's op model, resolved case, platform and host tiling plan (raises what they
+    raise)."""
+    op = get_op(point.op)
+    case_axes, plat_axes, strategy, knobs = split_axes(op, point.axes)
+    platform = build_platform(plat_axes)
+    case = op.resolve_case(point.axes["case"], case_axes)
+    return op, case, platform, op.plan(case, platform, strategy, knobs)
+
+
 def record_group(point: Point) -> str:
     """The group of points that can share ``point``'s record, from its resolved tiling (so
     strategies and overrides that come to the same tiling record once); the point's axes-only
@@ -171,11 +181,7 @@ def record_group(point: Point) -> str:
     if point.mode != "timing-only":
         return point.record_group()
     try:
-        op = get_op(point.op)
-        case_axes, plat_axes, strategy, knobs = split_axes(op, point.axes)
-        platform = build_platform(plat_axes)
-        case = op.resolve_case(point.axes["case"], case_axes)
-        plan = op.plan(case, platform, strategy, knobs)
+        _, case, platform, plan = _planned(point)
         if not plan.feasible:
             return point.record_group()
         return repr(_record_key(point, case, platform, plan))
@@ -266,11 +272,7 @@ def verify_point(point: Point) -> dict[str, Any]:
     t0 = time.perf_counter()
     out: dict[str, Any] = {"key": point.key}
     try:
-        op = get_op(point.op)
-        case_axes, plat_axes, strategy, knobs = split_axes(op, point.axes)
-        platform = build_platform(plat_axes)
-        case = op.resolve_case(point.axes["case"], case_axes)
-        plan = op.plan(case, platform, strategy, knobs)
+        op, case, platform, plan = _planned(point)
         out.update(op.verify(case, platform, plan, seed=point.seed))
     except Exception as e:  # noqa: BLE001
         out.update(status="error", detail=f"{type(e).__name__}: {e}")
