@@ -288,9 +288,11 @@ def load_case(path: str | os.PathLike) -> CaseFile:
     """Read and validate a case file; errors name the file and the field."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = textinput.read_document(path).decode("utf-8")
     except OSError as e:
         raise CaseFileError(f"{path}: cannot read ({e.strerror})") from None
+    except textinput.TextInputError as e:
+        raise CaseFileError(f"{path}: {e}") from None
     except UnicodeDecodeError as e:
         raise CaseFileError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
                             f"{e.start}); a case file is JSON in UTF-8") from None

@@ -741,7 +741,7 @@ _PRESET_CACHE: dict[str, Platform] = {}
 
 def _from_toml_file(path: Path, name: str) -> Platform:
     try:
-        doc = textinput.loads_toml(path.read_bytes())
+        doc = textinput.loads_toml(textinput.read_document(path))
     except textinput.TextInputError as exc:
         raise ValueError(f"platform file {path.name}: {exc}") from None
     values: dict[str, Any] = {"name": name}
@@ -827,7 +827,7 @@ def load_overlay(path: str | Path) -> dict[str, Any]:
     if not p.is_file():
         raise ValueError(f"platform overlay {str(p)!r} does not exist")
     try:
-        doc = textinput.loads_toml(p.read_bytes())
+        doc = textinput.loads_toml(textinput.read_document(p))
     except textinput.TextInputError as exc:
         raise ValueError(f"platform overlay {p}: {exc}") from None
     costs = doc.pop("costs", None)

@@ -152,7 +152,7 @@ class Run:
         if not f.is_file():
             raise RunFolderError(f"{path}: not a run folder (no summary.json)")
         try:
-            summary = textinput.loads_json(f.read_bytes())
+            summary = textinput.loads_json(textinput.read_document(f))
         except (OSError, ValueError) as e:
             raise RunFolderError(f"{f}: unreadable ({e})") from None
         if not isinstance(summary, dict) or "makespan_cycles" not in summary:

@@ -10,7 +10,10 @@ parser alone does not check:
   ``json`` keeps the last value silently: which one did the author mean?); :mod:`tomllib`
   already refuses a key given twice, and so a table given twice;
 * **at most** :data:`MAX_DEPTH` **levels of nesting**: no input of ours nests deeper than a
-  handful; deeper text would only exhaust the parser's stack (both parsers recurse).
+  handful; deeper text would only exhaust the parser's stack (both parsers recurse);
+* **at most** :data:`MAX_BYTES` **bytes**: our documents describe cases, specs and platforms
+  (arrays come as ``.npy``), so the largest real one is tens of KiB; a file is refused from its
+  size before it is read (:func:`read_document`), so a wrong path to a huge file costs nothing.
 
 Errors are :class:`TextInputError` (a ``ValueError``) whose message is the rule only; the
 caller prefixes the file or option it read.
@@ -19,10 +22,12 @@ caller prefixes the file or option it read.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from typing import Any
 
 MAX_DEPTH = 64
+MAX_BYTES = 16 * 1024 * 1024  # 16 MiB: several hundred times the largest bundled document
 
 
 class TextInputError(ValueError):
@@ -61,8 +66,28 @@ def _depth_ok(doc: Any) -> None:
             stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
 
 
+_TOO_BIG = (f"larger than {MAX_BYTES // (1024 * 1024)} MiB; no aicore-sim document is that "
+            "large (input arrays go in .npy files)")
+
+
+def _size_ok(text: str | bytes) -> None:
+    if len(text) > MAX_BYTES:
+        raise TextInputError(_TOO_BIG)
+
+
+def read_document(path: str | os.PathLike) -> bytes:
+    """The bytes of a JSON / TOML file, refused (:class:`TextInputError`) when it holds more
+    than :data:`MAX_BYTES` - told from its size, reading at most one byte past the cap (a
+    pipe or device has no size). ``OSError`` as ``open`` raises it."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
+    _size_ok(data)
+    return data
+
+
 def loads_json(text: str | bytes) -> Any:
-    """``json.loads(text)`` refusing duplicate keys and deep nesting (module docstring)."""
+    """``json.loads(text)`` refusing duplicate keys, deep nesting and size (module docstring)."""
+    _size_ok(text)
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     try:
@@ -80,7 +105,9 @@ def loads_json(text: str | bytes) -> Any:
 
 
 def loads_toml(text: str | bytes) -> dict[str, Any]:
-    """``tomllib.loads(text)`` (which refuses a key given twice) refusing deep nesting."""
+    """``tomllib.loads(text)`` (which refuses a key given twice) refusing deep nesting and
+    size."""
+    _size_ok(text)
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -96,4 +123,4 @@ def loads_toml(text: str | bytes) -> dict[str, Any]:
     return doc
 
 
-__all__ = ["MAX_DEPTH", "TextInputError", "loads_json", "loads_toml"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "TextInputError", "loads_json", "loads_toml", "read_document"]

@@ -257,6 +257,32 @@ def test_deeply_nested_toml(tmp_path: Path) -> None:
             says=f"platform file ov.toml: {rule}")
 
 
+def test_documents_over_the_size_cap(tmp_path: Path) -> None:
+    """A JSON / TOML input over 16 MiB is refused from its size, naming the file and the rule,
+    on each surface (sparse 17 MiB files: nothing is written to disk); children under
+    RLIMIT_AS."""
+    for name in ("big.json", "s.json", "m.toml", "ov.toml"):
+        with open(tmp_path / name, "wb") as f:
+            f.truncate(17 * 1024 * 1024)  # 17 MiB > the 16 MiB cap
+    rule = "larger than 16 MiB; no aicore-sim document is that large"
+    refused(tmp_path, "run", "big.json", "--out", "out", says=f"big.json: {rule}")
+    refused(tmp_path, "sweep", "s.json", "--out", "out", says=f"s.json: {rule}")
+    refused(tmp_path, "verify", "--matrix", "m.toml", "--report", "out",
+            says=f"m.toml: {rule}", nothing_at=None)
+    refused(tmp_path, "run", "--platform", "ov.toml", "--out", "out",
+            says=f"platform file ov.toml: {rule}")
+
+
+def test_size_cap_reads_no_further_than_the_cap(tmp_path: Path) -> None:
+    """read_document stops one byte past the cap, so a device that never ends is refused too."""
+    from aicore_sim import textinput
+
+    with pytest.raises(textinput.TextInputError, match="larger than 16 MiB"):
+        textinput.read_document("/dev/zero")
+    (tmp_path / "ok.json").write_text('{"a": 1}')
+    assert textinput.loads_json(textinput.read_document(tmp_path / "ok.json")) == {"a": 1}
+
+
 # -- board CSV folders (correlate) -------------------------------------------------------------
 
 PIPE_HEADER = ["block_id", "sub_block_id", "aiv_time(us)", "aiv_scalar_time(us)",

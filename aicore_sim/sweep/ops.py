@@ -52,7 +52,6 @@ def default_op_name() -> str:
 def op_for_case(value: object) -> str:
     """The op a sweep or search of case ``value`` explores when none is named: the op whose
     bundled cases hold that name, the ``op`` of a case file, else the default op."""
-    from pathlib import Path
 
     from aicore_sim import textinput
     from aicore_sim.registry import UnknownOpError, find_case
@@ -60,7 +59,7 @@ def op_for_case(value: object) -> str:
     text = str(value)
     if text.endswith(".json") or "/" in text:
         try:
-            op = textinput.loads_json(Path(text).read_text()).get("op")
+            op = textinput.loads_json(textinput.read_document(text)).get("op")
         except (OSError, ValueError, AttributeError):
             op = None
         return op if isinstance(op, str) else default_op_name()

@@ -72,7 +72,7 @@ def case_file_platform(case: Any) -> str | None:
     if not (text.endswith(".json") or "/" in text):
         return None
     try:
-        doc = textinput.loads_json(Path(text).read_text(encoding="utf-8"))
+        doc = textinput.loads_json(textinput.read_document(text))
     except (OSError, ValueError):
         return None  # the case axis reports the file's problem itself
     p = doc.get("platform") if isinstance(doc, dict) else None

@@ -117,7 +117,7 @@ def load_atk(path: str | Path) -> list[AtkRecord]:
     """All records of an ATK file; malformed records raise :class:`VerifyError`."""
     p = Path(path)
     try:
-        doc = textinput.loads_json(p.read_bytes())
+        doc = textinput.loads_json(textinput.read_document(p))
     except OSError as e:
         raise VerifyError(f"{p}: cannot read ({e.strerror}) (rule atk_file)") from None
     except UnicodeDecodeError as e:

@@ -262,10 +262,12 @@ def load_matrix(spec: str | Path) -> Matrix:
     matrix, an op name = that op's."""
     path = bundled_matrix(str(spec)) or Path(spec)
     try:
-        text = path.read_text()
+        text = textinput.read_document(path)
     except OSError as e:
         raise VerifyError(f"--matrix {path}: cannot read ({e.strerror}) (rule matrix_file)"
                           ) from None
+    except textinput.TextInputError as e:
+        raise VerifyError(f"--matrix {path}: {e} (rule matrix_file)") from None
     try:
         if path.suffix.lower() == ".json":
             doc = textinput.loads_json(text)
