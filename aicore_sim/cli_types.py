@@ -161,3 +161,31 @@ def scheduler(text: str) -> str:
 
 __all__ = ["MAX_CORES", "core_ranges", "cores", "count", "finite_pct", "nonempty",
            "nonneg_int", "scheduler", "size", "window", "window_ends"]
+
+
+# What each type above accepts, in a few words: appended to the ``--help`` of every option
+# declared with it (:func:`state_domains`), so the help and the check come from one place.
+DOMAINS = {
+    count: "an integer >= 1",
+    nonneg_int: "an integer >= 0",
+    finite_pct: "a finite number >= 0",
+    nonempty: "not empty",
+    window: "START:END, finite times >= 0 in cycles, us or ns, END after START",
+    cores: f"core numbers or increasing ranges below {MAX_CORES}, e.g. 0,5 or 0-3,8",
+    size: "a size of at least one byte, e.g. 512M or 4G",
+    scheduler: "local, local:N with N >= 1, or a scheduler address tcp://host:port",
+}
+
+
+def state_domains(parser: argparse.ArgumentParser) -> None:
+    """Append the domain of its type (:data:`DOMAINS`) to the help of every option and
+    positional of ``parser`` and its subcommands whose help does not already state it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases share one parser
+                state_domains(sub)
+            continue
+        domain = DOMAINS.get(action.type)
+        if domain and action.help and action.help is not argparse.SUPPRESS \
+                and domain not in action.help:
+            action.help = f"{action.help} [{domain}]"

@@ -259,8 +259,9 @@ def test_run_rejects_a_bad_jobs_count(tmp_path, jobs, cli) -> None:
     out = tmp_path / "o"
     r = cli("run", "--case", "tiny", "--jobs", jobs, "--out", out, cwd=tmp_path)
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == [f"aicore-sim: error: --jobs {jobs}: must be at "
-                                             "least 1"]
+    assert r.stderr.strip().splitlines() == [
+        f"aicore-sim: error: aicore-sim run: argument --jobs {jobs}: must be >= 1 "
+        "(see 'aicore-sim run --help')"]
     assert not out.exists()
 
 

@@ -283,6 +283,30 @@ def test_size_cap_reads_no_further_than_the_cap(tmp_path: Path) -> None:
     assert textinput.loads_json(textinput.read_document(tmp_path / "ok.json")) == {"a": 1}
 
 
+def test_every_option_help_states_its_domain() -> None:
+    """Each value-taking option and positional of every command is declared with a domain
+    type (its help then ends with that domain, from cli_types.DOMAINS) or with choices
+    (argparse lists them); and the rendered --help carries the domain."""
+    import argparse
+
+    from aicore_sim.cli_types import DOMAINS
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    checked = 0
+    for name, sp in sub.choices.items():
+        rendered = "".join(sp.format_help().split())  # blind to where the help wraps
+        for a in sp._actions:
+            if a.nargs == 0 or a.help == argparse.SUPPRESS:  # flags take no value
+                continue
+            where = f"{name} {'/'.join(a.option_strings) or a.dest}"
+            assert (where, a.type in DOMAINS or bool(a.choices)) == (where, True)
+            if a.type in DOMAINS:
+                assert (where, "".join(DOMAINS[a.type].split()) in rendered) == (where, True)
+                checked += 1
+    assert checked == 58  # typed options and positionals over all commands today (39 of them paths)
+
+
 # -- board CSV folders (correlate) -------------------------------------------------------------
 
 PIPE_HEADER = ["block_id", "sub_block_id", "aiv_time(us)", "aiv_scalar_time(us)",
