@@ -9,6 +9,7 @@ half is ``test_option_fuzz.py``; this file runs ``DOCUMENT_EXAMPLES`` generated 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -59,24 +60,25 @@ def _bad_case_text(draw) -> str:
 @settings(max_examples=DOCUMENT_EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(text=_bad_case_text(), command=st.sampled_from(["run", "tiling", "verify"]))
-def test_malformed_case_files_are_refused_before_any_work(tmp_path_factory, text, command):
-    work = tmp_path_factory.mktemp("doc")
-    (work / "case.json").write_text(text, encoding="utf-8")
-    before = sorted(p.name for p in work.iterdir())
-    r = run_cli(command, "case.json", cwd=work)
-    lines = r.stderr.splitlines()
-    assert r.returncode == 2, (text[:200], r.stderr, r.stdout[:300])
-    assert len(lines) == 1 and lines[0].startswith("aicore-sim: error:"), r.stderr
-    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
-    assert sorted(p.name for p in work.iterdir()) == before
+def test_malformed_case_files_are_refused_before_any_work(text, command):
+    with tempfile.TemporaryDirectory(prefix="doc") as tmp:  # one per example, removed
+        work = Path(tmp)
+        (work / "case.json").write_text(text, encoding="utf-8")
+        before = sorted(p.name for p in work.iterdir())
+        r = run_cli(command, "case.json", cwd=work)
+        lines = r.stderr.splitlines()
+        assert r.returncode == 2, (text[:200], r.stderr, r.stdout[:300])
+        assert len(lines) == 1 and lines[0].startswith("aicore-sim: error:"), r.stderr
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+        assert sorted(p.name for p in work.iterdir()) == before
 
 
 @pytest.mark.slow
 @settings(max_examples=SLOW_EXAMPLES, deadline=None, derandomize=False, database=None,
           suppress_health_check=list(HealthCheck))
 @given(text=_bad_case_text(), command=st.sampled_from(["run", "tiling", "verify"]))
-def test_malformed_case_files_long_run(tmp_path_factory, text, command):
+def test_malformed_case_files_long_run(text, command):
     test_malformed_case_files_are_refused_before_any_work.hypothesis.inner_test(
-        tmp_path_factory, text, command)
+        text, command)
 
 

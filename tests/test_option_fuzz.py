@@ -15,6 +15,7 @@ The default suite runs ``OPTION_EXAMPLES`` generated cases here (about 7 s of on
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -75,28 +76,29 @@ def _nothing_written(folder: Path) -> bool:
 @settings(max_examples=OPTION_EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(option=st.sampled_from(OPTIONS), value=VALUES)
-def test_every_option_refuses_values_outside_its_domain(tmp_path_factory, option, value):
+def test_every_option_refuses_values_outside_its_domain(option, value):
     command, action, positionals = option
     if not _refused_by_type(action, value):
         return  # inside the option's domain: nothing to assert here
-    work = tmp_path_factory.mktemp("opt")
-    flag = action.option_strings[-1]
-    r = run_cli(command, f"{flag}={value}", *positionals, cwd=work)
-    lines = r.stderr.splitlines()
-    assert r.returncode == 2, (r.args, r.stderr)
-    assert len(lines) == 1 and lines[0].startswith("aicore-sim: error:"), (r.args, r.stderr)
-    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
-    assert r.stdout == ""
-    assert _nothing_written(work)
+    with tempfile.TemporaryDirectory(prefix="opt") as tmp:  # one per example, removed
+        work = Path(tmp)
+        flag = action.option_strings[-1]
+        r = run_cli(command, f"{flag}={value}", *positionals, cwd=work)
+        lines = r.stderr.splitlines()
+        assert r.returncode == 2, (r.args, r.stderr)
+        assert len(lines) == 1 and lines[0].startswith("aicore-sim: error:"), (r.args, r.stderr)
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+        assert r.stdout == ""
+        assert _nothing_written(work)
 
 
 @pytest.mark.slow
 @settings(max_examples=SLOW_EXAMPLES, deadline=None, derandomize=False, database=None,
           suppress_health_check=list(HealthCheck))
 @given(option=st.sampled_from(OPTIONS), value=VALUES)
-def test_every_option_long_run(tmp_path_factory, option, value):
+def test_every_option_long_run(option, value):
     test_every_option_refuses_values_outside_its_domain.hypothesis.inner_test(
-        tmp_path_factory, option, value)
+        option, value)
 
 
 def test_every_command_has_fuzzed_options():
