@@ -337,18 +337,18 @@ def test_instruction_args_say_what_is_not_said_elsewhere() -> None:
     # 64 fp16 = 128 bytes in one block, from GM tensor x into UB buffer in16
     assert x[0]["args"] == {"index": 0, "cycles": 228, "bytes": 128, "block_count": 1,
                             "buffer": "in16", "src": "x", "dtype": "float16",
-                            "source": "tests/kernels.py:62 copy_cast"}
+                            "source": "tests/kernels.py:67 copy_cast"}
     assert x[0]["ts"] == 0.001 and x[0]["dur"] == 0.228  # cycles 1 -> 229 at 1000 MHz
     assert x[1]["name"] == "SetFlag<MTE2_V>(0)"
     assert x[1]["args"] == {"index": 1, "cycles": 1, "event": "MTE2_V", "event_id": 0,
-                            "source": "tests/kernels.py:64 copy_cast"}
+                            "source": "tests/kernels.py:69 copy_cast"}
     assert x[3]["args"] == {"index": 3, "cycles": 18, "elements": 64, "buffer": "out32",
                             "src": "in16", "dtype": "float32",
-                            "source": "tests/kernels.py:66 copy_cast"}
+                            "source": "tests/kernels.py:71 copy_cast"}
     # 64 fp32 = 256 bytes from UB buffer out32 to GM tensor y
     assert x[6]["args"] == {"index": 6, "cycles": 356, "bytes": 256, "block_count": 1,
                             "buffer": "out32", "dst": "y", "dtype": "float32",
-                            "source": "tests/kernels.py:70 copy_cast"}
+                            "source": "tests/kernels.py:75 copy_cast"}
     # the kernel-end teardown's barrier: the record pass's line that runs TPipe.Destroy()
     assert x[7]["name"] == "PipeBarrier<PIPE_ALL>"
     assert x[7]["args"]["source"].startswith("aicore_sim/program.py:")
