@@ -11,8 +11,8 @@ other bad input:
 * paths, names and specs: :func:`nonempty` (an empty string is never a path, a preset or a
   case: it was a shell variable that expanded to nothing);
 * ``--window``: :func:`window` (two finite non-negative times, the end after the start);
-  ``--cores``: :func:`cores`; ``--max-memory``: :func:`size`; ``--scheduler``:
-  :func:`scheduler`.
+  ``--cores``: :func:`cores`; ``--max-memory``: :func:`size`; ``--workers``: :func:`workers`
+  (at most the usable CPUs); ``--scheduler``: :func:`scheduler`.
 """
 
 from __future__ import annotations
@@ -148,6 +148,18 @@ def size(text: str) -> str:
     return text
 
 
+def workers(text: str) -> int:
+    """``--workers N``: local worker processes, 0 (in this process) up to the CPUs this process
+    may use - more would only share those CPUs, each worker holding its own records in memory."""
+    from aicore_sim.background import usable_cpus
+
+    v = nonneg_int(text)
+    cap = usable_cpus()
+    if v > cap:
+        raise argparse.ArgumentTypeError(f"must be <= {cap}, the CPUs this process may use")
+    return v
+
+
 def scheduler(text: str) -> str:
     """``--scheduler``: ``local`` or ``local:N`` (N >= 1 workers of a new Dask LocalCluster),
     or the address of an existing scheduler (``tcp://host:8786``)."""
@@ -156,6 +168,8 @@ def scheduler(text: str) -> str:
         rest = text[len("local"):]
         if rest and not (rest.startswith(":") and rest[1:].isdigit() and int(rest[1:]) >= 1):
             raise argparse.ArgumentTypeError("expected local or local:N with N >= 1 workers")
+        if rest:
+            workers(rest[1:])  # a local cluster's workers share this machine's CPUs too
     return text
 
 
@@ -173,7 +187,9 @@ DOMAINS = {
     window: "START:END, finite times >= 0 in cycles, us or ns, END after START",
     cores: f"core numbers or increasing ranges below {MAX_CORES}, e.g. 0,5 or 0-3,8",
     size: "a size of at least one byte, e.g. 512M or 4G",
-    scheduler: "local, local:N with N >= 1, or a scheduler address tcp://host:port",
+    workers: "an integer from 0 to the CPUs this process may use",
+    scheduler: "local, local:N with N from 1 to the CPUs this process may use, or a scheduler "
+               "address tcp://host:port",
 }
 
 

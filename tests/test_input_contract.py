@@ -82,6 +82,11 @@ def _parse_refusal(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     (["sweep", "s.toml", "--scheduler", "local:abc"],
      "argument --scheduler local:abc: expected local or local:N with N >= 1 workers"),
     (["sweep", "s.toml", "--scheduler", "local:0"], "argument --scheduler local:0: expected"),
+    # more workers than the CPUs this process may use: refused (each would hold its records)
+    (["sweep", "s.toml", "--workers", "100000"], "argument --workers 100000: must be <= "),
+    (["search", "tiny", "--workers", "100000"], "argument --workers 100000: must be <= "),
+    (["sweep", "s.toml", "--scheduler", "local:100000"],
+     "argument --scheduler local:100000: must be <= "),
 ])
 def test_bad_option_values_are_refused_while_parsing(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli_types import count, nonempty, nonneg_int, scheduler
+from aicore_sim.background import usable_cpus
+from aicore_sim.cli_types import count, nonempty, nonneg_int, scheduler, workers
 from aicore_sim.staging import Interrupted, Terminated
 
 _SWEEP_EXAMPLES = """\
@@ -20,7 +21,7 @@ examples:
   aicore-sim sweep examples/sweeps/tiny_smoke.toml --out reports/tiny_smoke
   aicore-sim sweep examples/sweeps/p1_tiling.toml --workers 2 --verify
   aicore-sim sweep SPEC --out DIR --resume               continue a killed sweep
-  aicore-sim sweep SPEC --scheduler local:4              a new Dask LocalCluster of 4 workers
+  aicore-sim sweep SPEC --scheduler local:2              a new Dask LocalCluster of 2 workers
   aicore-sim sweep SPEC --scheduler tcp://host:8786      an existing Dask cluster
 
 The spec format (TOML or JSON) is documented in aicore_sim/sweep/spec.py and examples/sweeps/.
@@ -222,9 +223,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _exec_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=nonneg_int, default=2, metavar="N",
-                   help="local worker processes, an integer >= 0 (default 2; 0 = run in this "
-                        "process)")
+    p.add_argument("--workers", type=workers, default=min(2, usable_cpus()), metavar="N",
+                   help="local worker processes (default 2, or 1 on a one-CPU machine; 0 = run "
+                        "in this process)")
     p.add_argument("--scheduler", type=scheduler, metavar="ADDRESS",
                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or "
                         "local:N for a new LocalCluster of N >= 1 workers")
