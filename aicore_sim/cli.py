@@ -49,7 +49,8 @@ from aicore_sim.casefile import (
     parse_case,
     read_data,
 )
-from aicore_sim.cli_types import count, nonempty, nonneg_int, size, state_domains
+from aicore_sim.cli_types import jobs as job_count
+from aicore_sim.cli_types import nonempty, nonneg_int, size, state_domains
 from aicore_sim.errors import SimError, UsageError
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.opmodel import PreparedCall
@@ -691,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="trace.json detail: full (instructions, stalls, flag arrows, UB "
                         "counter), lanes (instruction slices only: smaller, faster), none "
                         "(no trace file); default full")
-    r.add_argument("--jobs", type=count, metavar="N",
+    r.add_argument("--jobs", type=job_count, metavar="N",
                    help="processes to use (default: the usable CPUs): the record pass is split "
                         "over them, and the golden and the trace file are computed beside the "
                         "simulation; 1 = everything in this process. Results do not "

@@ -11,8 +11,8 @@ other bad input:
 * paths, names and specs: :func:`nonempty` (an empty string is never a path, a preset or a
   case: it was a shell variable that expanded to nothing);
 * ``--window``: :func:`window` (two finite non-negative times, the end after the start);
-  ``--cores``: :func:`cores`; ``--max-memory``: :func:`size`; ``--workers``: :func:`workers`
-  (at most the usable CPUs); ``--scheduler``: :func:`scheduler`.
+  ``--cores``: :func:`cores`; ``--max-memory``: :func:`size`; ``--workers``, ``--jobs``:
+  :func:`workers`, :func:`jobs` (at most the usable CPUs); ``--scheduler``: :func:`scheduler`.
 """
 
 from __future__ import annotations
@@ -148,16 +148,24 @@ def size(text: str) -> str:
     return text
 
 
-def workers(text: str) -> int:
-    """``--workers N``: local worker processes, 0 (in this process) up to the CPUs this process
-    may use - more would only share those CPUs, each worker holding its own records in memory."""
+def _within_cpus(v: int) -> int:
     from aicore_sim.background import usable_cpus
 
-    v = nonneg_int(text)
     cap = usable_cpus()
     if v > cap:
         raise argparse.ArgumentTypeError(f"must be <= {cap}, the CPUs this process may use")
     return v
+
+
+def workers(text: str) -> int:
+    """``--workers N``: local worker processes, 0 (in this process) up to the CPUs this process
+    may use - more would only share those CPUs, each worker holding its own records in memory."""
+    return _within_cpus(nonneg_int(text))
+
+
+def jobs(text: str) -> int:
+    """``run --jobs N``: processes of one run, 1 up to the CPUs this process may use."""
+    return _within_cpus(count(text))
 
 
 def scheduler(text: str) -> str:
@@ -188,6 +196,7 @@ DOMAINS = {
     cores: f"core numbers or increasing ranges below {MAX_CORES}, e.g. 0,5 or 0-3,8",
     size: "a size of at least one byte, e.g. 512M or 4G",
     workers: "an integer from 0 to the CPUs this process may use",
+    jobs: "an integer from 1 to the CPUs this process may use",
     scheduler: "local, local:N with N from 1 to the CPUs this process may use, or a scheduler "
                "address tcp://host:port",
 }

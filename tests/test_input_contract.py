@@ -84,6 +84,7 @@ def _parse_refusal(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     (["sweep", "s.toml", "--scheduler", "local:0"], "argument --scheduler local:0: expected"),
     # more workers than the CPUs this process may use: refused (each would hold its records)
     (["sweep", "s.toml", "--workers", "100000"], "argument --workers 100000: must be <= "),
+    (["run", "--jobs", "100000"], "argument --jobs 100000: must be <= "),
     (["search", "tiny", "--workers", "100000"], "argument --workers 100000: must be <= "),
     (["sweep", "s.toml", "--scheduler", "local:100000"],
      "argument --scheduler local:100000: must be <= "),
