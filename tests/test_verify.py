@@ -363,3 +363,50 @@ def test_case_that_cannot_run_fails_with_exit_1(tmp_path, capsys):
                                                             "hidden": 8}]}))
     rc, out, _ = _verify(capsys, "--matrix", str(m), "--report", str(tmp_path / "r"))
     assert rc == 1 and "(not run)" in out and "561002" in out
+
+
+def _timeless(x):
+    """A verify report without what depends on the run's timing or its command line."""
+    if isinstance(x, dict):
+        return {k: _timeless(v) for k, v in x.items()
+                if k not in ("wall_s", "wall_s_cases", "started", "command", "workers")}
+    if isinstance(x, list):
+        return [_timeless(v) for v in x]
+    return x
+
+
+def test_workers_give_the_serial_report(tmp_path, capsys):
+    """--workers 2 runs the cases in two forked processes: the same report, case for case and in
+    the same order, as --workers 1 (12 cases: 2 dtypes x 2 probs x 3 shapes); the printed lines
+    too."""
+    m = tmp_path / "m.toml"
+    m.write_text('op = "moe_token_unpermute_with_ep_grad"\ndtypes = ["bf16", "fp32"]\n'
+                 'probs = ["none", "same"]\nshapes = [{tokens = 4, topk = 2, hidden = 16}, '
+                 '{tokens = 7, topk = 3, hidden = 40}, {tokens = 2, topk = 1, hidden = 8}]\n')
+    reports, printed = [], []
+    for workers in ("1", "2"):
+        rc, out, _ = _verify(capsys, "--matrix", str(m), "--workers", workers, "--no-progress",
+                             "--report", str(tmp_path / f"w{workers}"))
+        assert rc == 0
+        reports.append(json.loads((tmp_path / f"w{workers}.json").read_text()))
+        printed.append([line for line in out.splitlines() if "wall" not in line])
+    assert reports[0]["summary"]["cases"] == 12
+    assert reports[1]["summary"]["workers"] == 2
+    assert _timeless(reports[0]) == _timeless(reports[1])
+    assert printed[0] == printed[1]
+
+
+def test_a_case_that_cannot_run_in_a_worker(tmp_path, capsys):
+    """A case the tiling rejects (topk 600) is reported from its worker as it is serially:
+    exit 1, the same lines."""
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps({"op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16"],
+                             "probs": ["none"], "shapes": [{"tokens": 2, "topk": 600,
+                                                            "hidden": 8},
+                                                           {"tokens": 2, "topk": 1,
+                                                            "hidden": 8}]}))
+    got = [_verify(capsys, "--matrix", str(m), "--workers", w, "--report",
+                   str(tmp_path / f"r{w}"))[:2] for w in ("1", "2")]
+    assert got[0][0] == got[1][0] == 1
+    assert [line for line in got[0][1].splitlines() if "wall" not in line] == \
+        [line for line in got[1][1].splitlines() if "wall" not in line]

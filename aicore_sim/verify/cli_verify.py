@@ -42,7 +42,8 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
-    from aicore_sim.cli_types import count, nonempty, nonneg_int
+    from aicore_sim.background import usable_cpus
+    from aicore_sim.cli_types import count, jobs, nonempty, nonneg_int
 
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(
@@ -75,6 +76,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v.add_argument("--dump-golden", type=nonempty, metavar="DIR",
                    help="also write each case's golden outputs as DIR/<case>/<output>.npy; "
                         "an existing file there is never replaced (exit 2 before any work)")
+    v.add_argument("--workers", type=jobs, default=min(2, usable_cpus()), metavar="N",
+                   help="cases run at once, each in its own process (default 2, or 1 on a "
+                        "one-CPU machine; 1 = in this process); results and report as with 1")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     v.set_defaults(func=cmd_verify)
     return v

@@ -305,26 +305,68 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     return res
 
 
+# the jobs of a forked verify: (case, mode, standard, expected_dir, single, dump_dir); set
+# before the pool forks, so the workers inherit the cases (their input makers are closures,
+# which cannot be pickled) and receive only an index
+_JOBS: list[tuple] = []
+
+
+def _run_job(i: int) -> CaseResult:
+    return run_case(*_JOBS[i])
+
+
+def _forked(jobs: list[tuple], workers: int):
+    """The results of ``jobs`` in order, run by ``workers`` forked processes (each case is
+    independent: its inputs, run, expected outputs and comparison happen in one worker)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from aicore_sim.background import quiet_child
+    from aicore_sim.sweep.run import _end_workers
+
+    global _JOBS
+    _JOBS = jobs
+    ex = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=quiet_child,
+                             mp_context=multiprocessing.get_context("fork"))
+    try:
+        futures = [ex.submit(_run_job, i) for i in range(len(jobs))]
+        for f in futures:
+            yield f.result()
+    except BaseException:
+        _end_workers(ex)  # stopped or a case raised: no worker outlives the command
+        raise
+    finally:
+        _JOBS = []
+    ex.shutdown(wait=True)
+
+
 def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standard | None = None,
               expected_dir: Path | None = None, dump_dir: Path | None = None,
               progress: bool = True, echo: Callable[[str], None] | None = None,
-              default_standard: Standard | None = None) -> list[CaseResult]:
-    """Run every case; ``standard`` overrides the cases' own, else ``default_standard``."""
+              default_standard: Standard | None = None, workers: int = 1) -> list[CaseResult]:
+    """Run every case; ``standard`` overrides the cases' own, else ``default_standard``.
+    ``workers`` > 1 runs the cases in that many forked processes (Linux; results and their
+    order as with one)."""
     from tqdm import tqdm
+
+    from aicore_sim.background import available
 
     if expected_dir is not None:
         check_expected(cases, expected_dir)
     single = len(cases) == 1
     fallback = default_standard or parse_standard("bit-exact")
+    jobs = [(vc, mode or vc.mode or "functional", standard or vc.standard or fallback,
+             expected_dir, single, dump_dir) for vc in cases]
+    if workers > 1 and len(jobs) > 1 and available():
+        done = _forked(jobs, workers)
+    else:
+        done = (run_case(*job) for job in jobs)
     results = []
     bar = tqdm(total=len(cases), unit="case", disable=not progress or len(cases) <= 1,
                file=sys.stderr, dynamic_ncols=True)
     try:
-        for vc in cases:
+        for r, vc in zip(done, cases):  # done first: its generator then runs to its end
             bar.set_postfix_str(vc.name, refresh=False)
-            std = standard or vc.standard or fallback
-            r = run_case(vc, mode or vc.mode or "functional", std, expected_dir, single,
-                         dump_dir)
             results.append(r)
             if echo is not None:
                 for line in format_case(r):
@@ -348,7 +390,7 @@ def verify_main(args: argparse.Namespace) -> int:
     if dump is not None:
         check_dump(cases, dump)
     results = run_cases(cases, args.mode, cli_std, expected, dump, not args.no_progress, print,
-                        mat_std)
+                        mat_std, workers=args.workers)
     wall = time.perf_counter() - t0
     modes = sorted({r.mode for r in results})
     info = {
@@ -359,6 +401,7 @@ def verify_main(args: argparse.Namespace) -> int:
         "expected_from": "files " + str(expected) if expected else
         ", ".join(sorted({r.expected_from for r in results})),
         "wall_s": round(wall, 3),
+        "workers": args.workers,
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
         **{k: v for k, v in meta.items() if v is not None},
     }
