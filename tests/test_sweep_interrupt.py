@@ -1,6 +1,7 @@
 """A sweep with worker processes stopped by Ctrl-C or killed: no process is left behind within
 5 s, no traceback is printed, the message says what was kept, and ``--resume`` completes the
-sweep with every point once. Real processes (the pool workers must be real to be stray)."""
+sweep with every point once; a verify with workers stopped by Ctrl-C, likewise. Real processes
+(the pool workers must be real to be stray)."""
 
 from __future__ import annotations
 
@@ -103,3 +104,33 @@ def test_kill_9_of_the_sweep_takes_its_workers_with_it(tmp_path: Path) -> None:
     proc.communicate(timeout=60)
     assert _none_left(marker)  # the workers die with their parent (PR_SET_PDEATHSIG)
     _resume_completes(out, doc, tmp_path)
+
+
+def test_verify_with_workers_stopped_by_ctrl_c(tmp_path: Path) -> None:
+    """``verify --workers 2`` stopped by Ctrl-C while its two workers run cases: exit 130, one
+    line saying nothing was written, no report, and no process left within 5 s."""
+    shapes = ", ".join(f"{{tokens = {256 + i}, topk = 4, hidden = 1024}}" for i in range(40))
+    m = tmp_path / "m.toml"
+    m.write_text(f'op = "moe_token_unpermute_with_ep_grad"\ndtypes = ["bf16"]\n'
+                 f'probs = ["same"]\nshapes = [{shapes}]\n')  # 40 cases, ~4 s on 2 workers
+    marker = f"AICORE_SIM_TEST_{uuid.uuid4().hex}"
+    env = dict(os.environ, PYTHONPATH=str(REPO), **{marker: "1"})
+    proc = subprocess.Popen([sys.executable, "-m", "aicore_sim", "verify", "--matrix", str(m),
+                             "--workers", "2", "--no-progress", "--report",
+                             str(tmp_path / "rep")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None and len(_marked_pids(marker)) < 3:
+        time.sleep(0.02)  # the command and its two workers
+    assert proc.poll() is None
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.splitlines() == ["aicore-sim: interrupted (SIGINT); nothing was written"]
+    deadline = time.time() + 5
+    while time.time() < deadline and _marked_pids(marker):
+        time.sleep(0.05)
+    assert _marked_pids(marker) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.toml"]
