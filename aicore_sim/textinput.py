@@ -77,9 +77,11 @@ def _size_ok(text: str | bytes) -> None:
 
 def read_document(path: str | os.PathLike) -> bytes:
     """The bytes of a JSON / TOML file, refused (:class:`TextInputError`) when it holds more
-    than :data:`MAX_BYTES` - told from its size, reading at most one byte past the cap (a
-    pipe or device has no size). ``OSError`` as ``open`` raises it."""
+    than :data:`MAX_BYTES`: a regular file from its size, before a byte is read; a pipe or a
+    device (no size) after at most one byte past the cap. ``OSError`` as ``open`` raises it."""
     with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size > MAX_BYTES:
+            raise TextInputError(_TOO_BIG)
         data = f.read(MAX_BYTES + 1)
     _size_ok(data)
     return data
