@@ -120,3 +120,15 @@ class Background:
 
 
 __all__ = ["Background", "available", "die_with_parent", "quiet_child", "usable_cpus"]
+
+
+def end_pool(ex: Any) -> None:
+    """Cancel what a ``ProcessPoolExecutor`` has queued and end its worker processes at once
+    (the standard library offers no public way before Python 3.14's ``terminate_workers``)."""
+    procs = list(getattr(ex, "_processes", {}).values())
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    for p in procs:
+        p.join(timeout=5)

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.background import end_pool
 from aicore_sim.sweep.points import Point, batches, expand, spec_hash
 from aicore_sim.sweep.rows import (
     RESULTS_CSV,
@@ -112,7 +113,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
         except BaseException:
             # stopped (Ctrl-C, SIGTERM) or failed: the workers ignore the signals and would
             # finish their batches first; end them now, nothing of theirs is kept
-            _end_workers(ex)
+            end_pool(ex)
             raise
         ex.shutdown(wait=True)
         return
@@ -143,18 +144,6 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-def _end_workers(ex: ProcessPoolExecutor) -> None:
-    """Cancel what is queued and end the pool's worker processes at once (the standard
-    library offers no public way before Python 3.14's ``terminate_workers``)."""
-    procs = list(getattr(ex, "_processes", {}).values())
-    ex.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-    for p in procs:
-        p.join(timeout=5)
 
 
 # --------------------------------------------------------------------------------------------

@@ -321,8 +321,7 @@ def _forked(jobs: list[tuple], workers: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from aicore_sim.background import quiet_child
-    from aicore_sim.sweep.run import _end_workers
+    from aicore_sim.background import end_pool, quiet_child
 
     global _JOBS
     _JOBS = jobs
@@ -333,7 +332,7 @@ def _forked(jobs: list[tuple], workers: int):
         for f in futures:
             yield f.result()
     except BaseException:
-        _end_workers(ex)  # stopped or a case raised: no worker outlives the command
+        end_pool(ex)  # stopped or a case raised: no worker outlives the command
         raise
     finally:
         _JOBS = []
