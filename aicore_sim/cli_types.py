@@ -96,13 +96,18 @@ def window_ends(text: str) -> list[tuple[float, str] | None]:
     return ends
 
 
-def window(text: str) -> str:
-    """``--window A:B``: checked by :func:`window_ends`, kept as text (cycles need the clock)."""
+def _kept(check, text: str) -> str:
+    """``text`` once ``check(text)`` accepts it (its ValueError becomes argparse's error)."""
     try:
-        window_ends(text)
+        check(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     return text
+
+
+def window(text: str) -> str:
+    """``--window A:B``: checked by :func:`window_ends`, kept as text (cycles need the clock)."""
+    return _kept(window_ends, text)
 
 
 MAX_CORES = 1024  # platform.py LIMITS: at most 1024 AIV cores
@@ -129,11 +134,7 @@ def core_ranges(text: str) -> list[tuple[int, int]]:
 def cores(text: str) -> str:
     """``--cores LIST``: checked by :func:`core_ranges`, kept as text (the platform's core
     count is known later)."""
-    try:
-        core_ranges(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
+    return _kept(core_ranges, text)
 
 
 def size(text: str) -> str:
@@ -141,11 +142,7 @@ def size(text: str) -> str:
     :func:`aicore_sim.resources.parse_size`), kept as text."""
     from aicore_sim.resources import parse_size
 
-    try:
-        parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return text
+    return _kept(parse_size, text)
 
 
 def _within_cpus(v: int) -> int:
