@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from aicore_sim import program
 from aicore_sim.ascendc.tensors import LocalTensor
 from aicore_sim.errors import KernelError
@@ -25,9 +27,25 @@ SORT_REPEAT = 32  # elements Sort orders per repeat (A2/A3)
 CONCAT_REPEAT = 16  # elements Concat prepares per repeat
 
 
+_SCORE_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
+_INDEX_TYPE = np.dtype(np.uint32)
+
+
 def _score_type(t: LocalTensor, what: str) -> None:
-    if str(t.dtype) not in ("float32", "float16"):
+    if t.dtype not in _SCORE_TYPES:
         raise KernelError(f"{what}: scores must be float or half, not {t.dtype}")
+
+
+def _index_type(t: LocalTensor, what: str) -> None:
+    if t.dtype != _INDEX_TYPE:
+        raise KernelError(f"{what}: the index tensor must be uint32, not {t.dtype}")
+
+
+def _elements(repeatTimes: int, per_repeat: int, what: str) -> int:
+    """Elements of ``repeatTimes`` repeats of ``per_repeat``; repeatTimes is 8 bits."""
+    if not 0 <= int(repeatTimes) <= 255:
+        raise KernelError(f"{what}: repeatTimes {repeatTimes} outside [0, 255]")
+    return int(repeatTimes) * per_repeat
 
 
 def GetSortLen(dtype, elemCount: int) -> int:
@@ -51,9 +69,7 @@ def Concat(concatLocal: LocalTensor, srcLocal: LocalTensor, tmpLocal: LocalTenso
     _score_type(srcLocal, "Concat")
     if concatLocal.dtype != srcLocal.dtype:
         raise KernelError("Concat: concat and src types differ")
-    n = int(repeatTimes) * CONCAT_REPEAT
-    if not 0 <= int(repeatTimes) <= 255:
-        raise KernelError(f"Concat: repeatTimes {repeatTimes} outside [0, 255]")
+    n = _elements(repeatTimes, CONCAT_REPEAT, "Concat")
     if n == 0:
         return
     nbytes = n * srcLocal.dtype.itemsize
@@ -69,13 +85,10 @@ def Sort(dstLocal: LocalTensor, concatLocal: LocalTensor, indexLocal: LocalTenso
     """``Sort<T, isFullSort>(dst, concat, index, tmp, repeatTimes)``: ``repeatTimes x 32``
     scores with their uint32 indices, descending, into sorted structures."""
     _score_type(concatLocal, "Sort")
-    if str(indexLocal.dtype) != "uint32":
-        raise KernelError(f"Sort: the index tensor must be uint32, not {indexLocal.dtype}")
+    _index_type(indexLocal, "Sort")
     if dstLocal.dtype != concatLocal.dtype:
         raise KernelError("Sort: dst and concat types differ")
-    if not 0 <= int(repeatTimes) <= 255:
-        raise KernelError(f"Sort: repeatTimes {repeatTimes} outside [0, 255]")
-    n = int(repeatTimes) * SORT_REPEAT
+    n = _elements(repeatTimes, SORT_REPEAT, "Sort")
     if n == 0:
         return
     rec = program.current()
@@ -150,11 +163,8 @@ def Extract(dstValueLocal: LocalTensor, dstIndexLocal: LocalTensor, sortedLocal:
     _score_type(sortedLocal, "Extract")
     if dstValueLocal.dtype != sortedLocal.dtype:
         raise KernelError("Extract: dstValue and sorted types differ")
-    if str(dstIndexLocal.dtype) != "uint32":
-        raise KernelError(f"Extract: the index tensor must be uint32, not {dstIndexLocal.dtype}")
-    if not 0 <= int(repeatTimes) <= 255:
-        raise KernelError(f"Extract: repeatTimes {repeatTimes} outside [0, 255]")
-    n = int(repeatTimes) * SORT_REPEAT
+    _index_type(dstIndexLocal, "Extract")
+    n = _elements(repeatTimes, SORT_REPEAT, "Extract")
     if n == 0:
         return
     rec = program.current()
