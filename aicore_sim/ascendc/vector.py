@@ -73,6 +73,10 @@ class BinaryRepeatParams:
     src1RepStride: int = 8
 
 
+# the element types WholeReduceMax and Sigmoid take
+_HALF_OR_FLOAT = (np.dtype(np.float16), np.dtype(np.float32))
+
+
 def _binary_repeat_params(p: BinaryRepeatParams, what: str) -> tuple[int, ...]:
     """(dstBlk, src0Blk, src1Blk, dstRep, src0Rep, src1Rep), each checked to fit a uint8."""
     if not isinstance(p, BinaryRepeatParams):
@@ -434,7 +438,7 @@ def WholeReduceMax(dst: LocalTensor, src: LocalTensor, mask: int, repeatTime: in
     """The largest active lane of every repeat and its index inside the repeat (the first
     one), written in ``order`` (semantics.py); ``dstRepStride`` counts in what one repeat
     writes (value and index: 2 elements; value: 1; index: 4 bytes)."""
-    if dst.dtype != src.dtype or str(src.dtype) not in ("float16", "float32"):
+    if dst.dtype != src.dtype or src.dtype not in _HALF_OR_FLOAT:
         raise KernelError(f"WholeReduceMax: dst and src must be the same half / float type "
                           f"({dst.dtype}, {src.dtype})")
     if not isinstance(order, ReduceOrder):
@@ -525,7 +529,7 @@ def Gather(dst: LocalTensor, src: LocalTensor, srcOffset: LocalTensor, srcBaseAd
     n = _count(count, "Gather")
     if dst.dtype.itemsize != src.dtype.itemsize:
         raise KernelError(f"Gather: dst {dst.dtype} and src {src.dtype} differ in size")
-    if str(srcOffset.dtype) != "uint32":
+    if srcOffset.dtype != np.dtype(np.uint32):
         raise KernelError(f"Gather: srcOffset must be uint32, not {srcOffset.dtype}")
     rec = program.current()
     offs = srcOffset.operand(n, "Gather srcOffset")
@@ -544,7 +548,7 @@ def Sigmoid(dst: LocalTensor, src: LocalTensor, *args) -> None:
     """``Sigmoid(dst, src[, sharedTmpBuffer], calCount)``: ``1 / (1 + e^-src)`` in fp32."""
     if len(args) not in (1, 2):
         raise KernelError("Sigmoid: expected (dst, src[, sharedTmpBuffer], calCount)")
-    if dst.dtype != src.dtype or str(src.dtype) not in ("float16", "float32"):
+    if dst.dtype != src.dtype or src.dtype not in _HALF_OR_FLOAT:
         raise KernelError(f"Sigmoid: dst and src must be one half / float type ({dst.dtype}, "
                           f"{src.dtype})")
     n = _count(args[-1], "Sigmoid")
