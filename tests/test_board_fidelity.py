@@ -36,9 +36,10 @@ def test_figures_within_the_reported_errors(outcome) -> None:
     for c in outcome.cells:
         if c.compared:
             worst[c.scenario] = max(worst[c.scenario], c.error)
-    # reports/fidelity.md: these scenarios' worst |ln r| (staggered s8 is the model's known
-    # miss on A2, 38 %: small uncached rows; docs/fidelity.md)
-    assert worst["data_copy_s8_a2"] < 0.40
+    # reports/fidelity.md: these scenarios' worst |ln r| (staggered s8, 128 B rows bypassing
+    # L2, is the model's largest miss on A2: 24.7 %; 38 % before bypassed reads paid the
+    # unaligned ratio on partial granules, engine/l2.py)
+    assert worst["data_copy_s8_a2"] < 0.25
     assert all(e < 0.13 for name, e in worst.items() if name != "data_copy_s8_a2"), worst
 
 
@@ -49,6 +50,6 @@ def test_every_optimisation_step_is_in_the_boards_direction(outcome) -> None:
     assert len(steps) == 5
     assert all(s.right for s in steps.values()), {k: (s.board_gain, s.sim_gain)
                                                   for k, s in steps.items()}
-    within = {k for k, s in steps.items() if s.within}
-    # all but core staggering within a factor 1.25 of the board's gain (2.14 vs 1.64)
-    assert within == {k for k, s in steps.items() if s.step.kind != "core staggering"}
+    # every gain within a factor 1.25 of the board's (core staggering: 1.87 vs 1.64; 2.14
+    # before bypassed reads paid for partial granules)
+    assert all(s.within for s in steps.values())

@@ -137,6 +137,34 @@ def test_cache_mode_disable_makes_the_re_read_miss():
     assert _spans(r) == [(1, 1025), (1025, 2049)]
 
 
+def _bypass_read_at(offset, elements):
+    def kernel(x, tiling):
+        g = GlobalTensor(float32)
+        g.SetGlobalBuffer(x, 4 * N)
+        g.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+        DataCopy(LocalTensor(float32, TPosition.VECCALC, 0, elements), g[offset // 4],
+                 elements)
+
+    return kernel
+
+
+@pytest.mark.parametrize("offset, nbytes, gmb", [
+    (0, 512, 512),  # exactly one 512 B granule: whole, no penalty
+    (0, 128, 256),  # 128 B of one granule: 128 / 0.5
+    (256, 1024, 1536),  # [256, 1280): head 256 B and tail 256 B partial: 1024 + 512 x (2 - 1)
+    (0, 1536, 1536),  # three whole granules
+])
+def test_a_bypassed_read_pays_the_ratio_on_the_granules_it_covers_in_part(offset, nbytes, gmb):
+    platform = L2.with_overrides(costs={"unaligned_512_bandwidth_ratio": 0.5,
+                                        "gm_serial_granule_bytes": 512})
+    r = _launch(_bypass_read_at(offset, nbytes // 4), platform)
+    cols, _ = _columns(r, platform)
+    assert cols[0].gmb == [gmb]
+    # the same read through L2 starts on a line: its line fills, no penalty
+    cached = L2.with_overrides(costs={"unaligned_512_bandwidth_ratio": 0.5})
+    assert _columns(_launch(_read_at(offset), cached), cached)[0][0].gmb == [256]
+
+
 def _bypass_between(x, tiling):
     """Read a (1024 B), read b (4096 B; bypassing L2 or not), read a again."""
     ga, gb = GlobalTensor(float32), GlobalTensor(float32)

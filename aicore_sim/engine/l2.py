@@ -185,11 +185,19 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     # their bytes in 32-byte sectors; writes and hits cost no HBM now
     sectors = -(-nbytes // _SECTOR) * _SECTOR
     hbm = np.where(w | hit, 0, np.where(is_alloc, count * line, sectors)).astype(np.float64)
-    # a row whose GM address is not on the access granule draws HBM less efficiently
-    # (cost file [gm] unaligned_512_bandwidth_ratio, as the single-core copy cost applies it)
+    # a cached row whose GM address is not on a line draws HBM less efficiently (cost file
+    # [gm] unaligned_512_bandwidth_ratio, as the single-core copy cost applies it); a bypassed
+    # read's bytes in granules it covers only in part do too (:func:`_partial_granule_bytes`)
     ratio = float(platform.costs.unaligned_512_bandwidth_ratio)
+    extra = None
     if 0.0 < ratio < 1.0:
-        hbm[(row_start[row_of] % line) != 0] /= ratio
+        hbm[is_alloc & ((row_start[row_of] % line) != 0)] /= ratio
+        bypass_read = ~(alloc | write)[copy_of_row]
+        if bypass_read.any():
+            part = _partial_granule_bytes(row_start, row_end,
+                                          int(platform.costs.gm_serial_granule_bytes))
+            extra = np.bincount(copy_of_row, weights=np.where(bypass_read, part, 0)
+                                * (1.0 / ratio - 1.0), minlength=order.size)
     # write-backs: a write whose line is not accessed again within the capacity
     nxt_sorted = np.concatenate((by_line[1:], [-1]))
     nxt_sorted[np.concatenate((~new_group[1:], [False])) == 0] = -1
@@ -206,7 +214,10 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
                      ).astype(np.int64) * line
     # per copy
     ncopy = order.size
-    hbm_copy = np.rint(np.bincount(cp, weights=hbm, minlength=ncopy)).astype(np.int64)
+    hbm_f = np.bincount(cp, weights=hbm, minlength=ncopy)
+    if extra is not None:
+        hbm_f += extra
+    hbm_copy = np.rint(hbm_f).astype(np.int64)
     hit_copy = np.bincount(cp, weights=np.where(hit & ~w, nbytes, 0),
                            minlength=ncopy).astype(np.int64)
     # the core receives only the bytes it asked for (the rest of a line fill stays in L2)
@@ -254,6 +265,21 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
         result.read_bytes[c] = int(read_copy[r].sum())
         result.hit_bytes[c] = int(hit_copy[r].sum())
     return out, result
+
+
+def _partial_granule_bytes(start: np.ndarray, end: np.ndarray, granule: int) -> np.ndarray:
+    """Per row ``[start, end)``, the bytes that lie in GM access granules the row covers only
+    in part: all of a row inside one granule unless it is that whole granule, else the
+    unaligned head and tail. HBM serves whole granules at full rate; an L2 fill merges a
+    granule's lines, a request that bypasses L2 reaches HBM as it is (board: 128-byte rows
+    through L2, data_copy s2, move 1.37 TB/s; the same rows bypassing it, s8, 0.98 TB/s)."""
+    if granule <= 0:
+        return np.zeros(start.shape, np.int64)
+    head, tail = start % granule, end % granule
+    inside = (start // granule) == ((end - 1) // granule)
+    one_whole = inside & (head == 0) & (tail == 0)
+    return np.where(inside, np.where(one_whole, 0, end - start),
+                    np.where(head != 0, granule - head, 0) + tail)
 
 
 def _granule_queue(platform, core: np.ndarray, ordinal: np.ndarray, tid: np.ndarray,
