@@ -33,6 +33,9 @@ SHORT_SOCS: tuple[str, ...] = ("Ascend910B", "Ascend910_93", "Ascend950")
 _UB_RESERVED_BYTES = 256
 _UB_RESERVED_SOCS = frozenset({"Ascend910B", "Ascend910_93"})
 
+# Types of the scalar fields, by their annotations (strings: postponed evaluation).
+_TYPES = {"int": int, "float": float, "str": str}
+
 # The preset each family falls back to when a dict spec gives only some fields.
 _FAMILY_BASE_PRESET = {
     "Ascend910B": "ascend910b1",
@@ -200,47 +203,11 @@ class Costs:
         return new
 
 
-# Cost fields a user may override with a plain value (the structured tables are data files).
+# Cost fields a user may override with a plain value: every scalar field but the family name
+# (the structured tables are data files).
 _COSTS_SCALARS: dict[str, type] = {
-    "mte2_profile": str,
-    "mte3_profile": str,
-    "mte2_stride_cycles_per_row_element": float,
-    "mte3_stride_cycles_per_row_element": float,
-    "stride_modulo_elements": int,
-    "unaligned_512_bandwidth_ratio": float,
-    "gm_access_granule_bytes": int,
-    "vector_model": str,
-    "vf_head_cycles": float,
-    "vf_bytes_per_register": int,
-    "vector_tail_cycles": int,
-    "reduce_tail_cycles": int,
-    "copy_issue_cycles": int,
-    "vector_issue_cycles": int,
-    "sync_issue_cycles": int,
-    "set_flag_cycles": int,
-    "wait_flag_cycles": int,
-    "barrier_cycles": int,
-    "mte2_scale": float,
-    "mte3_scale": float,
-    "vector_scale": float,
-    "copy_model": str,
-    "mte2_issue_cycles": float,
-    "mte2_row_cycles": float,
-    "mte2_core_bytes_per_cycle": float,
-    "mte2_latency_cycles": float,
-    "mte3_issue_cycles": float,
-    "mte3_row_cycles": float,
-    "mte3_core_bytes_per_cycle": float,
-    "mte3_latency_cycles": float,
-    "l2_line_bytes": int,
-    "gm_serial_granule_bytes": int,
-    "gm_serial_cycles": float,
-    "ub_bank_groups": int,
-    "ub_block_bytes": int,
-    "ub_bank_bytes": int,
-    "ub_beat_cycles": float,
-    "sync_all_cycles": int,
-}
+    f.name: _TYPES[f.type] for f in dataclasses.fields(Costs)
+    if f.type in ("int", "float", "str") and f.name != "family"}
 
 _COSTS_CACHE: dict[str, Costs] = {}
 
@@ -395,6 +362,14 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
 # --------------------------------------------------------------------------------------------
 
 
+def _field(toml: str, unit: str, limits: tuple[float, float] | None = None,
+           *aliases: str) -> Any:
+    """A required scalar :class:`Platform` field and what is known of it: its key in the preset
+    TOML files, its unit, its inclusive sane bounds (None: no number) and other names a
+    what-if may give it (CANN ini keys, shorthands)."""
+    return field(metadata={"toml": toml, "unit": unit, "limits": limits, "aliases": aliases})
+
+
 @dataclass(frozen=True, slots=True)
 class Platform:
     """One Ascend SoC as the simulator sees it: AIV cores, UB, clock, memory system, costs.
@@ -405,30 +380,36 @@ class Platform:
     """
 
     name: str
-    soc: str
-    short_soc: str
-    arch: str
-    aic_core_num: int
-    aiv_core_num: int
-    clock_mhz: float
-    ub_size: int
-    ub_physical_size: int
-    ub_align: int
-    l2_size: int
-    hbm_size: int
-    ddr_rate: float
-    hbm_efficiency: float
-    l2_rate: float
-    queue_depth: int
-    dcache_size: int
-    dcache_line: int
-    dcache_hit_cycles: int
-    dcache_miss_cycles: int
-    ub_read_cycles: int
-    op_head_cycles: int
-    system_counter_mhz: float
-    launch_fixed_ns: float
-    launch_per_core_ns: float
+    # one line per scalar field: TOML key of the preset files, unit, inclusive limits and other
+    # accepted spellings (_field); every table below is derived from these declarations
+    soc: str = _field("soc", "SoC version string")
+    short_soc: str = _field("short_soc", "short SoC version (SHORT_SOCS)")
+    arch: str = _field("arch", "NPU arch")
+    aic_core_num: int = _field("aic_cores", "cores", (1, 1024), "ai_core_cnt")
+    aiv_core_num: int = _field("aiv_cores", "cores", (1, 1024), "core_num", "vector_core_cnt")
+    clock_mhz: float = _field("clock_mhz", "MHz", (1e-3, 1e6), "cube_freq", "vec_freq",
+                              "freq_mhz")
+    ub_size: int = _field("ub_size_bytes", "bytes", (1, 1 << 24))
+    ub_physical_size: int = _field("ub_physical_bytes", "bytes", (1, 1 << 24))
+    ub_align: int = _field("ub_align_bytes", "bytes", (1, 4096))
+    l2_size: int = _field("l2_size_bytes", "bytes", (1, 1 << 40))
+    hbm_size: int = _field("hbm_size_bytes", "bytes", (1, 1 << 50))
+    ddr_rate: float = _field("ddr_rate_bytes_per_cycle", "bytes/cycle per AI core",
+                             (1e-9, 1e15))
+    # what-ifs model "unlimited" HBM with a huge efficiency
+    hbm_efficiency: float = _field("hbm_efficiency_ratio", "ratio", (1e-9, 1e15))
+    l2_rate: float = _field("l2_rate_bytes_per_cycle", "bytes/cycle per AI core", (1e-9, 1e15),
+                            "l2_read_rate")
+    queue_depth: int = _field("queue_depth_entries", "entries", (1, 1024))
+    dcache_size: int = _field("dcache_size_bytes", "bytes", (1, 1 << 30))
+    dcache_line: int = _field("dcache_line_bytes", "bytes", (1, 1 << 20))
+    dcache_hit_cycles: int = _field("dcache_hit_cycles", "cycles", (0, 1e6))
+    dcache_miss_cycles: int = _field("dcache_miss_cycles", "cycles", (0, 1e6))
+    ub_read_cycles: int = _field("ub_read_cycles", "cycles", (0, 1e6))
+    op_head_cycles: int = _field("op_head_cycles", "cycles", (0, 1e9))
+    system_counter_mhz: float = _field("system_counter_mhz", "MHz", (1e-3, 1e6))
+    launch_fixed_ns: float = _field("launch_fixed_ns", "ns", (0, 1e12))
+    launch_per_core_ns: float = _field("launch_per_core_ns", "ns", (0, 1e9))
     costs: Costs
     overridden: tuple[str, ...] = ()
     # Lazily filled by cost.py with per-platform lookup tables; not part of equality.
@@ -534,74 +515,19 @@ class Platform:
         return dataclasses.replace(new, overridden=names)
 
 
+_DECLARED = [f for f in dataclasses.fields(Platform) if "toml" in f.metadata]
+
 # Attribute -> TOML key of the preset files.
-_TOML_KEYS: dict[str, str] = {
-    "soc": "soc",
-    "short_soc": "short_soc",
-    "arch": "arch",
-    "aic_core_num": "aic_cores",
-    "aiv_core_num": "aiv_cores",
-    "clock_mhz": "clock_mhz",
-    "ub_size": "ub_size_bytes",
-    "ub_physical_size": "ub_physical_bytes",
-    "ub_align": "ub_align_bytes",
-    "l2_size": "l2_size_bytes",
-    "hbm_size": "hbm_size_bytes",
-    "ddr_rate": "ddr_rate_bytes_per_cycle",
-    "hbm_efficiency": "hbm_efficiency_ratio",
-    "l2_rate": "l2_rate_bytes_per_cycle",
-    "queue_depth": "queue_depth_entries",
-    "dcache_size": "dcache_size_bytes",
-    "dcache_line": "dcache_line_bytes",
-    "dcache_hit_cycles": "dcache_hit_cycles",
-    "dcache_miss_cycles": "dcache_miss_cycles",
-    "ub_read_cycles": "ub_read_cycles",
-    "op_head_cycles": "op_head_cycles",
-    "system_counter_mhz": "system_counter_mhz",
-    "launch_fixed_ns": "launch_fixed_ns",
-    "launch_per_core_ns": "launch_per_core_ns",
-}
+_TOML_KEYS: dict[str, str] = {f.name: f.metadata["toml"] for f in _DECLARED}
 
 # Scalar Platform fields and their types (everything a user may set directly).
-_PLATFORM_SCALARS: dict[str, type] = {
-    "name": str,
-    "soc": str,
-    "short_soc": str,
-    "arch": str,
-    "aic_core_num": int,
-    "aiv_core_num": int,
-    "clock_mhz": float,
-    "ub_size": int,
-    "ub_physical_size": int,
-    "ub_align": int,
-    "l2_size": int,
-    "hbm_size": int,
-    "ddr_rate": float,
-    "hbm_efficiency": float,
-    "l2_rate": float,
-    "queue_depth": int,
-    "dcache_size": int,
-    "dcache_line": int,
-    "dcache_hit_cycles": int,
-    "dcache_miss_cycles": int,
-    "ub_read_cycles": int,
-    "op_head_cycles": int,
-    "system_counter_mhz": float,
-    "launch_fixed_ns": float,
-    "launch_per_core_ns": float,
-}
+_PLATFORM_SCALARS: dict[str, type] = {"name": str,
+                                      **{f.name: _TYPES[f.type] for f in _DECLARED}}
 
 # Extra accepted spellings (TOML keys, CANN ini keys, common shorthands).
 _ALIASES: dict[str, str] = {
-    **{toml: attr for attr, toml in _TOML_KEYS.items() if toml != attr},
-    "core_num": "aiv_core_num",
-    "vector_core_cnt": "aiv_core_num",
-    "ai_core_cnt": "aic_core_num",
-    "cube_freq": "clock_mhz",
-    "vec_freq": "clock_mhz",
-    "freq_mhz": "clock_mhz",
-    "ddr_rate_bytes_per_cycle": "ddr_rate",
-    "l2_read_rate": "l2_rate",
+    **{f.metadata["toml"]: f.name for f in _DECLARED if f.metadata["toml"] != f.name},
+    **{alias: f.name for f in _DECLARED for alias in f.metadata["aliases"]},
 }
 
 _DERIVED_OK = ("costs", "hbm_bytes_per_cycle", "hbm_gbps")
@@ -611,28 +537,10 @@ _DERIVED_OK = ("costs", "hbm_bytes_per_cycle", "hbm_gbps")
 # part (910B/910_93: 48 AIV at most, UB 192 KiB, queue depth 4-8; 950: 64 AIV, UB 256 KiB) yet
 # keep a what-if from allocating the machine away (each AIV core holds a UB image in memory).
 LIMITS: dict[str, tuple[float, float]] = {
-    "aiv_core_num": (1, 1024),
-    "aic_core_num": (1, 1024),
-    "clock_mhz": (1e-3, 1e6),
-    "ub_size": (1, 1 << 24),
-    "ub_align": (1, 4096),
-    "l2_size": (1, 1 << 40),
-    "hbm_size": (1, 1 << 50),
-    "ddr_rate": (1e-9, 1e15),
-    "hbm_efficiency": (1e-9, 1e15),  # what-ifs model "unlimited" HBM this way
-    "l2_rate": (1e-9, 1e15),
-    "queue_depth": (1, 1024),
-    "dcache_size": (1, 1 << 30),
-    "dcache_line": (1, 1 << 20),
-    "dcache_hit_cycles": (0, 1e6),
-    "dcache_miss_cycles": (0, 1e6),
-    "ub_read_cycles": (0, 1e6),
-    "op_head_cycles": (0, 1e9),
-    "system_counter_mhz": (1e-3, 1e6),
-    "ub_physical_size": (1, 1 << 24),
-    "launch_fixed_ns": (0, 1e12),
-    "launch_per_core_ns": (0, 1e9),
-}
+    f.name: f.metadata["limits"] for f in _DECLARED if f.metadata["limits"] is not None}
+
+# Unit of each scalar field (for messages and documentation).
+UNITS: dict[str, str] = {f.name: f.metadata["unit"] for f in _DECLARED}
 
 
 def check_limits(p: Platform) -> None:

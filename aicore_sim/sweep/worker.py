@@ -74,23 +74,12 @@ _RECORD_CACHE_SIZE = 4
 
 
 def build_platform(axes: dict[str, Any]) -> Platform:
-    """Preset named by the ``platform`` axis with the what-if axes applied."""
+    """Preset named by the ``platform`` axis with the what-if axes applied (each axis is a
+    platform field or one of its aliases: ``Platform.with_overrides`` resolves them, and
+    ``hbm_gbps`` at the possibly overridden clock)."""
     base = load_platform(axes.get("platform", DEFAULT_PLATFORM))
-    ov: dict[str, Any] = {}
-    if "ub_size" in axes:
-        ov["ub_size"] = axes["ub_size"]
-    if "core_num" in axes:
-        ov["aiv_core_num"] = axes["core_num"]
-    if "clock_mhz" in axes:
-        ov["clock_mhz"] = axes["clock_mhz"]
-    if "hbm_efficiency" in axes:
-        ov["hbm_efficiency"] = axes["hbm_efficiency"]
-    if "hbm_bytes_per_cycle" in axes:
-        ov["hbm_bytes_per_cycle"] = axes["hbm_bytes_per_cycle"]
-    p = base.with_overrides(**ov) if ov else base
-    if "hbm_gbps" in axes:  # GB/s -> bytes per cycle at the (possibly overridden) clock
-        p = p.with_overrides(hbm_bytes_per_cycle=float(axes["hbm_gbps"]) * 1e3 / p.clock_mhz)
-    return p
+    ov = {k: v for k, v in axes.items() if k in PLATFORM_AXES and k != "platform"}
+    return base.with_overrides(**ov) if ov else base
 
 
 def check_platforms(axes: dict[str, list[Any]], limit: int = 4096) -> None:
