@@ -59,14 +59,14 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes, textinput
-from aicore_sim.errors import SimError
+from aicore_sim.errors import InputError
 from aicore_sim.platform import Platform, load_platform
 
 DEFAULT_PLATFORM = "ascend910b1"
 MODES = ("functional", "timed", "timing-only")
 
 
-class CaseFileError(SimError):
+class CaseFileError(InputError):
     """A case file is malformed; the message starts with the path of the bad field."""
 
 

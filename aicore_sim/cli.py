@@ -779,16 +779,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _user_error(e: BaseException) -> str | None:
     """The one-line message of an exception caused by the user's input, else None."""
-    if isinstance(e, (UsageError, CaseFileError, UnknownOpError)):
-        return f"error: {e}"
     if isinstance(e, SimError):
-        if getattr(e, "code", None) is not None:  # the operator API rejected an argument
-            return f"error: {e}"
-        if type(e).__name__ == "TilingError":
-            return f"error: [561002] {e}"
-        if type(e).__name__ in ("ResourceError", "PlatformError", "SpecError", "VerifyError"):
-            return f"error: {e}"
-        return None
+        return f"error: {e.tag}{e}" if e.exit_code == 2 else None
     if isinstance(e, OSError) and e.filename is not None:  # an output or input path
         what = e.strerror or type(e).__name__
         return f"error: {e.filename}: {what}"
@@ -900,9 +892,9 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         msg = _user_error(e)
         if msg is not None:
             _err(msg)
-            return 2
+            return e.exit_code
         _err(f"simulation failed: {type(e).__name__}: {e}")
-        return 1
+        return e.exit_code
     except Exception as e:  # noqa: BLE001 - no traceback reaches a user unless asked for
         env = _environment_error(e)
         if env is not None and not debug:

@@ -8,7 +8,21 @@ from __future__ import annotations
 
 
 class SimError(Exception):
-    """Base class of everything the simulator raises on purpose."""
+    """Base class of everything the simulator raises on purpose.
+
+    ``exit_code`` is what the command line returns for it: 1, the kernel or the simulation
+    failed (a result that cannot be trusted); 2, the user's input was refused (the message
+    names the field and the rule). ``tag`` goes before the message (e.g. an aclnn status).
+    """
+
+    exit_code = 1
+    tag = ""
+
+
+class InputError(SimError):
+    """Base class of the refusals of a user's input: exit 2, the message on one line."""
+
+    exit_code = 2
 
 
 class UBOverflowError(SimError):
@@ -31,13 +45,13 @@ class KernelError(SimError):
     """A kernel port used the Ascend C API in a way the hardware does not allow."""
 
 
-class UsageError(SimError):
+class UsageError(InputError):
     """A bad command-line parameter (exit 2; the message names the option and the rule)."""
 
 
-class PlatformError(SimError):
+class PlatformError(InputError):
     """A platform the host tiling accepts but a launch cannot run on (e.g. no usable UB)."""
 
 
-class ResourceError(SimError):
+class ResourceError(InputError):
     """A run would need more memory (or instructions) than allowed; refused before the work."""

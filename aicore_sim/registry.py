@@ -29,7 +29,7 @@ import importlib.metadata as md
 from collections.abc import Iterator
 from typing import Any
 
-from aicore_sim.errors import SimError
+from aicore_sim.errors import InputError, SimError
 from aicore_sim.opmodel import REQUIRED_MEMBERS, OpModel
 
 __all__ = [
@@ -54,7 +54,7 @@ _LOADED: dict[str, OpModel] = {}
 _EPS: dict[str, md.EntryPoint] | None = None
 
 
-class UnknownOpError(SimError):
+class UnknownOpError(InputError):
     """No installed operator has this name (a bad input)."""
 
 

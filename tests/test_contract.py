@@ -9,6 +9,7 @@ legal but suspicious. The classes are those of the robustness issue, in its orde
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
@@ -24,6 +25,8 @@ import numpy as np
 import pytest
 
 from aicore_sim import cli
+from aicore_sim.ascendc.host import TilingError
+from aicore_sim.errors import DeadlockError, InputError, UsageError
 from aicore_sim.program import Hazard
 from tests.test_fuzz_contract import leftovers, run_limited
 
@@ -382,3 +385,30 @@ def test_internal_error_is_one_line_and_debug_shows_it(
                    "for the traceback\n")
     with pytest.raises(RuntimeError, match="boom"):
         cli.main(["platforms", "--debug"])
+
+
+@pytest.mark.parametrize("error, code, line", [
+    # a refusal of the input: exit 2, its message after "error: " and the class's tag
+    (TilingError("tile 0"), 2, "aicore-sim: error: [561002] tile 0"),
+    (UsageError("--x 0"), 2, "aicore-sim: error: --x 0"),
+    # a failure of the kernel: exit 1, named as a failed simulation
+    (DeadlockError("core 0"), 1, "aicore-sim: simulation failed: DeadlockError: core 0"),
+])
+def test_the_exit_code_is_the_error_class_s(error, code, line, capsys) -> None:
+    def fail(args):
+        raise error
+
+    assert cli._dispatch(argparse.Namespace(func=fail), debug=False) == code
+    assert capsys.readouterr().err.strip() == line
+
+
+def test_an_operator_s_own_input_error_class_exits_2(capsys) -> None:
+    class MyOpError(InputError):  # what a plug-in operator may define
+        tag = "[161002] "
+
+    def fail(args):
+        raise MyOpError("x has 0 elements (rule empty)")
+
+    assert cli._dispatch(argparse.Namespace(func=fail), debug=False) == 2
+    assert capsys.readouterr().err.strip() == (
+        "aicore-sim: error: [161002] x has 0 elements (rule empty)")

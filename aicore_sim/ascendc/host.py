@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from aicore_sim.errors import SimError
+from aicore_sim.errors import InputError
 
 __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
            "ACLNN_SUCCESS", "AclnnError", "PlatformAdapter", "aclnn_int_list", "aclnn_invalid",
@@ -112,8 +112,10 @@ class TensorDesc:
         object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
 
 
-class TilingError(SimError):
+class TilingError(InputError):
     """The host tiling rejected a case (aclnn would return 561002)."""
+
+    tag = "[561002] "
 
     def __init__(self, message: str, rule: str | None = None) -> None:
         super().__init__(message)
@@ -127,7 +129,7 @@ ACLNN_ERR_PARAM_INVALID = 161002
 ACLNN_ERR_INNER_TILING_ERROR = 561002
 
 
-class AclnnError(SimError):
+class AclnnError(InputError):
     """An aclnn call failed; ``code`` is the aclnn status (161001, 161002, 561002)."""
 
     def __init__(self, code: int, message: str, rule: str | None = None) -> None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from aicore_sim import textinput
-from aicore_sim.errors import SimError
+from aicore_sim.errors import InputError, SimError
 from aicore_sim.sweep.ops import default_op_name, get_op, op_for_case
 
 MODES = ("timing-only", "timed")
@@ -60,7 +60,7 @@ TIMING_ONLY_AXES = ("hbm_gbps", "hbm_bytes_per_cycle", "hbm_efficiency", "clock_
 AUTO = "auto"
 
 
-class SpecError(SimError):
+class SpecError(InputError):
     """A sweep file that cannot be used; the message names the field and the rule."""
 
 

@@ -10,10 +10,10 @@ Modules: :mod:`.standards` (bit-exact, CANN threshold, custom rtol/atol/ratio),
 :mod:`.report` (text, JSON and markdown), :mod:`.cli_verify` (``aicore-sim verify``).
 """
 
-from aicore_sim.errors import SimError
+from aicore_sim.errors import InputError
 
 
-class VerifyError(SimError):
+class VerifyError(InputError):
     """A bad input to ``verify`` (spec, file, standard); the message names file and rule."""
 
 

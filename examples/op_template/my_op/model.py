@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.errors import SimError
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    AclnnError,
+)
 from aicore_sim.launch import launch
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
 from my_op import cases as _cases
@@ -23,19 +28,7 @@ from my_op.kernel import my_op as _kernel
 from my_op.tiling import TilingError, tiling_func
 
 NAME = "my_op"
-ACLNN_ERR_PARAM_NULLPTR = 161001
-ACLNN_ERR_PARAM_INVALID = 161002
-ACLNN_ERR_INNER_TILING_ERROR = 561002
 _DTYPES = ("float16", "float32")
-
-
-class AclnnError(SimError):
-    """A rejected argument; ``code`` is the aclnn status (the CLI exits 2 and prints it)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(f"[{code}] {message}")
-        self.code = code
-
 
 class MyOpModel:
     """y = x * scale (replace with one line on the upstream operator you port)."""
