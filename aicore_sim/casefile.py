@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes, textinput
+from aicore_sim import dtypes, schema, textinput
 from aicore_sim.errors import InputError
 from aicore_sim.platform import Platform, load_platform
 
@@ -109,10 +109,6 @@ def op_spec(name: Any, field: str = "op") -> OpSpec:
         raise CaseFileError(str(e)) from None
 
 
-_TOP_KEYS = ("op", "name", "description", "inputs", "attrs", "platform", "mode", "data")
-_DATA_KEYS = ("seed",)
-
-
 @dataclass(frozen=True)
 class InputSpec:
     """Shape and dtype of one present input."""
@@ -149,139 +145,90 @@ def _fail(where: str, msg: str) -> CaseFileError:
     return CaseFileError(f"{where}: {msg}")
 
 
-def _int(value: Any, where: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(where, f"expected an integer, got {json.dumps(value)}")
-    if minimum is not None and value < minimum:
-        raise _fail(where, f"must be >= {minimum}, got {value}")
-    return value
-
-
-def _int_list(value: Any, where: str) -> list[int]:
-    if not isinstance(value, list):
-        raise _fail(where, f"expected a list of integers or null, got {json.dumps(value)}")
-    return [_int(v, f"{where}[{i}]") for i, v in enumerate(value)]
-
-
-def _input(value: Any, where: str) -> InputSpec:
-    if not isinstance(value, Mapping):
-        raise _fail(where, f"expected an object {{\"shape\": [...], \"dtype\": ...}} or null, "
-                           f"got {json.dumps(value)}")
-    extra = sorted(set(value) - {"shape", "dtype"})
-    if extra:
-        raise _fail(f"{where}.{extra[0]}", "unknown field; expected 'shape' and 'dtype'")
-    if "shape" not in value:
-        raise _fail(f"{where}.shape", "missing")
-    if "dtype" not in value:
-        raise _fail(f"{where}.dtype", "missing")
-    shape = value["shape"]
-    if not isinstance(shape, list):
-        raise _fail(f"{where}.shape", f"expected a list of integers, got {json.dumps(shape)}")
-    dims = tuple(_int(d, f"{where}.shape[{i}]", 0) for i, d in enumerate(shape))
-    dt = value["dtype"]
-    if not isinstance(dt, str):
-        raise _fail(f"{where}.dtype", f"expected a dtype name, got {json.dumps(dt)}")
-    try:
-        dtype = dtypes.as_dtype(dt)
-    except ValueError as e:
-        raise _fail(f"{where}.dtype", str(e)) from None
+def _input_spec(value: Mapping[str, Any], path: str) -> InputSpec:
+    """An input's checked ``{shape, dtype}`` as an :class:`InputSpec` (numpy must be able to
+    describe the array)."""
+    dims, dtype = tuple(value["shape"]), value["dtype"]
     extent = math.prod(max(d, 1) for d in dims) * dtype.itemsize
     if extent >= 1 << 62:  # numpy cannot describe such an array, even with a zero dimension
-        raise _fail(f"{where}.shape", f"{list(dims)}: the product of the non-zero dimensions x "
-                                      f"{dtype.itemsize} bytes must stay below 2^62")
+        raise schema.FieldError(f"{path}.shape", f"{list(dims)}: the product of the non-zero "
+                                f"dimensions x {dtype.itemsize} bytes must stay below 2^62")
     return InputSpec(dims, dtype)
 
 
-def _attrs(value: Any, op: OpSpec) -> dict[str, Any] | list[Any]:
-    if value is None:
-        return {}
-    if isinstance(value, list):
-        return list(value)  # positional (tiling only); checked by the tiling itself
-    if not isinstance(value, Mapping):
-        raise _fail("attrs", f"expected an object (or a positional list), "
-                             f"got {json.dumps(value)}")
-    out: dict[str, Any] = {}
-    kinds = dict(zip(op.attrs, op.attr_kinds))
-    for k, v in value.items():
-        if k not in op.attrs:
-            raise _fail(f"attrs.{k}", f"unknown attribute; expected one of {list(op.attrs)}")
-        if v is None:
-            continue
-        kind = kinds.get(k)
-        if kind == "bool":
-            if not isinstance(v, bool):
-                raise _fail(f"attrs.{k}", f"expected true or false, got {json.dumps(v)}")
-        elif kind == "int_list":
-            v = _int_list(v, f"attrs.{k}")
-        elif kind == "int":
-            v = _int(v, f"attrs.{k}")
-        elif kind == "float":
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise _fail(f"attrs.{k}", f"expected a number, got {json.dumps(v)}")
-            v = float(v)
-        elif kind == "str" and not isinstance(v, str):
-            raise _fail(f"attrs.{k}", f"expected a string, got {json.dumps(v)}")
-        out[k] = v
-    return out
+_DTYPE = schema.Custom(dtypes.as_dtype, "a dtype name", (str,))
+_INPUT = schema.Table({"shape": schema.ListOf(schema.Int(minimum=0), nonempty=False),
+                       "dtype": _DTYPE}, required=("shape", "dtype"),
+                      what_text='an object {"shape": [...], "dtype": ...} or null')
+_ATTR_KINDS: dict[str, schema.Rule] = {
+    "bool": schema.Flag(),
+    "int": schema.Int(),
+    "int_list": schema.ListOf(schema.Int(), nonempty=False),
+    "float": schema.Number(),
+    "str": schema.Text(empty=True),
+}
+
+
+def _case_name(value: str) -> str:
+    if any(c in value for c in "/\\\0") or value.strip(".") == "":
+        raise ValueError(f"{json.dumps(value)}: a case name names output folders and must not "
+                         "contain '/', '\\' or be made of dots")
+    return value
 
 
 def _platform(value: Any) -> Platform:
-    if value is None:
-        value = DEFAULT_PLATFORM
-    if not isinstance(value, (str, Mapping)):
-        raise _fail("platform", f"expected a preset name or an object, got {json.dumps(value)}")
-    try:
-        return load_platform(value)
-    except (ValueError, KeyError, TypeError) as e:
-        msg = str(e.args[0]) if e.args else str(e)
-        raise _fail("platform", msg) from None
+    return load_platform(value)
+
+
+# The case file's fields; "inputs" and "attrs" depend on the operator named by "op" and are
+# checked once it is known (:func:`_op_fields`).
+_CASE = schema.Table({
+    "op": schema.Anything(),
+    "name": schema.Custom(_case_name, "a non-empty string", (str,)),
+    "description": schema.Text(empty=True),
+    "inputs": schema.Anything(),
+    "attrs": schema.Anything(),
+    "platform": schema.Custom(_platform, "a preset name or an object", (str, Mapping)),
+    "mode": schema.Choice(MODES),
+    "data": schema.Table({"seed": schema.Int(minimum=0)}),
+}, required=("inputs",), null_is_absent=True,
+    what_text="one JSON object (a case file holds one)")
+
+
+def _op_fields(op: OpSpec) -> tuple[schema.Rule, schema.Rule]:
+    """The rules of ``inputs`` and ``attrs`` for operator ``op``."""
+    inputs = schema.Table({k: _INPUT for k in op.inputs}, required=op.required,
+                          null_is_absent=True,
+                          what_text="an object mapping input names to {shape, dtype}")
+    kinds = dict(zip(op.attrs, op.attr_kinds))
+    named = schema.Table({k: _ATTR_KINDS.get(kinds.get(k, ""), schema.Anything())
+                          for k in op.attrs}, null_is_absent=True)
+    # a list gives the attributes by position (tiling only; the tiling checks them)
+    attrs = schema.AnyOf((named, schema.ListOf(nonempty=False)))
+    return inputs, attrs
 
 
 def parse_case(doc: Any, name: str = "case") -> CaseFile:
     """Validate a decoded case document (see the module docstring for the format)."""
     if not isinstance(doc, Mapping):
         raise _fail("(top level)", "a case file holds one JSON object")
-    for k in doc:
-        if k not in _TOP_KEYS:
-            raise _fail(k, f"unknown field; expected some of {list(_TOP_KEYS)}")
-    op = op_spec(doc.get("op"))
-    raw_inputs = doc.get("inputs")
-    if not isinstance(raw_inputs, Mapping):
-        raise _fail("inputs", "expected an object mapping input names to {shape, dtype}")
-    for k in raw_inputs:
-        if k not in op.inputs:
-            raise _fail(f"inputs.{k}", f"unknown input; expected some of {list(op.inputs)}")
-    inputs: dict[str, InputSpec | None] = {}
-    for k in op.inputs:
-        v = raw_inputs.get(k)
-        if v is None:
-            if k in op.required:
-                raise _fail(f"inputs.{k}", "missing; this input is required")
-            inputs[k] = None
-        else:
-            inputs[k] = _input(v, f"inputs.{k}")
-    attrs = _attrs(doc.get("attrs"), op)
-    platform = _platform(doc.get("platform"))
-    mode = doc.get("mode")
-    if mode is not None and mode not in MODES:
-        raise _fail("mode", f"unknown mode {json.dumps(mode)}; expected one of {list(MODES)}")
-    data = doc.get("data")
-    if data is None:
-        data = {}
-    if not isinstance(data, Mapping):
-        raise _fail("data", f"expected an object, got {json.dumps(data)}")
-    for k in data:
-        if k not in _DATA_KEYS:
-            raise _fail(f"data.{k}", f"unknown field; expected some of {list(_DATA_KEYS)}")
-    seed = _int(data.get("seed", 0), "data.seed", 0)
-    case_name = doc.get("name", name)
-    if not isinstance(case_name, str) or not case_name:
-        raise _fail("name", f"expected a non-empty string, got {json.dumps(case_name)}")
-    if any(c in case_name for c in "/\\\0") or case_name.strip(".") == "":
-        raise _fail("name", f"{json.dumps(case_name)}: a case name names output folders and "
-                            "must not contain '/', '\\' or be made of dots")
-    return CaseFile(case_name, op, inputs, attrs, platform, mode, seed,
-                    str(doc.get("description", "")), dict(doc))
+    try:
+        for k in doc:  # unknown fields first, before the operator is looked up
+            if k not in _CASE.fields:
+                raise schema.FieldError(k, f"unknown field; expected some of {list(_CASE.fields)}")
+        op = op_spec(doc.get("op"))
+        inputs_rule, attrs_rule = _op_fields(op)
+        top = _CASE.check(doc, "")
+        present = {k: _input_spec(v, f"inputs.{k}")
+                   for k, v in inputs_rule.check(top["inputs"], "inputs").items()}
+        attrs = attrs_rule.check(top.get("attrs", {}), "attrs")
+    except schema.FieldError as e:
+        raise CaseFileError(str(e)) from None
+    inputs: dict[str, InputSpec | None] = {k: present.get(k) for k in op.inputs}
+    platform = top.get("platform") or load_platform(DEFAULT_PLATFORM)
+    seed = top.get("data", {}).get("seed", 0)
+    return CaseFile(top.get("name", name), op, inputs, attrs, platform, top.get("mode"), seed,
+                    top.get("description", ""), dict(doc))
 
 
 def load_case(path: str | os.PathLike) -> CaseFile:

@@ -13,14 +13,13 @@ unit suffix in its key and a ``# source:`` comment). Instruction-cost parameters
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import textinput
+from aicore_sim import schema, textinput
 
 _DATA = Path(__file__).parent / "data"
 _PLATFORM_DIR = _DATA / "platforms"
@@ -543,15 +542,24 @@ LIMITS: dict[str, tuple[float, float]] = {
 UNITS: dict[str, str] = {f.name: f.metadata["unit"] for f in _DECLARED}
 
 
+def _scalar_rule(kind: type, limits: tuple[float, float] | None = None) -> schema.Rule:
+    """The rule of a scalar platform or cost field: a non-empty string, or a number of the
+    field's type (an int field takes ``4.0``) within ``limits`` (default: >= 0)."""
+    if kind is str:
+        return schema.Text()
+    lo, hi = limits if limits is not None else (0, None)
+    if kind is int:
+        return schema.Int(minimum=lo, maximum=hi, whole_floats=True)
+    return schema.Number(minimum=lo, maximum=hi)
+
+
 def check_limits(p: Platform) -> None:
     """ValueError naming the first field of ``p`` outside :data:`LIMITS`."""
-    for name, (lo, hi) in LIMITS.items():
-        v = getattr(p, name)
-        if not lo <= v <= hi:
-            rule = "must be > 0" if v < lo and lo > 0 and lo < 1 else f"must be >= {lo:g}"
-            if v > hi:
-                rule = f"must be <= {hi:g} (a sane bound)"
-            raise ValueError(f"platform field {name!r} {rule}, got {v!r}")
+    for name, limits in LIMITS.items():
+        try:
+            _scalar_rule(_PLATFORM_SCALARS[name], limits).check(getattr(p, name), "")
+        except schema.FieldError as e:
+            raise ValueError(f"platform field {name!r}: {e.rule}") from None
 
 
 def launch_problem(p: Platform) -> str | None:
@@ -577,32 +585,14 @@ def _resolve_aliases(fields: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_value(name: str, value: Any, kind: type, what: str) -> Any:
-    """Type- and sign-check one value; ints are accepted for float fields."""
-    if kind is str:
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"{what} field {name!r} must be a non-empty str, got {value!r}")
-        return value
-    if isinstance(value, bool):
-        raise ValueError(f"{what} field {name!r} must be {kind.__name__}, got bool {value!r}")
-    if kind is int:
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if not isinstance(value, int):
-            raise ValueError(
-                f"{what} field {name!r} must be int, got {type(value).__name__} {value!r}"
-            )
-    else:
-        if not isinstance(value, int | float):
-            raise ValueError(
-                f"{what} field {name!r} must be a number, got {type(value).__name__} {value!r}"
-            )
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"{what} field {name!r} must be finite, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{what} field {name!r} must be >= 0, got {value!r}")
-    return value
+def _check_value(name: str, value: Any, kind: type, what: str,
+                 limits: tuple[float, float] | None = None) -> Any:
+    """Type- and range-check one value (:func:`_scalar_rule`; a platform field within its
+    :data:`LIMITS`); ints are accepted for float fields."""
+    try:
+        return _scalar_rule(kind, limits).check(value, "")
+    except schema.FieldError as e:
+        raise ValueError(f"{what} field {name!r}: {e.rule}") from None
 
 
 def _check_fields(
@@ -613,7 +603,8 @@ def _check_fields(
         if name not in allowed:
             valid = _valid_names() if cls is Platform else sorted(allowed)
             raise ValueError(f"unknown {what} field {name!r}; valid fields: {', '.join(valid)}")
-        out[name] = _check_value(name, value, allowed[name], what)
+        out[name] = _check_value(name, value, allowed[name], what,
+                                 LIMITS.get(name) if cls is Platform else None)
     return out
 
 
@@ -671,7 +662,8 @@ def _from_toml_file(path: Path, name: str) -> Platform:
         raise ValueError(f"platform {name!r} ({path.name}): missing key 'costs' (cost family)")
     values["name"] = doc.get("name", name)
     checked = {
-        k: _check_value(k, v, _PLATFORM_SCALARS[k], f"platform {name!r}") for k, v in values.items()
+        k: _check_value(k, v, _PLATFORM_SCALARS[k], f"platform {name!r}", LIMITS.get(k))
+        for k, v in values.items()
     }
     if checked["short_soc"] not in SHORT_SOCS:
         raise ValueError(

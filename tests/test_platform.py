@@ -139,17 +139,19 @@ def test_bad_override_errors() -> None:
         ValueError, match="unknown platform field 'ub_sise'.*valid fields:.*ub_size"
     ):
         p.with_overrides(ub_sise=1)
-    with pytest.raises(ValueError, match="'aiv_core_num' must be int"):
+    with pytest.raises(ValueError, match="'aiv_core_num': expected an integer >= 1 and <= "
+                                         "1024, got \"48\""):
         p.with_overrides(aiv_core_num="48")
-    with pytest.raises(ValueError, match="'aiv_core_num' must be int"):
+    with pytest.raises(ValueError, match="'aiv_core_num': expected an integer"):
         p.with_overrides(aiv_core_num=2.5)
-    with pytest.raises(ValueError, match="'ub_size' must be >= 0"):
+    with pytest.raises(ValueError, match="'ub_size': expected an integer >= 1"):
         p.with_overrides(ub_size=-1)
-    with pytest.raises(ValueError, match="'clock_mhz' must be > 0"):
+    with pytest.raises(ValueError, match="'clock_mhz': expected a finite number >= 0.001"):
         p.with_overrides(clock_mhz=0)
     with pytest.raises(ValueError, match="'short_soc' must be one of"):
         p.with_overrides(short_soc="Ascend310P")
-    with pytest.raises(ValueError, match="'dcache_hit_cycles' must be int, got bool"):
+    with pytest.raises(ValueError, match="'dcache_hit_cycles': expected an integer >= 0 and "
+                                         "<= 1e\\+06, got true"):
         p.with_overrides(dcache_hit_cycles=True)
     # ub_size 256 on Ascend910B: GetCoreMemSize(UB) = 256 - 256 = 0. Upstream's tiling UT
     # builds such a platform (prob_none_tiny_ub), so it loads; a launch refuses it.

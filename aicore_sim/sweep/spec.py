@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import textinput
+from aicore_sim import schema, textinput
 from aicore_sim.errors import InputError, SimError
 from aicore_sim.sweep.ops import default_op_name, get_op, op_for_case
 
@@ -86,41 +86,37 @@ def _where(table: str, key: str, i: int | None = None) -> str:
     return f"{table}.{key}" + ("" if i is None else f"[{i}]")
 
 
-def _check_value(table: str, key: str, i: int, v: Any, kind: type, allow_auto: bool) -> Any:
-    w = _where(table, key, i)
-    if allow_auto and (v is None or v == AUTO):
+def _knob(v: Any) -> Any:
+    """A tiling knob's value: ``"auto"`` (or null) leaves it to the tiling, else an int >= 0."""
+    if v is None or v == AUTO:
         return AUTO
-    if kind is str:
-        if not isinstance(v, str) or not v:
-            raise SpecError(f"{w}: must be a non-empty string, got {v!r}")
-        return v
-    if isinstance(v, bool):
-        raise SpecError(f"{w}: must be a number, got {v!r}")
-    if kind is int:
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        if not isinstance(v, int) or v < (0 if allow_auto else 1):
-            lo = 0 if allow_auto else 1
-            extra = ' or "auto"' if allow_auto else ""
-            raise SpecError(f"{w}: must be an int >= {lo}{extra}, got {v!r}")
-        return v
-    if not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-        raise SpecError(f"{w}: must be a number > 0, got {v!r}")
-    return float(v)
+    return schema.Int(minimum=0, whole_floats=True).check(v, "")
 
 
-def _as_list(table: str, key: str, v: Any) -> list[Any]:
-    vals = v if isinstance(v, list) else [v]
-    if not vals:
-        raise SpecError(f"{_where(table, key)}: must list at least one value")
-    return vals
+# The rule of one value of an axis, by the axis's type (tiling knobs: _KNOB)
+_VALUE: dict[type, schema.Rule] = {
+    str: schema.Text(),
+    int: schema.Int(minimum=1, whole_floats=True),
+    float: schema.Number(above=0),
+}
+_KNOB = schema.Custom(_knob, 'an integer >= 0 or "auto"')
+_TABLE = "a table/object"
+# A sweep file's tables and fields; the axes and tiling tables depend on the op (parse_spec).
+_SPEC = schema.Table({
+    "sweep": schema.Table({"name": schema.Text(), "op": schema.Text(),
+                           "mode": schema.Choice(MODES), "seed": schema.Int(minimum=0),
+                           "verify_top": schema.Int(minimum=1)}, what_text=_TABLE),
+    "axes": schema.Table({}, open=True, what_text=_TABLE),
+    "tiling": schema.Table({}, open=True, what_text=_TABLE),
+    "report": schema.Table({"heatmap": schema.ListOf(schema.Text(), length=2)},
+                           what_text=_TABLE),
+}, what_text=_TABLE)
 
 
-def _table(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
-    value = doc.get(name, {})
-    if not isinstance(value, Mapping):
-        raise SpecError(f"{name}: must be a table/object, got {type(value).__name__}")
-    return dict(value)
+def _values(table: str, key: str, v: Any, rule: schema.Rule) -> list[Any]:
+    """An axis's values (one value or a non-empty list), each checked by ``rule``."""
+    return schema.ListOf(rule, unique=True).check(v if isinstance(v, list) else [v],
+                                                  _where(table, key))
 
 
 def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = None
@@ -130,56 +126,37 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     ``base`` is the folder relative case-file and preset paths are resolved against (they are
     tried as given first).
     """
-    if not isinstance(doc, Mapping):
-        raise SpecError(f"sweep file: must be a table/object, got {type(doc).__name__}")
-    unknown = sorted(set(doc) - {"sweep", "axes", "tiling", "report"})
-    if unknown:
-        raise SpecError(f"sweep file: unknown table(s) {unknown}; valid: sweep, axes, tiling, "
-                        "report")
-    head = _table(doc, "sweep")
-    bad = sorted(set(head) - {"name", "op", "mode", "seed", "verify_top"})
-    if bad:
-        raise SpecError(f"sweep.{bad[0]}: unknown field; valid: name, op, mode, seed, "
-                        "verify_top")
+    try:
+        checked = _SPEC.check(doc, "")
+    except schema.FieldError as e:
+        raise SpecError(str(e) if e.path else f"sweep file: {e}") from None
+    head = checked.get("sweep", {})
     op_name = head.get("op")
     if op_name is None:  # the op of the first case
-        first = _table(doc, "axes").get("case")
+        first = checked.get("axes", {}).get("case")
         first = first[0] if isinstance(first, list) and first else first
         op_name = op_for_case(first) if first is not None and not isinstance(first, (dict, list)) \
             else default_op_name()
-    if not isinstance(op_name, str):
-        raise SpecError(f"sweep.op: must be an op name, got {op_name!r}")
     try:
         op = get_op(op_name)
     except ValueError as e:
         raise SpecError(f"sweep.op: {e}") from None
     mode = head.get("mode", "timing-only")
-    if not isinstance(mode, str) or mode not in MODES:
-        raise SpecError(f"sweep.mode: must be one of {list(MODES)}, got {mode!r}")
     seed = head.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise SpecError(f"sweep.seed: must be an int >= 0, got {seed!r}")
     top = head.get("verify_top", 1)
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise SpecError(f"sweep.verify_top: must be an int >= 1, got {top!r}")
 
     case_axes = dict(op.CASE_AXES)
     knobs = tuple(op.KNOBS)
     axes: dict[str, list[Any]] = {}
-    raw_axes = _table(doc, "axes")
-    raw_tiling = _table(doc, "tiling")
+    raw_axes = checked.get("axes", {})
+    raw_tiling = checked.get("tiling", {})
     valid = ["case", *case_axes, *PLATFORM_AXES, "strategy", *knobs]
-    for key in raw_axes:
-        if key not in valid:
-            raise SpecError(f"axes.{key}: unknown axis; valid: {', '.join(valid)}")
     for key in raw_tiling:
         if key not in knobs:
             raise SpecError(f"tiling.{key}: not a tiling field the op lets a sweep set; valid: "
                             f"{', '.join(knobs)}")
         if key in raw_axes:
             raise SpecError(f"tiling.{key}: given in both [axes] and [tiling]")
-    if "case" not in raw_axes:
-        raise SpecError("axes.case: required (bundled case names or case files)")
 
     def resolve_path(v: str) -> str:
         if base is not None and ("/" in v or v.endswith((".json", ".toml"))):
@@ -188,51 +165,41 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                 return str(base / p)
         return v
 
-    # canonical order: case, case axes, platform axes, strategy, knobs
-    for key in valid:
-        table = "tiling" if key in raw_tiling else "axes"
-        src = raw_tiling if key in raw_tiling else raw_axes
-        if key not in src:
-            continue
-        vals = _as_list(table, key, src[key])
-        if key == "case":
-            out = [resolve_path(_check_value(table, key, i, v, str, False))
-                   for i, v in enumerate(vals)]
-            for i, v in enumerate(out):
-                try:
-                    op.resolve_case(v, {})
-                except (KeyError, ValueError, OSError, SimError) as e:
-                    if getattr(e, "code", None) is not None:
-                        continue  # the op API refuses the case: its points are 'invalid' rows
-                    msg = e.args[0] if e.args else e
-                    raise SpecError(f"axes.case[{i}]: {msg}") from None
-        elif key in case_axes:
-            kind = getattr(op, "CASE_AXIS_TYPES", {}).get(key, str)
-            out = [_check_value(table, key, i, v, kind, False) for i, v in enumerate(vals)]
-        elif key in PLATFORM_AXES:
-            out = [_check_value(table, key, i, v, PLATFORM_AXES[key], False)
-                   for i, v in enumerate(vals)]
-            if key == "platform":
-                from aicore_sim.platform import load_platform
+    def platform(v: str) -> str:
+        from aicore_sim.platform import load_platform
 
-                out = [resolve_path(v) for v in out]
-                for i, v in enumerate(out):
-                    try:
-                        load_platform(v)
-                    except (KeyError, ValueError, OSError) as e:
-                        raise SpecError(f"axes.platform[{i}]: {e.args[0] if e.args else e}"
-                                        ) from None
-        elif key == "strategy":
-            out = [_check_value(table, key, i, v, str, False) for i, v in enumerate(vals)]
-            for i, v in enumerate(out):
-                if v not in op.STRATEGIES:
-                    raise SpecError(f"axes.strategy[{i}]: unknown strategy {v!r}; valid: "
-                                    f"{', '.join(op.STRATEGIES)}")
-        else:
-            out = [_check_value(table, key, i, v, int, True) for i, v in enumerate(vals)]
-        if len(set(map(repr, out))) != len(out):
-            raise SpecError(f"{_where(table, key)}: values repeat")
-        axes[key] = out
+        load_platform(resolve_path(v))
+        return resolve_path(v)
+
+    # the rule of each axis's values, in canonical order: case, case axes, platform axes,
+    # strategy, knobs
+    types = getattr(op, "CASE_AXIS_TYPES", {})
+    rules: dict[str, schema.Rule] = {
+        "case": schema.Custom(resolve_path, _VALUE[str].what, (str,)),
+        **{k: _VALUE[types.get(k, str)] for k in case_axes},
+        **{k: _VALUE[t] for k, t in PLATFORM_AXES.items()},
+        "platform": schema.Custom(platform, "a preset name or a platform file", (str,)),
+        "strategy": schema.Choice(tuple(op.STRATEGIES)),
+        **{k: _KNOB for k in knobs},
+    }
+    try:
+        schema.Table({k: schema.Anything() for k in valid}, required=("case",)).check(
+            raw_axes, "axes")
+        for key in valid:
+            table = "tiling" if key in raw_tiling else "axes"
+            src = raw_tiling if key in raw_tiling else raw_axes
+            if key in src:
+                axes[key] = _values(table, key, src[key], rules[key])
+    except schema.FieldError as e:
+        raise SpecError(str(e)) from None
+    for i, v in enumerate(axes["case"]):
+        try:
+            op.resolve_case(v, {})
+        except (KeyError, ValueError, OSError, SimError) as e:
+            if getattr(e, "code", None) is not None:
+                continue  # the op API refuses the case: its points are 'invalid' rows
+            msg = e.args[0] if e.args else e
+            raise SpecError(f"axes.case[{i}]: {msg}") from None
     hbm = [k for k in ("hbm_gbps", "hbm_bytes_per_cycle", "hbm_efficiency") if k in axes]
     if len(hbm) > 1:
         raise SpecError(f"axes.{hbm[1]}: give the HBM bandwidth one way only (also {hbm[0]})")
@@ -248,12 +215,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                 except (KeyError, ValueError) as e:
                     raise SpecError(f"axes.{key}[{j}]: {e.args[0] if e.args else e}") from None
 
-    rep = _table(doc, "report")
-    bad = sorted(set(rep) - {"heatmap"})
-    if bad:
-        raise SpecError(f"report.{bad[0]}: unknown field; valid: heatmap")
-    heat = rep.get("heatmap", [])
-    if heat and (not isinstance(heat, list) or len(heat) != 2 or any(h not in axes for h in heat)):
+    heat = checked.get("report", {}).get("heatmap", [])
+    if any(h not in axes for h in heat):
         raise SpecError(f"report.heatmap: must name two axes of the sweep, got {heat!r}")
     return SweepSpec(str(head.get("name", name)), op_name, mode, seed, top, axes, knobs,
                      tuple(heat))

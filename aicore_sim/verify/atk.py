@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import textinput
+from aicore_sim import schema, textinput
 from aicore_sim.verify import VerifyError
 
 __all__ = [
@@ -75,37 +75,39 @@ def is_atk_file(path: str | Path) -> bool:
     return b'"aclnn_name"' in head or b'"api_type"' in head
 
 
+_NAMED = schema.Table({"name": schema.Anything()}, required=("name",), open=True,
+                      what_text="an entry with a name")
+# The fields of an ATK record this module reads (the format has many more: open tables)
+_RECORD = schema.Table({
+    "aclnn_name": schema.Anything(),
+    "inputs": schema.ListOf(schema.AnyOf((
+        schema.ListOf(_NAMED),  # a tuple attribute: one entry per element
+        schema.Table({"name": schema.Anything(), "type": schema.Anything()},
+                     required=("name", "type"), open=True,
+                     what_text="an entry with name and type"))), nonempty=False),
+}, required=("aclnn_name", "inputs"), open=True)
+_SHAPE = schema.ListOf(schema.Int(minimum=0), nonempty=False)
+
+
 def _record(raw: Any, index: int, where: str) -> AtkRecord:
     w = f"{where}: record {index}"
-    if not isinstance(raw, dict):
-        raise VerifyError(f"{w}: expected an object (rule atk_record)")
-    for k in ("aclnn_name", "inputs"):
-        if k not in raw:
-            raise VerifyError(f"{w}: field '{k}' missing (rule atk_record)")
+    try:
+        raw = _RECORD.check(raw, "")
+        for j, e in enumerate(raw["inputs"]):
+            if isinstance(e, dict) and e["type"] == "tensor":
+                _SHAPE.check(e.get("shape"), f"inputs[{j}] ({e['name']}).shape")
+    except schema.FieldError as e:
+        raise VerifyError(f"{w}: {e} (rule atk_record)") from None
     std = raw.get("standard") or {}
     acc = str(std.get("acc", "md5")) if isinstance(std, dict) else "md5"
     tensors: dict[str, AtkTensor] = {}
     attrs: dict[str, Any] = {}
-    if not isinstance(raw["inputs"], list):
-        raise VerifyError(f"{w}: inputs: expected a list (rule atk_record)")
-    for j, e in enumerate(raw["inputs"]):
+    for e in raw["inputs"]:
         if isinstance(e, list):  # a tuple attribute: one entry per element
-            if not e or not all(isinstance(x, dict) and "name" in x for x in e):
-                raise VerifyError(f"{w}: inputs[{j}]: expected attr_tuple entries "
-                                  f"(rule atk_record)")
             attrs[str(e[0]["name"])] = [x.get("range_values") for x in e]
-            continue
-        if not isinstance(e, dict) or "name" not in e or "type" not in e:
-            raise VerifyError(f"{w}: inputs[{j}]: expected an entry with name and type "
-                              f"(rule atk_record)")
-        if e["type"] == "tensor":
-            shape = e.get("shape")
-            if not isinstance(shape, list) or not all(
-                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-                raise VerifyError(f"{w}: inputs[{j}] ({e['name']}).shape: {shape}: expected a "
-                                  f"list of integers >= 0 (rule atk_record)")
+        elif e["type"] == "tensor":
             tensors[str(e["name"])] = AtkTensor(str(e["name"]), str(e.get("dtype")),
-                                                tuple(shape), e.get("range_values"),
+                                                tuple(e["shape"]), e.get("range_values"),
                                                 bool(e.get("required", True)))
         else:
             attrs[str(e["name"])] = e.get("range_values")

@@ -36,7 +36,6 @@ Errors name the file and the field: ``m.toml: shapes[1].hidden: expected an inte
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import dtypes, textinput
+from aicore_sim import dtypes, schema, textinput
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.verify import VerifyError
 
@@ -57,8 +56,6 @@ __all__ = [
     "parse_matrix",
 ]
 
-_KEYS = ("op", "name", "description", "mode", "standard", "seed", "dtypes", "probs", "shapes",
-         "ranges", "platforms", "indices")
 _REQUIRED = ("op", "dtypes", "probs", "shapes")
 _INDEX_MODES = ("permutation", "identity", "outside_window", "duplicates")
 _SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
@@ -102,54 +99,19 @@ class Matrix:
                 * len(self.platforms) * len(self.indices))
 
 
-class _Fail:
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def __call__(self, field: str, msg: str) -> VerifyError:
-        return VerifyError(f"{self.where}: {field}: {msg}")
-
-
-def _list(doc: Mapping[str, Any], key: str, fail: _Fail, default: list[Any] | None = None
-          ) -> list[Any]:
-    if key not in doc:
-        if default is None:
-            raise fail(key, "missing; this field is required")
-        return default
-    v = doc[key]
-    if not isinstance(v, list) or not v:
-        raise fail(key, f"expected a non-empty list, got {json.dumps(v, default=str)}")
-    return v
-
-
-def _dtype(v: Any, field: str, fail: _Fail) -> str:
-    if not isinstance(v, str):
-        raise fail(field, f"expected a dtype name, got {json.dumps(v, default=str)}")
-    try:
-        dt = dtypes.as_dtype(v)
-    except ValueError as e:
-        raise fail(field, str(e)) from None
-    name = dtypes.dtype_name(dt)
+def _dtype(v: str) -> str:
+    name = dtypes.dtype_name(dtypes.as_dtype(v))
     if name not in _SHORT:
-        raise fail(field, f"{v!r} is not a float dtype (bfloat16, float16, float32)")
+        raise ValueError(f"{v!r} is not a float dtype (bfloat16, float16, float32)")
     return name
 
 
-def _int(v: Any, field: str, fail: _Fail, minimum: int | None = None) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise fail(field, f"expected an integer, got {json.dumps(v, default=str)}")
-    if minimum is not None and v < minimum:
-        raise fail(field, f"expected an integer >= {minimum}, got {v}")
-    return v
+def _probs(v: str) -> str:
+    return v.lower() if v.lower() in ("none", "same") else _dtype(v)
 
 
-def _platform(v: Any, field: str, fail: _Fail) -> tuple[str, Platform]:
-    if not isinstance(v, (str, Mapping)):
-        raise fail(field, f"expected a preset name or a table, got {json.dumps(v, default=str)}")
-    try:
-        plat = load_platform(dict(v) if isinstance(v, Mapping) else v)
-    except (ValueError, KeyError, TypeError) as e:
-        raise fail(field, str(e.args[0]) if e.args else str(e)) from None
+def _platform(v: Any) -> tuple[str, Platform]:
+    plat = load_platform(dict(v) if isinstance(v, Mapping) else v)
     if isinstance(v, str):
         return v, plat
     extra = "+".join(f"{k}={v[k]}" for k in v if k != "preset")
@@ -157,81 +119,62 @@ def _platform(v: Any, field: str, fail: _Fail) -> tuple[str, Platform]:
     return label, plat
 
 
-def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
-    """Validate a decoded matrix document (see the module docstring)."""
-    fail = _Fail(where)
-    if not isinstance(doc, Mapping):
-        raise fail("(top level)", "a matrix is one TOML table / JSON object")
-    for k in doc:
-        if k not in _KEYS:
-            raise fail(k, f"unknown field; expected some of {list(_KEYS)}")
-    for k in _REQUIRED:
-        if k not in doc:
-            raise fail(k, "missing; this field is required")
+def _standard(v: str) -> str:
+    from aicore_sim.verify.standards import parse_standard
+
+    try:
+        parse_standard(v, "standard")
+    except VerifyError as e:
+        raise ValueError(str(e)) from None
+    return v
+
+
+def _op(v: Any) -> str:
     from aicore_sim.registry import UnknownOpError, get_op
 
     try:
-        get_op(doc["op"])
+        get_op(v)
     except UnknownOpError as e:
-        raise fail("op", str(e).removeprefix("op: ")) from None
-    mode = doc.get("mode")
-    if mode is not None and mode not in ("functional", "timed"):
-        raise fail("mode", f"expected 'functional' or 'timed', got {json.dumps(mode)}")
-    std = doc.get("standard")
-    if std is not None:
-        from aicore_sim.verify.standards import parse_standard
+        raise ValueError(str(e).removeprefix("op: ")) from None
+    return v
 
-        if not isinstance(std, str):
-            raise fail("standard", f"expected a name, got {json.dumps(std)}")
-        try:
-            parse_standard(std, "standard")
-        except VerifyError as e:
-            raise fail("standard", str(e)) from None
-    seed = _int(doc.get("seed", 0), "seed", fail, 0)
-    dts = tuple(_dtype(v, f"dtypes[{i}]", fail) for i, v in enumerate(_list(doc, "dtypes", fail)))
-    probs: list[str | None] = []
-    for i, v in enumerate(_list(doc, "probs", fail)):
-        if isinstance(v, str) and v.lower() in ("none", "same"):
-            probs.append(v.lower())
-        else:
-            probs.append(_dtype(v, f"probs[{i}]", fail))
-    shapes = []
-    for i, v in enumerate(_list(doc, "shapes", fail)):
-        f = f"shapes[{i}]"
-        if not isinstance(v, Mapping):
-            raise fail(f, "expected a table {tokens = N, topk = K, hidden = H}")
-        for k in v:
-            if k not in ("tokens", "topk", "hidden"):
-                raise fail(f"{f}.{k}", "unknown field; expected tokens, topk, hidden")
-        for k in ("tokens", "topk", "hidden"):
-            if k not in v:
-                raise fail(f"{f}.{k}", "missing")
-        shapes.append((_int(v["tokens"], f"{f}.tokens", fail, 1),
-                       _int(v["topk"], f"{f}.topk", fail, 1),
-                       _int(v["hidden"], f"{f}.hidden", fail, 1)))
-    ranges: list[Any] = []
-    for i, v in enumerate(_list(doc, "ranges", fail, ["none"])):
-        f = f"ranges[{i}]"
-        if isinstance(v, str) and v in ("none", "middle_half"):
-            ranges.append(v)
-        elif isinstance(v, list) and len(v) == 2:
-            ranges.append((_int(v[0], f"{f}[0]", fail), _int(v[1], f"{f}[1]", fail)))
-        else:
-            raise fail(f, f"expected 'none', 'middle_half' or [start, end], got "
-                          f"{json.dumps(v, default=str)}")
-    plats = tuple(_platform(v, f"platforms[{i}]", fail)
-                  for i, v in enumerate(_list(doc, "platforms", fail, ["ascend910b1"])))
-    idx = []
-    for i, v in enumerate(_list(doc, "indices", fail, ["permutation"])):
-        if v not in _INDEX_MODES:
-            raise fail(f"indices[{i}]", f"expected one of {list(_INDEX_MODES)}, got "
-                                        f"{json.dumps(v, default=str)}")
-        idx.append(v)
-    name = doc.get("name", Path(where).stem)
-    if not isinstance(name, str) or not name:
-        raise fail("name", f"expected a non-empty string, got {json.dumps(name)}")
-    return Matrix(name, doc["op"], mode, std, seed, dts, tuple(probs), tuple(shapes),
-                  tuple(ranges), plats, tuple(idx), where)
+
+_POS = schema.Int(minimum=1)
+# A matrix's fields (module docstring): one declaration, checked by aicore_sim.schema
+_MATRIX = schema.Table({
+    "op": schema.Custom(_op, "an operator name"),
+    "name": schema.Text(),
+    "description": schema.Text(empty=True),
+    "mode": schema.Choice(("functional", "timed")),
+    "standard": schema.Custom(_standard, "a name", (str,)),
+    "seed": schema.Int(minimum=0),
+    "dtypes": schema.ListOf(schema.Custom(_dtype, "a dtype name", (str,))),
+    "probs": schema.ListOf(schema.Custom(_probs, "a dtype name, 'none' or 'same'", (str,))),
+    "shapes": schema.ListOf(schema.Table({"tokens": _POS, "topk": _POS, "hidden": _POS},
+                                         required=("tokens", "topk", "hidden"),
+                                         what_text="a table {tokens = N, topk = K, hidden = H}")),
+    "ranges": schema.ListOf(schema.AnyOf((
+        schema.Choice(("none", "middle_half")),
+        schema.ListOf(schema.Int(), length=2)))),
+    "platforms": schema.ListOf(schema.Custom(_platform, "a preset name or a table",
+                                             (str, Mapping))),
+    "indices": schema.ListOf(schema.Choice(_INDEX_MODES)),
+}, required=_REQUIRED, what_text="one TOML table / JSON object (a matrix is one)")
+
+
+def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
+    """Validate a decoded matrix document (see the module docstring)."""
+    try:
+        m = _MATRIX.check(doc, "")
+    except schema.FieldError as e:
+        raise VerifyError(f"{where}: {e.path or '(top level)'}: {e.rule}") from None
+    name = m.get("name", Path(where).stem)
+    return Matrix(name, m["op"], m.get("mode"), m.get("standard"), m.get("seed", 0),
+                  tuple(m["dtypes"]), tuple(m["probs"]),
+                  tuple((s["tokens"], s["topk"], s["hidden"]) for s in m["shapes"]),
+                  tuple(r if isinstance(r, str) else tuple(r) for r in m.get("ranges", ["none"])),
+                  tuple(m.get("platforms", [_platform("ascend910b1")])),
+                  tuple(m.get("indices", ["permutation"])), where)
 
 
 def bundled_matrix(name: str = "default") -> Path | None:
