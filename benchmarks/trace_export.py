@@ -145,17 +145,18 @@ def main() -> None:
     args = ap.parse_args()
 
     from aicore_sim.export import perfetto
+    from aicore_sim.export.perfetto import sink
 
     if args.zlib:
         import zlib
 
-        perfetto._zlib = zlib
+        sink._zlib = zlib
     t0 = time.perf_counter()
     trace = _load(args)
     print(f"loaded {trace.instruction_count():,} instructions on {len(trace.cores)} cores "
           f"in {time.perf_counter() - t0:.1f} s; resident {_rss_mib():.0f} MiB", flush=True)
     chunk = args.chunk or perfetto.CHUNK_EVENTS
-    print(f"compressor: {perfetto._zlib.__name__}, chunk_events {chunk:,}, "
+    print(f"compressor: {sink._zlib.__name__}, chunk_events {chunk:,}, "
           f"threaded {not args.no_threads}")
     with tempfile.TemporaryDirectory() as d:
         for detail in args.detail:

@@ -18,7 +18,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aicore_sim.export.perfetto import read_trace, validate_chrome_trace
+from aicore_sim.export.perfetto import read_trace
+from tests.perfetto_schema import validate_chrome_trace
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "cases"

@@ -1,11 +1,11 @@
-"""The timeline options of ``aicore-sim run`` (``aicore_sim/cli_timeline.py``): zoom by cores
+"""The timeline options of ``aicore-sim run`` (``aicore_sim/cli/timeline.py``): zoom by cores
 and window (cycles or µs), the UB plot, and bad values refused with exit 2 and nothing written."""
 
 from __future__ import annotations
 
 import pytest
 
-from aicore_sim.cli_timeline import UsageError, parse_cores, parse_window
+from aicore_sim.cli.timeline import UsageError, parse_cores, parse_window
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

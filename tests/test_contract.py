@@ -26,6 +26,7 @@ import pytest
 
 from aicore_sim import cli
 from aicore_sim.ascendc.host import TilingError
+from aicore_sim.cli import cases, console, verdict
 from aicore_sim.errors import DeadlockError, InputError, UsageError
 from aicore_sim.program import Hazard
 from tests.test_fuzz_contract import leftovers, run_limited
@@ -197,10 +198,10 @@ def test_run_exits_1_on_a_golden_mismatch(tmp_path: Path) -> None:
 def test_hazards_warn_or_fail_under_strict(capsys: pytest.CaptureFixture[str]) -> None:
     exact = {"golden": {"permuted_tokens_grad": {"exact": True}}}
     race = [Hazard("race", 3, "two writes not ordered")]
-    assert cli._run_verdict(exact, [], strict=True) == 0
-    assert cli._run_verdict(exact, race, strict=False) == 0
+    assert verdict.run_verdict(exact, [], strict=True) == 0
+    assert verdict.run_verdict(exact, race, strict=False) == 0
     assert capsys.readouterr().out.startswith("warning: 1 hazards (race)")
-    assert cli._run_verdict(exact, race, strict=True) == 1
+    assert verdict.run_verdict(exact, race, strict=True) == 1
     assert "check failed: --strict: 1 hazards (race)" in capsys.readouterr().err
 
 
@@ -380,7 +381,7 @@ def test_internal_error_is_one_line_and_debug_shows_it(
     def broken() -> list[str]:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "list_presets", broken)
+    monkeypatch.setattr(cases, "list_presets", broken)
     assert cli.main(["platforms"]) == 1
     err = capsys.readouterr().err
     assert err == ("aicore-sim: internal error: RuntimeError: boom - this is a bug in "
@@ -401,7 +402,7 @@ def test_the_exit_code_is_the_error_class_s(error, code, line, capsys) -> None:
     def fail(args):
         raise error
 
-    assert cli._dispatch(argparse.Namespace(func=fail), debug=False) == code
+    assert console._dispatch(argparse.Namespace(func=fail), debug=False) == code
     assert capsys.readouterr().err.strip() == line
 
 
@@ -412,6 +413,6 @@ def test_an_operator_s_own_input_error_class_exits_2(capsys) -> None:
     def fail(args):
         raise MyOpError("x has 0 elements (rule empty)")
 
-    assert cli._dispatch(argparse.Namespace(func=fail), debug=False) == 2
+    assert console._dispatch(argparse.Namespace(func=fail), debug=False) == 2
     assert capsys.readouterr().err.strip() == (
         "aicore-sim: error: [161002] x has 0 elements (rule empty)")

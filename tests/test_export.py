@@ -1,4 +1,4 @@
-"""Tests of the Perfetto exporter (``aicore_sim/export/perfetto.py``) on real tiny-platform runs.
+"""Tests of the Perfetto exporter (``aicore_sim/export/perfetto/``) on real tiny-platform runs.
 
 The validator must accept every trace we write, and the trace must keep the replay's
 invariants: one pipe executes one instruction at a time, a WaitFlag never ends before the
@@ -15,7 +15,6 @@ import json
 import numpy as np
 import pytest
 
-from aicore_sim.export import perfetto
 from aicore_sim.export.perfetto import (
     DETAILS,
     TraceFile,
@@ -23,15 +22,19 @@ from aicore_sim.export.perfetto import (
     pid_of,
     read_trace,
     tid_of,
-    validate_chrome_trace,
     write_trace,
 )
+from aicore_sim.export.perfetto import events as pf_events
+from aicore_sim.export.perfetto import rows as pf_rows
+from aicore_sim.export.perfetto import sink as pf_sink
+from aicore_sim.export.perfetto import writer as pf_writer
 from aicore_sim.isa import Opcode, Pipe, Space
 from aicore_sim.launch import launch
 from aicore_sim.summary import summarize
 from aicore_sim.trace import Trace
 from tests import kernels
 from tests.conftest import TINY
+from tests.perfetto_schema import validate_chrome_trace
 
 
 def _run(name: str):
@@ -109,7 +112,7 @@ def test_timestamps_whole_ns_and_cycles_in_args(run) -> None:
         ct = run.trace.cores[core]
         stretch = int(ct.gm_stretch[np.flatnonzero(ct.index == index)[0]])
         # the slice starts at its cycle rounded to the ns, or up to 3 ns later behind a run of
-        # lengthened sub-ns slices (the most these runs show; see perfetto._lane_ns)
+        # lengthened sub-ns slices (the most these runs show; see perfetto/schema.py lane_ns)
         late = round(e["ts"] * 1000) - round(start * 1000 / clock)
         assert 0 <= late <= 3
         assert e["dur"] >= 0.001  # every slice keeps a positive extent
@@ -249,12 +252,12 @@ def test_returned_size_and_events_are_the_files(tmp_path) -> None:
 
 
 def test_large_traces_are_gzipped(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(perfetto, "LARGE_EVENTS", 10)
+    monkeypatch.setattr(pf_sink, "LARGE_EVENTS", 10)
     p = write_trace(_run("copy_cast").trace, tmp_path / "t.json")
     assert p.name == "t.json.gz" and p.path.read_bytes()[:2] == b"\x1f\x8b"
     assert not (tmp_path / "t.json").exists()
     # at exactly LARGE_EVENTS events it stays plain (38 events, see above)
-    monkeypatch.setattr(perfetto, "LARGE_EVENTS", 38)
+    monkeypatch.setattr(pf_sink, "LARGE_EVENTS", 38)
     assert write_trace(_run("copy_cast").trace, tmp_path / "u.json").name == "u.json"
 
 
@@ -270,7 +273,7 @@ def test_write_is_atomic_on_failure(tmp_path) -> None:
 @pytest.mark.parametrize("name", ["t.json", "t.json.gz"])
 def test_a_failure_mid_write_leaves_nothing(tmp_path, monkeypatch, exc, threaded, name) -> None:
     r = _run("op_tiny")
-    real = perfetto._render
+    real = pf_writer.render
     calls = []
 
     def failing(k, parts):
@@ -279,7 +282,7 @@ def test_a_failure_mid_write_leaves_nothing(tmp_path, monkeypatch, exc, threaded
             raise exc("stop")
         return real(k, parts)
 
-    monkeypatch.setattr(perfetto, "_render", failing)
+    monkeypatch.setattr(pf_writer, "render", failing)
     with pytest.raises(exc):
         write_trace(r.trace, tmp_path / name, chunk_events=7, threaded=threaded)
     assert len(calls) == 5
@@ -293,7 +296,7 @@ def test_a_failing_disk_leaves_nothing(tmp_path, monkeypatch) -> None:
     def full(self, piece):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(perfetto._Sink, "_out", full)
+    monkeypatch.setattr(pf_sink.Sink, "_out", full)
     with pytest.raises(OSError, match="No space"):
         write_trace(r.trace, tmp_path / "t.json.gz", chunk_events=7)
     assert list(tmp_path.iterdir()) == []
@@ -305,7 +308,7 @@ def test_plain_zlib_gives_the_same_text(tmp_path, monkeypatch) -> None:
 
     r = _run("copy_cast")
     a = write_trace(r.trace, tmp_path / "a.json.gz")
-    monkeypatch.setattr(perfetto, "_zlib", zlib)
+    monkeypatch.setattr(pf_sink, "_zlib", zlib)
     b = write_trace(r.trace, tmp_path / "b.json.gz")
     assert gzip.decompress(a.path.read_bytes()) == gzip.decompress(b.path.read_bytes())
 
@@ -411,7 +414,7 @@ def test_names_and_labels_are_escaped() -> None:
 
 
 def test_json_string_bodies() -> None:
-    table = perfetto._str_table(["a", 'q"\\', "é", "\x01"])
+    table = pf_rows.str_table(["a", 'q"\\', "é", "\x01"])
     rows = [bytes(r).rstrip(b"\0") for r in table]
     assert rows == [b"a", b'q\\"\\\\', "é".encode(), b"\\u0001"]
 
@@ -419,11 +422,11 @@ def test_json_string_bodies() -> None:
 def test_numbers_are_written_like_python() -> None:
     v = np.array([0, 1, 9, 10, 99, 100, 999, 1000, 1001, 99999, 100000, 999999, 1000000,
                   123456789, 10**15 + 7], np.int64)
-    m = perfetto._render(v.size, [b"[", perfetto._Int(v), b",", perfetto._Us(v), b"]"])
-    text = bytes(perfetto._compact(m)).decode()
+    m = pf_rows.render(v.size, [b"[", pf_rows.Int(v), b",", pf_rows.Us(v), b"]"])
+    text = bytes(pf_rows.compact(m)).decode()
     assert text == "".join(f"[{x},{x // 1000}.{x % 1000:03d}]" for x in v.tolist())
     with pytest.raises(ValueError, match="negative"):
-        perfetto._Int(np.array([-1]))
+        pf_rows.Int(np.array([-1]))
 
 
 def test_issue_pieces_match_the_plain_algorithm() -> None:
@@ -435,8 +438,8 @@ def test_issue_pieces_match_the_plain_algorithm() -> None:
         s, e = cuts[0::2], cuts[1::2]
         if rng.random() < 0.3 and s.size:
             e = s.copy()  # zero-length instructions split a span
-        got = perfetto._issue_pieces(spans, s, e)
-        want = perfetto._issue_pieces_py(spans, list(zip(s.tolist(), e.tolist())))
+        got = pf_events.issue_pieces(spans, s, e)
+        want = pf_events.issue_pieces_py(spans, list(zip(s.tolist(), e.tolist())))
         assert got.tolist() == want.tolist()
 
 

@@ -291,11 +291,11 @@ def test_size_cap_reads_no_further_than_the_cap(tmp_path: Path) -> None:
 
 def test_every_option_help_states_its_domain() -> None:
     """Each value-taking option and positional of every command is declared with a domain
-    type (its help then ends with that domain, from cli_types.DOMAINS) or with choices
+    type (its help then ends with that domain, from cli.options.DOMAINS) or with choices
     (argparse lists them); and the rendered --help carries the domain."""
     import argparse
 
-    from aicore_sim.cli_types import DOMAINS
+    from aicore_sim.cli.options import DOMAINS
 
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

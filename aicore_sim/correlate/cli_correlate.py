@@ -59,7 +59,7 @@ others (the held-out error). See docs/correlate.md.
 
 def add_parsers(subparsers: Any) -> None:
     """Add ``correlate`` and ``calibrate`` to the ``aicore-sim`` subparsers."""
-    from aicore_sim.cli_types import nonempty
+    from aicore_sim.cli.options import nonempty
 
     fmt = argparse.RawDescriptionHelpFormatter
     c = subparsers.add_parser(

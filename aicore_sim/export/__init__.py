@@ -3,7 +3,8 @@
 Step of the flow: after the replay and the summary; they read the
 :class:`~aicore_sim.trace.Trace` only. :mod:`aicore_sim.export.perfetto` writes Chrome Trace
 Event JSON that Perfetto (ui.perfetto.dev) and chrome://tracing open — streamed to disk from
-the Trace's arrays, at two detail levels — and validates it against Perfetto's import rules.
+the Trace's arrays, at two detail levels (its import rules are checked by the tests'
+validator, ``tests/perfetto_schema.py``).
 :mod:`aicore_sim.export.msprof` writes a run's ``PipeUtilization.csv`` / ``OpBasicInfo.csv``
 in ``msprof op``'s format (from the summary).
 """
@@ -12,8 +13,7 @@ from aicore_sim.export.perfetto import (
     TraceFile,
     chrome_trace,
     read_trace,
-    validate_chrome_trace,
     write_trace,
 )
 
-__all__ = ["TraceFile", "chrome_trace", "read_trace", "validate_chrome_trace", "write_trace"]
+__all__ = ["TraceFile", "chrome_trace", "read_trace", "write_trace"]

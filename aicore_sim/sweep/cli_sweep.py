@@ -1,7 +1,8 @@
 """The ``aicore-sim sweep | search | report`` subcommands (step: the command line).
 
-Parsers and handlers live here; ``aicore_sim/cli.py`` only hooks them in. Exit codes follow the
-rest of the CLI: 0 done, 2 a bad spec, option or case (one line naming the field), 1 a failure.
+Parsers and handlers live here; ``aicore_sim/cli/parser.py`` only hooks them in. Exit codes
+follow the rest of the CLI: 0 done, 2 a bad spec, option or case (one line naming the field), 1 a
+failure.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from aicore_sim.background import usable_cpus
-from aicore_sim.cli_types import count, nonempty, nonneg_int, scheduler, workers
+from aicore_sim.cli.options import count, nonempty, nonneg_int, scheduler, workers
 from aicore_sim.staging import Interrupted, Terminated
 
 _SWEEP_EXAMPLES = """\

@@ -60,7 +60,7 @@ exit 0 all selected scenarios ran; 1 one failed (named on stderr; the rest still
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``validate`` subcommand to the ``aicore-sim`` subparsers."""
-    from aicore_sim.cli_types import finite_pct, nonempty
+    from aicore_sim.cli.options import finite_pct, nonempty
 
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(

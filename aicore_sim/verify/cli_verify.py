@@ -43,7 +43,7 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
     from aicore_sim.background import usable_cpus
-    from aicore_sim.cli_types import count, jobs, nonempty, nonneg_int
+    from aicore_sim.cli.options import count, jobs, nonempty, nonneg_int
 
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(

@@ -1,37 +1,27 @@
-"""Command-line parts that act on timelines: ``run --hotspots/--slack/--cores/--window/--ub-plot``
-and the ``diff`` subcommand.
+"""Command-line parts of ``run`` that act on timelines: ``--hotspots``, ``--slack``,
+``--cores``, ``--window``, ``--ub-plot``.
 
-Step of the flow: called by ``cli.py`` (``add_run_options`` when it builds ``run``,
-``finish_run`` before it writes ``summary.json``, ``report_lines`` when it prints, and
-``add_parsers`` for ``diff``). Nothing here computes a cycle: hot spots come from
-``hotspots.py``, slack replays from ``slack.py``, diffs from ``rundiff.py``, figures from
-``plots.py``.
+Step of the flow: called by :mod:`aicore_sim.cli.run` (``add_run_options`` when it builds
+``run``, ``finish_run`` before it writes ``summary.json``, ``report_lines`` when it prints).
+Nothing here computes a cycle: hot spots come from ``hotspots.py``, slack replays from
+``slack.py``, figures from ``plots.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli_types import MAX_CORES, cores, count, nonempty, nonneg_int, window
+from aicore_sim.cli.options import (
+    MAX_CORES,
+    core_ranges,
+    cores,
+    count,
+    window,
+    window_ends,
+)
 from aicore_sim.errors import UsageError as _CliUsage
-
-DIFF_EXAMPLES = """\
-examples:
-  aicore-sim run --out traces/a && aicore-sim run --platform ascend910b4 --out traces/b
-  aicore-sim diff traces/a traces/b                 changed figures, hot lines, divergence
-  aicore-sim diff traces/a traces/b --json          {"makespan_cycles": {"a", "b", "delta"}, ...}
-  aicore-sim diff traces/a traces/b --report traces/ab.md   markdown + traces/ab.png
-  aicore-sim diff reports/p1/results.jsonl --points 3f2a 9c01   two sweep points (key prefixes)
-
-Compares makespan, per-pipe busy cycles and utilisation, bound-by, stall causes, bytes, UB
-high-water mark, per-core imbalance and hot-line cycles (summary.json), and where each core's
-instruction stream first diverges (streams.npz: index and source line). Exit 0 when nothing
-differs, 1 when something does, 2 on a bad argument (missing or unreadable folder).
-"""
 
 
 class _Usage(_CliUsage):
@@ -68,10 +58,8 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
 
 def parse_cores(text: str, n: int) -> list[int]:
     """``"0,5"`` / ``"0-3,8"`` as core numbers, each below ``n``
-    (:func:`aicore_sim.cli_types.core_ranges` checks the text; no range is expanded before its
+    (:func:`aicore_sim.cli.options.core_ranges` checks the text; no range is expanded before its
     ends are known to be cores)."""
-    from aicore_sim.cli_types import core_ranges
-
     try:
         ranges = core_ranges(text)
     except ValueError as e:
@@ -84,9 +72,7 @@ def parse_cores(text: str, n: int) -> list[int]:
 
 def parse_window(text: str, clock_mhz: float, makespan: int) -> tuple[int, int]:
     """``"A:B"`` in cycles, or with a ``us`` / ``µs`` / ``ns`` unit, as a cycle range (each
-    end a finite number >= 0: :func:`aicore_sim.cli_types.window_ends`)."""
-    from aicore_sim.cli_types import window_ends
-
+    end a finite number >= 0: :func:`aicore_sim.cli.options.window_ends`)."""
     try:
         parts = window_ends(text)
     except ValueError as e:
@@ -130,8 +116,6 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     if getattr(args, "cores", None):
         out["cores"] = parse_cores(args.cores, len(trace.cores))
     if getattr(args, "window", None):
-        from aicore_sim.cli_types import window_ends
-
         first, last = window_ends(args.window)
         scale = {"": 1.0, "us": trace.clock_mhz, "ns": trace.clock_mhz / 1000}
         if last is None and first is not None and \
@@ -204,65 +188,7 @@ def report_lines(args: argparse.Namespace, summary: dict[str, Any]) -> list[str]
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# diff
-# --------------------------------------------------------------------------------------------
-
-
-def add_parsers(sub: Any) -> None:
-    """The ``diff`` subcommand."""
-    d = sub.add_parser("diff", help="compare two runs (or two sweep points)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=DIFF_EXAMPLES,
-                       description="Compare two run folders written by 'aicore-sim run'.")
-    d.add_argument("runs", nargs="+", type=nonempty, metavar="RUN",
-                   help="two run folders, or one sweep results.jsonl (or its folder) with "
-                        "--points")
-    d.add_argument("--points", nargs=2, type=nonempty, metavar=("P1", "P2"),
-                   help="keys (or unique key prefixes) of two points of the sweep results")
-    d.add_argument("--json", action="store_true",
-                   help="print the diff as JSON (every figure as {a, b, delta})")
-    d.add_argument("--report", type=nonempty, metavar="FILE.md",
-                   help="also write a markdown report and, beside it, FILE.png (paired bars "
-                        "per pipe, largest hot-line deltas)")
-    d.add_argument("--lines", type=nonneg_int, default=10, metavar="N",
-                   help="hot-line deltas listed (an integer >= 0; default 10)")
-    d.set_defaults(func=cmd_diff)
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    from aicore_sim import rundiff
-
-    try:
-        if args.points:
-            if len(args.runs) != 1:
-                raise _Usage("with --points give one sweep results.jsonl (or its folder)")
-            a, b = rundiff.sweep_points(args.runs[0], list(args.points))
-        else:
-            if len(args.runs) != 2:
-                raise _Usage(f"expected two run folders, got {len(args.runs)}")
-            a, b = rundiff.Run.folder(args.runs[0]), rundiff.Run.folder(args.runs[1])
-        d = rundiff.diff_runs(a, b, top_lines=args.lines)
-    except (rundiff.RunFolderError, _Usage) as e:
-        print(f"aicore-sim: error: {e}", file=sys.stderr)
-        return 2
-    if args.report:
-        report = Path(args.report)
-        png = report.with_suffix(".png")
-        report.parent.mkdir(parents=True, exist_ok=True)
-        rundiff.plot_diff(d, png)
-        report.write_text(rundiff.markdown(d, png.name))
-    if args.json:
-        print(json.dumps(d, indent=1))
-    else:
-        print(rundiff.format_diff(d))
-        if args.report:
-            print(f"wrote {args.report} and {Path(args.report).with_suffix('.png')}")
-    return 1 if d["differs"] else 0
-
-
 UsageError = _Usage
 
-__all__ = ["UsageError", "add_parsers", "add_run_options", "check_run_options", "cmd_diff",
-           "finish_run", "parse_cores", "parse_window", "plot_options", "report_lines",
-           "start_streams"]
+__all__ = ["UsageError", "add_run_options", "check_run_options", "finish_run", "idle_options",
+           "parse_cores", "parse_window", "plot_options", "report_lines", "start_streams"]

@@ -1,0 +1,66 @@
+"""What the commands of :mod:`aicore_sim.cli` share: the program's name, the one line a message
+takes on stderr, the ``--platform`` value, a bundled case as a case file, and numpy values in
+JSON (step: the command line)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim import textinput
+from aicore_sim.casefile import DEFAULT_PLATFORM, CaseFile, case_document, parse_case
+from aicore_sim.errors import UsageError
+from aicore_sim.platform import Platform, load_platform
+from aicore_sim.registry import UnknownOpError, find_case
+
+PROG = "aicore-sim"
+DEBUG_ENV = "AICORE_SIM_DEBUG"  # "1" (as --debug): unexpected exceptions show their traceback
+
+
+def err(msg: str) -> None:
+    """``aicore-sim: <msg>`` on stderr, as one line (whitespace runs become one space)."""
+    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
+
+
+def platform_arg(spec: str) -> Platform:
+    """The platform of a ``--platform`` value: a preset name, a preset TOML path, or a JSON
+    object of fields (a bad one is a usage error, exit 2)."""
+    try:
+        if spec.lstrip().startswith("{"):
+            return load_platform(textinput.loads_json(spec))
+        return load_platform(spec)
+    except (ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"--platform {spec}: {e.args[0] if e.args else e}") from None
+
+
+def bundled(name: str, platform: str | Platform) -> tuple[CaseFile, dict[str, Any]]:
+    """A bundled case (``aicore-sim cases``) as a case file, and ``{"case": <the op's case>}``."""
+    try:
+        model, case = find_case(name)
+    except UnknownOpError as e:
+        raise UsageError(str(e)) from None
+    doc = case_document(case, DEFAULT_PLATFORM, model)
+    cf = parse_case(doc, name)
+    if isinstance(platform, Platform):
+        cf = with_platform(cf, platform)
+    return cf, {"case": case}
+
+
+def with_platform(cf: CaseFile, platform: Platform) -> CaseFile:
+    """``cf`` on another platform (``--platform`` overrides the case's)."""
+    return replace(cf, platform=platform)
+
+
+def json_default(o: Any) -> Any:
+    """``json.dumps``'s ``default=`` for numpy scalars and arrays and paths."""
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
