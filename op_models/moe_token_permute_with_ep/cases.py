@@ -117,12 +117,12 @@ def make_inputs(case: Case, seed: int | None = None) -> dict:
 
 
 _LIST = [
-    Case("tiny_bf16_probs", 12, 2, 48, "bfloat16", True, 8, ep=2,
+    Case("permute_tiny_bf16_probs", 12, 2, 48, "bfloat16", True, 8, ep=2,
          description="12 tokens x top-2 of 8 experts, EP 2 (rank 0), H 48: one-core sort, "
                      "EP window (key 5)"),
-    Case("tiny_fp32_int64_noprobs", 9, 3, 40, "float32", False, 6, indices_dtype="int64",
+    Case("permute_tiny_fp32_int64_noprobs", 9, 3, 40, "float32", False, 6, indices_dtype="int64",
          range=(0, 27), description="int64 expert ids, no probs, every row kept (key 1)"),
-    Case("deepseek_v3_layer", 4096, 8, 7168, "bfloat16", True, 256, ep=8,
+    Case("permute_deepseek_v3_layer", 4096, 8, 7168, "bfloat16", True, 256, ep=8,
          description="DeepSeek-V3 MoE layer: 4096 tokens, H 7168, top-8 of 256 routed experts, "
                      "EP 8 (rank 0: 32 experts), bf16 router weights: multi-core sort (key 6)"),
 ]
