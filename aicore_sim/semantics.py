@@ -262,8 +262,11 @@ def _duplicate(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     if ins.params:  # mask + repeat form: (dstBlkStride, dstRepStride)
         if ins.mask == 0 or ins.repeat == 0:
             return
-        d_blk, d_rep = ins.params
+        d_blk, d_rep = ins.params[:2]
         idx = _lane_bytes(dst, ins.mask, ins.repeat, d_blk, d_rep)
+        if len(ins.params) > 2:  # a bit mask: lanes [params[2], mask) of each repeat
+            lo = ins.params[2]
+            idx = idx.reshape(ins.repeat, ins.mask, -1)[:, lo:].reshape(-1, idx.shape[1])
         vals = np.full(idx.shape[0], value, dst.dtype)
         _put(ub, idx, vals.view(np.uint8).reshape(idx.shape), out)
         return
@@ -400,20 +403,51 @@ def _sort(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
     _put(ub, slice(ins.dst.addr, ins.dst.addr + raw.size), raw, out)
 
 
-def _mrg_sort(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
-    """MrgSort: merge the valid sorted lists (their lengths in ``params``) into one,
-    descending; equal scores come from the earlier list first, and within a list keep their
-    order."""
-    dtype = ins.dst.dtype
+def _mrg_lists(srcs, lengths, ub: np.ndarray, dtype: np.dtype
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(scores, indices, list of each element, merged order) of the lists to merge: the
+    order is descending, equal scores from the earlier list first and, within a list, in
+    their order."""
     scores, index, rank = [], [], []
-    for k, (op, length) in enumerate(zip(ins.src, ins.params)):
+    for k, (op, length) in enumerate(zip(srcs, lengths)):
         raw = ub[op.addr:op.addr + length * SORT_BYTES].reshape(-1, SORT_BYTES)
         s, i = _unpack_sorted(raw, dtype)
         scores.append(s)
         index.append(i)
         rank.append(np.full(length, k))
-    s, i = np.concatenate(scores), np.concatenate(index)
-    order = _descending(s)  # stable: the lists' concatenation order breaks ties
+    s, i, r = np.concatenate(scores), np.concatenate(index), np.concatenate(rank)
+    return s, i, r, _descending(s)  # stable: the lists' concatenation order breaks ties
+
+
+def _exhausted_stop(rank: np.ndarray, order: np.ndarray, nlists: int) -> int:
+    """Elements a merge with exhausted suspension writes: up to and including the last
+    element of the first list to run out (0 when a list is empty)."""
+    ranks = rank[order]
+    stop = len(order)
+    for k in range(nlists):
+        where = np.flatnonzero(ranks == k)
+        stop = min(stop, int(where[-1]) + 1 if where.size else 0)
+    return stop
+
+
+def mrg_sort_taken(srcs, lengths, ub: np.ndarray, dtype: np.dtype) -> list[int]:
+    """Structures a merge with exhausted suspension takes from each list (what MrgSort's
+    ``sortedNum`` reports)."""
+    _, _, rank, order = _mrg_lists(srcs, lengths, ub, dtype)
+    stop = _exhausted_stop(rank, order, len(lengths))
+    return [int(np.count_nonzero(rank[order[:stop]] == k)) for k in range(len(lengths))]
+
+
+def _mrg_sort(ins: Instr, ub: np.ndarray, gm: Gm, out: Out) -> None:
+    """MrgSort: merge the valid sorted lists (their lengths in ``params``, then the
+    exhausted-suspension flag) into one, descending; equal scores come from the earlier list
+    first, and within a list keep their order. With exhausted suspension the merge stops
+    once one list has been written out entirely."""
+    k = len(ins.src)
+    lengths = ins.params[:k]
+    s, i, rank, order = _mrg_lists(ins.src, lengths, ub, ins.dst.dtype)
+    if len(ins.params) > k and ins.params[k]:
+        order = order[:_exhausted_stop(rank, order, k)]
     raw = _pack_sorted(s[order], i[order]).reshape(-1)
     _put(ub, slice(ins.dst.addr, ins.dst.addr + raw.size), raw, out)
 

@@ -1,6 +1,7 @@
 """Sort, MrgSort, Concat, Extract, GetSortLen / GetSortOffset (A2/A3 layout: an 8-byte (score,
 index) structure per element, descending, equal scores in input order) against hand-built
-expectations, and their cycles on ``tiny`` (Sort / MrgSort 10 + 1 per element)."""
+expectations, and their cycles on ``tiny`` (Sort / MrgSort 10 + 1 per element). Exhausted-
+suspension merges: tests/test_permute_sort_api.py."""
 
 from __future__ import annotations
 
@@ -138,8 +139,8 @@ def test_refusals():
             Sort(t, t, t, t, 1)
         with pytest.raises(KernelError, match="validBit 0b101 must be"):
             MrgSort(t, MrgSortSrcList(t, t), MrgSort4Info([1, 1, 0, 0], False, 0b101, 1))
-        with pytest.raises(KernelError, match="ifExhaustedSuspension = true is not modelled"):
-            MrgSort(t, MrgSortSrcList(t, t), MrgSort4Info([1, 1, 0, 0], True, 0b11, 1))
+        with pytest.raises(KernelError, match="repeatTimes 2 is not modelled"):
+            MrgSort(t, MrgSortSrcList(t, t), MrgSort4Info([1, 1, 0, 0], True, 0b11, 2))
 
     launch(kernel, ["x"], {"x": np.zeros(8, np.float32)}, {}, TINY, block_dim=1)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aicore_sim import program
+from aicore_sim import program, semantics
 from aicore_sim.ascendc.tensors import LocalTensor
 from aicore_sim.errors import KernelError
 from aicore_sim.isa import Instr, Opcode, Pipe
@@ -63,21 +63,23 @@ def GetSortOffset(dtype, elemOffset: int) -> int:
 
 
 def Concat(concatLocal: LocalTensor, srcLocal: LocalTensor, tmpLocal: LocalTensor,
-           repeatTimes: int) -> None:
-    """``Concat``: ``repeatTimes x 16`` scores into the layout ``Sort`` reads (a copy on
-    A2/A3, recorded as a UB->UB DataCopy on the vector pipe)."""
+           repeatTimes: int) -> LocalTensor:
+    """``Concat(concatLocal, src, tmp, repeatTimes)``: on A2/A3 (``__CCE_AICORE__ >= 220``)
+    ``Sort`` reads the scores where they are, so Concat only makes ``concatLocal`` refer to
+    ``srcLocal`` (the library assigns the reference: ``concatLocal = srcLocal``) and issues no
+    instruction. ``concatLocal`` (possibly a default-constructed ``LocalTensor(dtype)``) is
+    rebound in place, as the C++ reference argument is; it is also returned."""
     _score_type(srcLocal, "Concat")
     if concatLocal.dtype != srcLocal.dtype:
         raise KernelError("Concat: concat and src types differ")
-    n = _elements(repeatTimes, CONCAT_REPEAT, "Concat")
-    if n == 0:
-        return
-    nbytes = n * srcLocal.dtype.itemsize
-    rec = program.current()
-    rec.emit(Instr(Pipe.VECTOR, Opcode.DATA_COPY_UB_TO_UB,
-                   dst=concatLocal.operand(n, "Concat concat"),
-                   src=(srcLocal.operand(n, "Concat src"),), count=n, nbytes=nbytes,
-                   params=(1, nbytes, 0, 0), label="Concat"))
+    _elements(repeatTimes, CONCAT_REPEAT, "Concat")
+    concatLocal.buf, concatLocal.addr, concatLocal.limit = (srcLocal.buf, srcLocal.addr,
+                                                            srcLocal.limit)
+    if getattr(srcLocal, "size", None) is not None:
+        concatLocal.size = srcLocal.size
+    elif getattr(concatLocal, "size", None) is not None:
+        del concatLocal.size
+    return concatLocal
 
 
 def Sort(dstLocal: LocalTensor, concatLocal: LocalTensor, indexLocal: LocalTensor,
@@ -127,33 +129,72 @@ class MrgSort4Info:
 _VALID = {0b0011: 2, 0b0111: 3, 0b1111: 4}
 
 
-def MrgSort(dstLocal: LocalTensor, sortList: MrgSortSrcList, params: MrgSort4Info) -> None:
-    """``MrgSort<T>(dst, srcList, info)``: merge 2, 3 or 4 sorted lists (``validBit`` 0b11,
-    0b111, 0b1111) of ``elementLengths`` structures into ``dst``, descending. Only one repeat
-    and no exhausted suspension are modelled."""
+def MrgSort(dstLocal: LocalTensor, sortList: MrgSortSrcList, *args,
+            isExhaustedSuspension: bool = False) -> None:
+    """``MrgSort<T>(dst, srcList, info)`` or ``MrgSort<T, isExhaustedSuspension>(dst, srcList,
+    elementCountList, sortedNum, validBit, repeatTime)``: merge 2, 3 or 4 sorted lists
+    (``validBit`` 0b11, 0b111, 0b1111) of ``elementLengths`` structures into ``dst``,
+    descending, equal scores from the earlier list first. Only one repeat is modelled.
+
+    Exhausted suspension (``info.ifExhaustedSuspension`` or the template flag of the six-argument
+    form): the merge stops as soon as one list has been fully written to ``dst``. The
+    six-argument form then fills ``sortedNum[0..3]`` with the structures taken from each list
+    (the library reads them from the VMS4_SR register, 16 bits a list on A2/A3, right after
+    the instruction). The counts come from the functional image, so a record without numerics
+    refuses the form: its lists would hold stale values.
+    """
+    sortedNum = None
+    if len(args) == 1:
+        params = args[0]
+        if not isinstance(params, MrgSort4Info):
+            raise KernelError(f"MrgSort: expected MrgSort4Info, got {params!r}")
+        exhausted = bool(params.ifExhaustedSuspension)
+        validBit, repeatTimes = int(params.validBit), int(params.repeatTimes)
+        elementLengths = list(params.elementLengths)
+    elif len(args) == 4:
+        elementLengths, sortedNum, validBit, repeatTimes = args
+        validBit, repeatTimes = int(validBit), int(repeatTimes)
+        exhausted = bool(isExhaustedSuspension)
+        if exhausted and (sortedNum is None or len(sortedNum) < 4):
+            raise KernelError("MrgSort: sortedNum must have room for 4 counts")
+    else:
+        raise KernelError("MrgSort: expected (dst, srcList, MrgSort4Info) or (dst, srcList, "
+                          "elementCountList, sortedNum, validBit, repeatTime)")
     _score_type(dstLocal, "MrgSort")
-    k = _VALID.get(int(params.validBit))
+    k = _VALID.get(validBit)
     if k is None:
-        raise KernelError(f"MrgSort: validBit {params.validBit:#b} must be 0b11, 0b111 or "
-                          "0b1111")
-    if params.ifExhaustedSuspension:
-        raise KernelError("MrgSort: ifExhaustedSuspension = true is not modelled (its "
-                          "consumed counts, GetMrgSortResult, are not)")
-    if int(params.repeatTimes) != 1:
-        raise KernelError(f"MrgSort: repeatTimes {params.repeatTimes} is not modelled (only 1)")
+        raise KernelError(f"MrgSort: validBit {validBit:#b} must be 0b11, 0b111 or 0b1111")
+    if repeatTimes != 1:
+        raise KernelError(f"MrgSort: repeatTimes {repeatTimes} is not modelled (only 1)")
     lists = [sortList.src1, sortList.src2, sortList.src3, sortList.src4][:k]
-    lengths = [int(x) for x in list(params.elementLengths)[:k]]
+    lengths = [int(x) for x in list(elementLengths)[:k]]
     if any(t is None for t in lists):
         raise KernelError(f"MrgSort: validBit names {k} lists but the MrgSortSrcList has fewer")
     if any(not 0 <= n <= 4095 for n in lengths):
         raise KernelError(f"MrgSort: elementLengths {lengths} outside [0, 4095]")
-    total = sum(lengths)
     rec = program.current()
     src = tuple(t.operand(0, f"MrgSort src{j + 1}", nbytes=n * SORT_BYTES)
                 for j, (t, n) in enumerate(zip(lists, lengths)))
+    taken = lengths
+    if exhausted:
+        if Opcode.MRG_SORT not in rec.effects:
+            raise KernelError("MrgSort with exhausted suspension: the counts it returns depend "
+                              "on the merged values, which a timing-only record does not "
+                              "compute (launch with numerics)")
+        taken = semantics.mrg_sort_taken(src, lengths, rec.ub_bytes, dstLocal.dtype)
+    total = sum(taken)
     rec.emit(Instr(Pipe.VECTOR, Opcode.MRG_SORT,
                    dst=dstLocal.operand(0, "MrgSort dst", nbytes=total * SORT_BYTES), src=src,
-                   count=total, params=tuple(lengths)))
+                   count=total, params=(*lengths, int(exhausted))))
+    if sortedNum is not None and exhausted:
+        # the scalar unit reads VMS4_SR once the merge has finished (ASSUMPTION: the register
+        # read waits for the vector instruction; charged as one scalar UB read)
+        dep = (Pipe.VECTOR, rec.pipe_index[-1])
+        op = dstLocal.operand(0, "GetMrgSortResult", nbytes=min(total, 1) * SORT_BYTES)
+        rec.emit(Instr(Pipe.SCALAR, Opcode.GET_VALUE_UB, src=(op,), nbytes=op.nbytes, dep=dep,
+                       label="GetMrgSortResult"))
+        for j in range(4):
+            sortedNum[j] = taken[j] if j < k else 0
 
 
 def Extract(dstValueLocal: LocalTensor, dstIndexLocal: LocalTensor, sortedLocal: LocalTensor,

@@ -117,10 +117,12 @@ class GlobalTensor:
         self._check_bound("GM access")
         return Operand(Space.GM, self.name, self.base, nbytes, self.dtype)
 
-    def GetPhyAddr(self) -> GM_ADDR:
+    def GetPhyAddr(self) -> GM_ADDR | None:
         """``GetPhyAddr()``: the tensor's GM address (a :class:`GM_ADDR`: tensor and byte
-        offset; the simulator has no flat GM address space)."""
-        self._check_bound("GetPhyAddr")
+        offset; the simulator has no flat GM address space), ``None`` (nullptr) for a tensor
+        bound to nullptr, as on device (kernels test it before using an optional input)."""
+        if not self.name:
+            return None
         return GM_ADDR(self.name, self.base)
 
     def GetValue(self, offset: int):
@@ -191,7 +193,10 @@ class LocalTensor:
 
     __slots__ = ("dtype", "buf", "addr", "limit", "size")  # size: set by SetSize only
 
-    def __init__(self, dtype, buf: str | TPosition, addr: int, limit: int) -> None:
+    def __init__(self, dtype, buf: str | TPosition = "", addr: int = 0, limit: int = 0
+                 ) -> None:
+        # LocalTensor(dtype) alone is C++'s default-constructed ``LocalTensor<T> t;``: bound to
+        # no buffer (any access through it fails) until an API such as Concat rebinds it
         self.dtype = as_dtype(dtype)
         if buf.__class__ is TPosition:  # the fixed-address form: limit is tileSize
             buf, addr, limit = _fixed_window(self.dtype, buf, addr, limit)
@@ -230,6 +235,9 @@ class LocalTensor:
         """The UB window of ``nelems`` elements (or ``nbytes``), bounds- and alignment-checked."""
         dtype, addr = self.dtype, self.addr
         size = nelems * dtype.itemsize if nbytes is None else nbytes
+        if not self.buf:
+            raise KernelError(f"{what}: the LocalTensor<{dtype}> is default-constructed (bound "
+                              "to no buffer)")
         if addr + size > self.limit:
             raise OutOfBoundsError(
                 f"{what}: touches UB bytes [{addr}, {addr + size}) but buffer "

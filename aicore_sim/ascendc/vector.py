@@ -203,9 +203,31 @@ def Copy(dst: LocalTensor, src: LocalTensor, mask: int, repeatTime: int,
                    count=mask * repeat, params=params))
 
 
+def _lane_run(mask, dtype: np.dtype, what: str) -> tuple[int, int]:
+    """``[lo, hi)``: the lanes of a bit mask ``uint64_t mask[2]`` (``mask[0]`` lanes 0-63,
+    ``mask[1]`` lanes 64-127), which must be one run of consecutive lanes (the only patterns
+    modelled)."""
+    if len(mask) != 2:
+        raise KernelError(f"{what}: a bit mask is uint64_t mask[2], got {len(mask)} words")
+    lanes = 256 // dtype.itemsize
+    bits = (int(mask[1]) << 64) | int(mask[0])
+    if bits == 0:
+        return 0, 0
+    lo = (bits & -bits).bit_length() - 1
+    hi = bits.bit_length()
+    if bits != ((1 << hi) - 1) ^ ((1 << lo) - 1):
+        raise KernelError(f"{what}: bit mask {bits:#x} is not one run of consecutive lanes "
+                          "(only those are modelled)")
+    if hi > lanes:
+        raise KernelError(f"{what}: bit mask sets lane {hi - 1}, past the {lanes} lanes of "
+                          f"{dtype}")
+    return lo, hi
+
+
 def Duplicate(dst: LocalTensor, scalarValue, *args) -> None:
     """``Duplicate(dst, scalar, count)`` or ``Duplicate(dst, scalar, mask, repeatTime,
-    dstBlockStride, dstRepeatStride)``."""
+    dstBlockStride, dstRepeatStride)`` with ``mask`` a lane count or a bit mask
+    ``[mask0, mask1]`` (one run of consecutive lanes, e.g. the tail lanes of a repeat)."""
     rec = program.current()
     if len(args) == 1:
         n = _count(args[0], "Duplicate")
@@ -216,14 +238,20 @@ def Duplicate(dst: LocalTensor, scalarValue, *args) -> None:
         raise KernelError("Duplicate: expected (dst, scalar, count) or (dst, scalar, mask, "
                           f"repeatTime, dstBlockStride, dstRepeatStride), got {2 + len(args)} "
                           "arguments")
-    mask, repeat = _repeat_args(args[0], args[1], dst.dtype, "Duplicate")
+    lo = 0
+    mask = args[0]
+    if isinstance(mask, (list, tuple, np.ndarray)):
+        lo, mask = _lane_run(mask, dst.dtype, "Duplicate")
+    mask, repeat = _repeat_args(mask, args[1], dst.dtype, "Duplicate")
     blk, rep = int(args[2]), int(args[3])
     for name, v in (("dstBlockStride", blk), ("dstRepeatStride", rep)):
         if not 0 <= v <= 255:
             raise KernelError(f"Duplicate: {name} {v} outside the uint8 range [0, 255]")
     d = dst.operand(0, "Duplicate dst", nbytes=_span(dst, mask, repeat, blk, rep))
+    # params: (dstBlkStride, dstRepStride) for leading lanes; a bit mask adds its first lane
+    params = (blk, rep) if lo == 0 else (blk, rep, lo)
     rec.emit(Instr(Pipe.VECTOR, Opcode.DUPLICATE, dst=d, mask=mask, repeat=repeat,
-                   count=mask * repeat, scalar=float(scalarValue), params=(blk, rep)))
+                   count=(mask - lo) * repeat, scalar=float(scalarValue), params=params))
 
 
 def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scalar, args,

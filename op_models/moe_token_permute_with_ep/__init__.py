@@ -1,0 +1,1 @@
+"""CANN ops-transformer ``MoeTokenPermuteWithEp`` (forward EP permute): tiling, kernels, golden."""

@@ -1,0 +1,252 @@
+"""aclnn-style API of ``MoeTokenPermuteWithEp`` (the front door of the op model).
+
+Two phases, as ``aclnnMoeTokenPermuteWithEpGetWorkspaceSize`` / ``aclnnMoeTokenPermuteWithEp``
+(upstream ``docs/aclnnMoeTokenPermuteWithEp.md``):
+
+* :func:`get_workspace_size` checks the arguments, infers the outputs, runs the tiling and
+  returns ``(workspace_size, executor)``; on failure it raises :class:`AclnnError`:
+
+  - ``161001`` (ACLNN_ERR_PARAM_NULLPTR): ``tokens`` or ``indices`` is ``None``;
+  - ``161002`` (ACLNN_ERR_PARAM_INVALID): not a numpy array; a dtype outside the IR table
+    (tokens bf16 / fp16 / fp32, indices int32 / int64, probs in the tokens' dtype: the IR
+    pairs them); and checks of ours where the real stack would misbehave or is not modelled:
+    ``range`` ``None`` (aclnn falls back to ``aclnnMoeTokenPermute``, another operator: rule
+    ``range_none``), ``range[0] > range[1]`` (the kernel would leave rows unwritten: rule
+    ``range_order``), an empty tensor (supported upstream without a launch, not modelled: rule
+    ``empty``), an expert id outside ``[0, 16777215)`` (documented limit: the sort's fp32 keys
+    are exact only below it: rule ``indices_value``);
+  - ``561002`` (ACLNN_ERR_INNER_TILING_ERROR): ``tokens`` not 2-D (the docs' rule, checked
+    here as the tiling does not), or the tiling failed (indices rank, dim-0 mismatch, probs
+    shape, topK outside (0, 512], ``N * K`` >= 16777215, ``range`` outside ``[0, N * K]`` or
+    not two values, ``padded_mode`` true, ...); the message carries the tiling's rule.
+
+* :func:`execute` launches the kernel (block dim from the tiling) with the workspace the tiling
+  asked for and returns the result; ``outputs`` are ``permute_tokens``, ``sorted_indices`` and,
+  with probs, ``permute_probs``.
+
+Timing-only mode: every phase of this kernel branches or addresses on values an earlier phase
+computed with vector instructions (the merge counts of ``MrgSort``, the sorted row ids the
+index copy reads back from GM), which a timing-only record does not compute (docs/model.md);
+launches are therefore always recorded with numerics (the result's mode says ``timed``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_SUCCESS,
+    AclnnError,
+    aclnn_int_list,
+    aclnn_invalid,
+    aclnn_tensor,
+)
+from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32, int64
+from aicore_sim.launch import RunResult, launch
+from aicore_sim.platform import Platform, load_platform
+from op_models.moe_token_permute_with_ep import cases as _cases
+from op_models.moe_token_permute_with_ep.infershape import infer_outputs
+from op_models.moe_token_permute_with_ep.kernel_entry import (
+    moe_token_permute_with_ep as _kernel,
+)
+from op_models.moe_token_permute_with_ep.tiling import (
+    SORT_LIMIT_LENGTH,
+    TensorDesc,
+    TilingContext,
+    TilingResult,
+    tiling_func,
+)
+
+FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
+INDEX_DTYPES: tuple[np.dtype, ...] = (int64, int32)
+# the IR's six (tokens, indices, probs) combinations, IR order
+DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype, np.dtype], ...] = tuple(
+    (t, i, t) for t in FLOAT_DTYPES for i in INDEX_DTYPES)
+NUMERIC_KEYS = (1, 2, 3, 4, 5, 6, 7, 8)  # every key reads vector results back (docstring)
+OUTPUT_NAMES = ("permute_tokens", "sorted_indices", "permute_probs")
+
+
+@dataclass
+class Executor:
+    """What ``get_workspace_size`` prepared for ``execute`` (the aclOpExecutor)."""
+
+    platform: Platform
+    tiling: TilingResult
+    inputs: dict[str, np.ndarray | None]
+    out_specs: dict[str, tuple | None]
+    workspace_size: int
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> None:
+    if tokens.dtype not in FLOAT_DTYPES:
+        raise aclnn_invalid(f"tokens dtype {tokens.dtype} is not supported: expected bfloat16, "
+                            "float16 or float32", "dtype")
+    if idx.dtype not in INDEX_DTYPES:
+        raise aclnn_invalid(f"indices dtype {idx.dtype} is not supported: int32 or int64",
+                            "indices_dtype")
+    if probs is not None and probs.dtype != tokens.dtype:
+        raise aclnn_invalid(f"probs dtype {dtype_name(probs.dtype)} must be the tokens dtype "
+                            f"{dtype_name(tokens.dtype)} (the IR pairs them)", "probs_dtype")
+    for name, arr in (("tokens", tokens), ("indices", idx), ("probs", probs)):
+        if arr is not None and arr.size == 0:
+            raise aclnn_invalid(f"{name} is empty (shape {list(arr.shape)}): empty tensors are "
+                                "supported upstream without a launch, which is not modelled",
+                                "empty")
+    if tokens.ndim != 2:
+        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"tokens must be 2-D, got shape "
+                         f"{list(tokens.shape)} (rule tokens_dim_num)", "tokens_dim_num")
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= SORT_LIMIT_LENGTH):
+        raise aclnn_invalid(f"indices values must be in [0, {SORT_LIMIT_LENGTH}), got "
+                            f"[{int(idx.min())}, {int(idx.max())}]", "indices_value")
+
+
+def _resolve_platform(platform: str | Platform) -> Platform:
+    return platform if isinstance(platform, Platform) else load_platform(platform)
+
+
+def get_workspace_size(
+    tokens: np.ndarray | None,
+    indices: np.ndarray | None,
+    probs: np.ndarray | None,
+    range: Sequence[int] | None,  # noqa: A002 - the operator's attribute name
+    num_out_tokens: int,
+    padded_mode: bool,
+    *,
+    platform: str | Platform,
+) -> tuple[int, Executor]:
+    """``aclnnMoeTokenPermuteWithEpGetWorkspaceSize``: check, infer, tile, prepare.
+
+    Parameters are the aclnn ones in order (tensors as numpy arrays, ``None`` for nullptr);
+    the outputs are allocated by :func:`execute`. Returns ``(workspace_size, executor)``;
+    raises :class:`AclnnError` (see the module docstring)."""
+    plat = _resolve_platform(platform)
+    tok = aclnn_tensor("tokens", tokens, True)
+    idx = aclnn_tensor("indices", indices, True)
+    prb = aclnn_tensor("probs", probs, False)
+    assert tok is not None and idx is not None
+    _check(tok, idx, prb)
+    if isinstance(num_out_tokens, bool) or not isinstance(num_out_tokens, (int, np.integer)):
+        raise aclnn_invalid(f"num_out_tokens must be an int, got {num_out_tokens!r}",
+                            "attr_type")
+    if range is None:
+        raise aclnn_invalid("range is None: aclnn then falls back to aclnnMoeTokenPermute, "
+                            "another operator, which is not modelled", "range_none")
+    rng = aclnn_int_list("range", range)
+    if len(rng) == 2 and rng[0] > rng[1]:
+        raise aclnn_invalid(f"range {rng}: start after end would leave rows of the output "
+                            "unwritten", "range_order")
+    out_specs: dict[str, tuple | None]
+    try:
+        out_specs = infer_outputs(tok, idx, prb, rng if len(rng) == 2 else None,
+                                  int(num_out_tokens))
+    except ValueError as e:
+        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{e} (rule indices_dim_num)",
+                         "indices_dim_num") from None
+    outs = [None if s is None else TensorDesc(s[0], s[1]) for s in out_specs.values()]
+    ctx = TilingContext.create(
+        TensorDesc(tok.shape, tok.dtype), TensorDesc(idx.shape, idx.dtype),
+        None if prb is None else TensorDesc(prb.shape, prb.dtype), outputs=outs, range=rng,
+        num_out_tokens=int(num_out_tokens), padded_mode=bool(padded_mode))
+    tr = tiling_func(ctx, PlatformAscendC(plat))
+    if not tr.ok:
+        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{tr.error} (rule {tr.rule})", tr.rule)
+    ws = int(tr.workspace[0])
+    inputs = {"tokens": tok, "indices": idx, "probs": prb}
+    return ws, Executor(plat, tr, inputs, out_specs, ws, tuple(tr.warnings))
+
+
+def launch_args(ex: Executor) -> list:
+    """The kernel's argument list for :func:`aicore_sim.launch.launch`."""
+    prb = ex.inputs["probs"]
+    tok = ex.inputs["tokens"]
+    return ["tokens", "indices", None if prb is None else "probs", "permute_tokens",
+            "sorted_indices", None if prb is None else "permute_probs", "workspace",
+            ex.tiling.tiling_data, ex.tiling.tiling_key, tok.dtype, ex.inputs["indices"].dtype,
+            tok.dtype if prb is None else prb.dtype]
+
+
+def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
+            races: bool = True, jobs: int = 1, check_streams: bool = False,
+            after_record=None, after_replay=None, auto_sync: bool = True,
+            prepared: dict | None = None) -> RunResult:
+    """``aclnnMoeTokenPermuteWithEp``: launch and deliver the outputs.
+
+    ``workspace`` is not used (the launch allocates ``workspace_size`` bytes of GM for the
+    kernel); ``workspace_size`` must be at least what :func:`get_workspace_size` returned
+    (161002). The keyword arguments are those of :func:`aicore_sim.launch.launch`."""
+    del workspace
+    ex = executor
+    if int(workspace_size) < ex.workspace_size:
+        raise aclnn_invalid(f"workspace_size {workspace_size} is smaller than the "
+                            f"{ex.workspace_size} bytes get_workspace_size asked for",
+                            "workspace")
+    if mode == "timing-only" and ex.tiling.tiling_key in NUMERIC_KEYS:
+        mode = "timed"
+    tensors = {k: np.ascontiguousarray(v) for k, v in ex.inputs.items() if v is not None}
+    outputs: dict[str, tuple] = {}
+    for name, spec in ex.out_specs.items():
+        if spec is not None:
+            tensors[name] = np.zeros(spec[0], spec[1])
+            outputs[name] = (spec[1], tuple(spec[0]))
+    tensors["workspace"] = np.zeros(ex.workspace_size, np.uint8)
+    outputs["workspace"] = (np.dtype(np.uint8), (ex.workspace_size,))
+    result = launch(_kernel, launch_args(ex), tensors, outputs, ex.platform,
+                    block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
+                    check_streams=check_streams, after_record=after_record,
+                    after_replay=after_replay, auto_sync=auto_sync, prepared=prepared)
+    result.outputs.pop("workspace", None)
+    return result
+
+
+def moe_token_permute_with_ep(
+    tokens: np.ndarray,
+    indices: np.ndarray,
+    probs: np.ndarray | None = None,
+    *,
+    range: Sequence[int] | None = (0, 0),  # noqa: A002 - the operator's attribute name
+    num_out_tokens: int = 0,
+    padded_mode: bool = False,
+    platform: str | Platform = "ascend910b1",
+    mode: str = "timed",
+    races: bool = True,
+    jobs: int = 1,
+    auto_sync: bool = True,
+) -> tuple[dict[str, np.ndarray | None], RunResult]:
+    """Both aclnn phases in one call; returns ``(outputs, result)`` with ``outputs`` the
+    three outputs by name (``permute_probs`` ``None`` without probs). The IR default range
+    ``[0, 0]`` keeps every row."""
+    size, ex = get_workspace_size(tokens, indices, probs, range, num_out_tokens, padded_mode,
+                                  platform=platform)
+    result = execute(None, size, ex, mode=mode, races=races, jobs=jobs, auto_sync=auto_sync)
+    return {k: result.outputs.get(k) for k in OUTPUT_NAMES}, result
+
+
+def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
+             mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1
+             ) -> tuple[dict[str, np.ndarray | None], RunResult, dict]:
+    """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs;
+    returns ``(outputs, result, inputs)``."""
+    case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name
+    inputs = _cases.make_inputs(case, seed)
+    outs, result = moe_token_permute_with_ep(
+        inputs["tokens"], inputs["indices"], inputs["probs"],
+        range=builtins.list(inputs["range"]), platform=platform, mode=mode, races=races,
+        jobs=jobs)
+    return outs, result, inputs
+
+
+__all__ = [
+    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
+    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "Executor", "NUMERIC_KEYS",
+    "execute", "get_workspace_size", "launch_args", "moe_token_permute_with_ep", "run_case",
+]
