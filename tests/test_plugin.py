@@ -146,7 +146,7 @@ def test_template_op_runs_verifies_and_passes_its_own_tests(template_path: Path,
                         "no:cacheprovider", str(TEMPLATE / "tests")], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:]
-    assert "7 passed" in r.stdout
+    assert "13 passed" in r.stdout
 
 
 def _template_commands(tmp_path: Path, cli) -> None:

@@ -12,7 +12,8 @@ DTYPES = {"float16": np.dtype(np.float16), "float32": np.dtype(np.float32)}
 
 @dataclass(frozen=True)
 class Case:
-    """One call: ``n`` elements of ``dtype``, multiplied by ``scale``."""
+    """One call: ``n`` elements of ``dtype``, multiplied by ``scale``, plus a ``bias`` input
+    when the case has one, and the ``amax`` output when it asks for it."""
 
     name: str
     n: int
@@ -20,15 +21,21 @@ class Case:
     scale: float
     description: str = ""
     seed: int = 0
+    bias: bool = False
+    amax: bool = False
 
 
 CASES: dict[str, Case] = {c.name: c for c in (
     Case("my_op_small", 5000, "float32", 0.5, "5000 fp32 elements: 3 tiles per core on 'tiny'"),
     Case("my_op_fp16", 100000, "float16", -3.0, "100000 fp16 elements on every core", seed=1),
+    Case("my_op_bias_amax", 3000, "float32", 1.5, "3000 fp32 elements with a bias, and amax "
+         "(two passes: SyncAll between them)", seed=2, bias=True, amax=True),
 )}
 
 
-def make_inputs(case: Case, seed: int | None = None) -> dict[str, np.ndarray]:
+def make_inputs(case: Case, seed: int | None = None) -> dict[str, np.ndarray | None]:
     rng = np.random.default_rng(case.seed if seed is None else seed)
     x = rng.uniform(-2.0, 2.0, case.n).astype(np.float32).astype(DTYPES[case.dtype])
-    return {"x": x}
+    bias = (rng.uniform(-1.0, 1.0, case.n).astype(np.float32).astype(DTYPES[case.dtype])
+            if case.bias else None)
+    return {"x": x, "bias": bias}

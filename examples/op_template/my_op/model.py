@@ -20,6 +20,7 @@ from aicore_sim.ascendc.host import (
     ACLNN_ERR_PARAM_NULLPTR,
     AclnnError,
 )
+from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
 from aicore_sim.launch import launch
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
 from my_op import cases as _cases
@@ -31,13 +32,19 @@ NAME = "my_op"
 _DTYPES = ("float16", "float32")
 
 class MyOpModel:
-    """y = x * scale (replace with one line on the upstream operator you port)."""
+    """y = x * scale (+ bias), amax = max |y| (replace with one line on the upstream operator
+    you port)."""
 
     name = NAME
-    description = "y = x * scale (template operator)"
-    inputs = (TensorSpec("x", _DTYPES, 1, doc="(n,) input"),)
-    attrs = (AttrSpec("scale", "float", 1.0, "the multiplier"),)
-    outputs = (TensorSpec("y", _DTYPES, 1, doc="(n,) in x's dtype"),)
+    description = "y = x * scale (+ bias), optional amax (template operator)"
+    inputs = (TensorSpec("x", _DTYPES, 1, doc="(n,) input"),
+              TensorSpec("bias", _DTYPES, 1, optional=True, value_range=(-1.0, 1.0),
+                         doc="(n,) in x's dtype, added to x * scale when given"))
+    attrs = (AttrSpec("scale", "float", 1.0, "the multiplier"),
+             AttrSpec("with_amax", "bool", False, "also compute amax = max |y|"))
+    outputs = (TensorSpec("y", _DTYPES, 1, doc="(n,) in x's dtype"),
+               TensorSpec("amax", _DTYPES, 1, optional=True,
+                          doc="(1,) max |y| in x's dtype, when with_amax"))
     aclnn_name = None  # the aclnn_name of your ATK records, to verify them with atk_call
     tiling_space = None  # import path of a tiling-space module, to sweep and search
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
@@ -50,14 +57,17 @@ class MyOpModel:
         return _cases.CASES
 
     def case_specs(self, case: _cases.Case) -> tuple[dict[str, Spec | None], dict[str, Any]]:
-        return {"x": ((case.n,), _cases.DTYPES[case.dtype])}, {"scale": case.scale}
+        spec = ((case.n,), _cases.DTYPES[case.dtype])
+        return ({"x": spec, "bias": spec if case.bias else None},
+                {"scale": case.scale, "with_amax": case.amax})
 
     def case_inputs(self, case: _cases.Case, seed: int | None = None
                     ) -> dict[str, np.ndarray | None]:
         return _cases.make_inputs(case, seed)
 
     def case_row(self, case: _cases.Case) -> dict[str, str]:
-        return {"n": str(case.n), "dtype": case.dtype, "scale": f"{case.scale:g}"}
+        return {"n": str(case.n), "dtype": case.dtype, "scale": f"{case.scale:g}",
+                "bias": "yes" if case.bias else "-", "amax": "yes" if case.amax else "-"}
 
     def matrix_case(self, mc: Any) -> _cases.Case:
         # a matrix shape {tokens = T, topk = K, hidden = H} is read here as n = T * K * H
@@ -75,23 +85,33 @@ class MyOpModel:
         x = input_specs.get("x")
         if x is None:
             raise ValueError("x is required")
-        return {"y": (tuple(x[0]), np.dtype(x[1]))}
+        amax = ((1,), np.dtype(x[1])) if attrs.get("with_amax") else None
+        return {"y": (tuple(x[0]), np.dtype(x[1])), "amax": amax}
 
-    def _tiling(self, shape: tuple[int, ...], dtype: np.dtype, platform: Any):
+    def _tiling(self, shape: tuple[int, ...], dtype: np.dtype, platform: Any, bias: bool,
+                amax: bool):
         p = PlatformAscendC(platform)
         return tiling_func(int(np.prod(shape)), dtype.itemsize, p.GetCoreNumAiv(),
-                           platform.core_mem_size_ub)
+                           platform.core_mem_size_ub, bias, amax)
+
+    @staticmethod
+    def _workspace(amax: bool, block_dim: int) -> int:
+        """Bytes of GM workspace: the library's system part, and with amax one 32-byte block
+        per core for the partial maxima (``GetUserWorkspace``)."""
+        return SYSTEM_WORKSPACE_BYTES + 32 * block_dim if amax else 0
 
     def tiling(self, input_specs: dict[str, Spec | None], attrs: Any, platform: Any
                ) -> dict[str, Any]:
         x = input_specs["x"]
+        amax = bool(attrs.get("with_amax")) if isinstance(attrs, dict) else False
         try:
-            td, key, dim = self._tiling(x[0], np.dtype(x[1]), platform)
+            td, key, dim = self._tiling(x[0], np.dtype(x[1]), platform,
+                                        input_specs.get("bias") is not None, amax)
         except TilingError as e:
             return {"status": "failed", "tiling_key": None, "tiling_data": None,
                     "workspace": [], "block_dim": None, "error": str(e)}
         return {"status": "success", "tiling_key": key, "tiling_data": td.as_dict(),
-                "workspace": [0], "block_dim": dim, "error": None}
+                "workspace": [self._workspace(amax, dim)], "block_dim": dim, "error": None}
 
     # -- the call ----------------------------------------------------------------------------
 
@@ -104,26 +124,45 @@ class MyOpModel:
             raise AclnnError(ACLNN_ERR_PARAM_INVALID,
                              f"x: expected a 1-D tensor of {'/'.join(_DTYPES)}, got "
                              f"{x.ndim}-D {x.dtype}")
+        bias = inputs.get("bias")
+        if bias is not None and (bias.dtype != x.dtype or bias.shape != x.shape):
+            raise AclnnError(ACLNN_ERR_PARAM_INVALID,
+                             f"bias: expected {x.shape} {x.dtype} like x, got {bias.shape} "
+                             f"{bias.dtype} (rule bias_like_x)")
+        amax = bool(attrs.get("with_amax"))
         try:
-            td, key, dim = self._tiling(x.shape, x.dtype, platform)
+            td, key, dim = self._tiling(x.shape, x.dtype, platform, bias is not None, amax)
         except TilingError as e:
             raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, str(e)) from None
         scale = float(attrs.get("scale", 1.0) if attrs.get("scale") is not None else 1.0)
-        return PreparedCall(self.name, {"y": (x.shape, x.dtype)}, td, key, dim, 0,
-                            state=(x, scale, platform))
+        out = {"y": (x.shape, x.dtype), "amax": ((1,), x.dtype) if amax else None}
+        return PreparedCall(self.name, out, td, key, dim, self._workspace(amax, dim),
+                            state=(x, bias, scale, platform))
 
     def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        x, scale, platform = pc.state
-        shape, dtype = pc.out_shapes["y"]
-        tensors = {"x": np.ascontiguousarray(x), "y": np.zeros(shape, dtype)}
-        return launch(_kernel, ["x", "y", pc.tiling, scale, dtype], tensors,
-                      {"y": (dtype, shape)}, platform, block_dim=pc.block_dim, mode=mode,
-                      **launch_kw)
+        x, bias, scale, platform = pc.state
+        tensors = {"x": np.ascontiguousarray(x)}
+        if bias is not None:
+            tensors["bias"] = np.ascontiguousarray(bias)
+        outputs = {}
+        for name, spec in pc.out_shapes.items():
+            if spec is not None:  # an output not asked for is a null GM_ADDR
+                tensors[name] = np.zeros(spec[0], spec[1])
+                outputs[name] = (spec[1], tuple(spec[0]))
+        if pc.workspace_size:
+            tensors["workspace"] = np.zeros(pc.workspace_size, np.uint8)
+            outputs["workspace"] = (np.dtype(np.uint8), (pc.workspace_size,))
+        args = [n if n in tensors else None for n in ("x", "bias", "y", "amax", "workspace")]
+        result = launch(_kernel, [*args, pc.tiling, scale, x.dtype], tensors, outputs,
+                        platform, block_dim=pc.block_dim, mode=mode, **launch_kw)
+        result.outputs.pop("workspace", None)
+        return result
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
         scale = attrs.get("scale")
-        return {"y": golden(inputs["x"], 1.0 if scale is None else scale)}
+        return golden(inputs["x"], 1.0 if scale is None else scale, inputs.get("bias"),
+                      bool(attrs.get("with_amax")))
 
 
 MODEL = MyOpModel()
