@@ -3,7 +3,8 @@
 Step of the flow: the inputs, right after :mod:`aicore_sim.textinput` has decoded the text
 (syntax, duplicate keys, nesting, size). Each surface - case files (``casefile.py``), sweep
 specs (``sweep/spec.py``), case matrices (``verify/matrix.py``), ATK records
-(``verify/atk.py``), platform fields (``platform.py``) - declares its fields as a tree of rules
+(``verify/atk.py``), platform fields (``platform.py``), figure cells of a board profile
+(``correlate/opprof.py``) - declares its fields as a tree of rules
 (:class:`Table` of :class:`Int`, :class:`Number`, :class:`Text`, :class:`Choice`,
 :class:`ListOf`, ...) and :meth:`Rule.check` walks the document once, returning the values in
 their canonical form. Every refusal is an :class:`FieldError` in one form, whatever the surface:

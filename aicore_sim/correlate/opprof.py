@@ -23,11 +23,11 @@ Rules (each broken rule is an :class:`OpprofError` naming the file and the rule)
 from __future__ import annotations
 
 import csv
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aicore_sim import schema
 from aicore_sim.export.msprof import OP_BASIC_INFO, PIPE_COLUMNS, PIPE_UTILIZATION
 
 PIPES: tuple[str, ...] = tuple(PIPE_COLUMNS)
@@ -110,6 +110,9 @@ def _columns(path: Path, header: list[str], need: tuple[str, ...]) -> dict[str, 
     return where
 
 
+_FIGURE = schema.Number(minimum=0)  # a figure cell of a profile (schema.py: one rule form)
+
+
 def _number(path: Path, line: int, col: str, text: str) -> float | None:
     t = text.strip()
     if t in _EMPTY:
@@ -119,10 +122,11 @@ def _number(path: Path, line: int, col: str, text: str) -> float | None:
     except ValueError:
         raise OpprofError(f"{path}: line {line}, column {col!r}: {t!r} is not a number "
                           f"(cells hold a number, NA or nothing)") from None
-    if not math.isfinite(v) or v < 0:
-        raise OpprofError(f"{path}: line {line}, column {col!r}: {t!r} must be a finite "
-                          f"number >= 0")
-    return v
+    try:
+        return _FIGURE.check(v, f"line {line}, column {col!r}")
+    except schema.FieldError as e:
+        raise OpprofError(f"{path}: {e.path}: expected a finite number >= 0, got {t!r}"
+                          ) from None
 
 
 def read_pipe_utilization(path: Path) -> tuple[list[tuple[int, str]], dict[str, list],
