@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import textinput
+from aicore_sim import schema, textinput
 from aicore_sim.hotspots import line_table
 from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe, per_object
 
@@ -139,6 +139,20 @@ def read_streams(path: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
+_COUNT, _FIGURE = schema.Int(minimum=0), schema.Number(minimum=0)
+_NULLABLE_FIGURE = schema.AnyOf((schema.Null(), _FIGURE))
+# The figures of a run's summary.json a diff compares (the file has more: an open table)
+_SUMMARY = schema.Table({
+    "makespan_cycles": _COUNT, "makespan_us": _FIGURE, "instructions": _COUNT,
+    "block_dim": _COUNT, "bytes_gm_to_ub": _COUNT, "bytes_ub_to_gm": _COUNT,
+    "achieved_gbps": _NULLABLE_FIGURE, "hbm_roofline_pct": _NULLABLE_FIGURE,
+    "ub_high_water_bytes": _COUNT,
+    "utilisation": schema.Table({}, open=True),
+    "cores": schema.ListOf(schema.Table({"cycles": _COUNT}, required=("cycles",), open=True),
+                           nonempty=False),
+}, required=("makespan_cycles",), open=True, what_text="one JSON object")
+
+
 class Run:
     """One side of a diff: its summary and, for a run folder, its streams file."""
 
@@ -157,6 +171,11 @@ class Run:
             raise RunFolderError(f"{f}: unreadable ({e})") from None
         if not isinstance(summary, dict) or "makespan_cycles" not in summary:
             raise RunFolderError(f"{f}: the run has no timing (functional mode)")
+        try:
+            _SUMMARY.check(summary, "")
+        except schema.FieldError as e:
+            raise RunFolderError(f"{f}: {e} (not a summary.json as aicore-sim run writes "
+                                 "it)") from None
         streams = None
         if (path / STREAMS_FILE).is_file():
             streams = read_streams(path / STREAMS_FILE)

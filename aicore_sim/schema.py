@@ -4,7 +4,8 @@ Step of the flow: the inputs, right after :mod:`aicore_sim.textinput` has decode
 (syntax, duplicate keys, nesting, size). Each surface - case files (``casefile.py``), sweep
 specs (``sweep/spec.py``), case matrices (``verify/matrix.py``), ATK records
 (``verify/atk.py``), platform fields (``platform.py``), figure cells of a board profile
-(``correlate/opprof.py``) - declares its fields as a tree of rules
+(``correlate/opprof.py``), the figures of a run's ``summary.json`` given to ``diff``
+(``rundiff.py``) - declares its fields as a tree of rules
 (:class:`Table` of :class:`Int`, :class:`Number`, :class:`Text`, :class:`Choice`,
 :class:`ListOf`, ...) and :meth:`Rule.check` walks the document once, returning the values in
 their canonical form. Every refusal is an :class:`FieldError` in one form, whatever the surface:
@@ -172,6 +173,17 @@ class Choice(Rule):
 
 
 @dataclass(frozen=True)
+class Null(Rule):
+    """JSON ``null`` (with :class:`AnyOf`: a field that may be left empty)."""
+
+    what = "null"
+
+    def check(self, value: Any, path: str) -> None:
+        if value is not None:
+            raise self.fail(value, path)
+
+
+@dataclass(frozen=True)
 class Anything(Rule):
     """Any value (a field whose rules depend on another field, checked in a second step)."""
 
@@ -294,6 +306,6 @@ class Table(Rule):
 
 
 __all__ = [
-    "AnyOf", "Anything", "Choice", "Custom", "Flag", "Int", "FieldError", "ListOf", "Number",
-    "Rule", "Table", "Text", "item_path", "key_path", "shown",
+    "AnyOf", "Anything", "Choice", "Custom", "FieldError", "Flag", "Int", "ListOf", "Null",
+    "Number", "Rule", "Table", "Text", "item_path", "key_path", "shown",
 ]

@@ -79,6 +79,26 @@ def test_bad_folders_exit_2(runs, tmp_path, cli) -> None:
     assert p.returncode == 2 and "two run folders" in p.stderr
 
 
+@pytest.mark.parametrize("field, value, says", [
+    ("makespan_cycles", "abc", 'makespan_cycles: expected an integer >= 0, got "abc"'),
+    ("cores", [{"core": 0}], "cores[0].cycles: missing; this field is required"),
+    ("achieved_gbps", -1.0, "achieved_gbps: expected null or a finite number >= 0, got -1.0"),
+])
+def test_a_damaged_summary_is_refused_naming_the_field(runs, tmp_path, cli, field, value,
+                                                       says) -> None:
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(runs / "a", bad)
+    doc = _summary(bad)
+    doc[field] = value
+    (bad / "summary.json").write_text(json.dumps(doc))
+    p = cli("diff", runs / "a", bad, cwd=runs)
+    assert p.returncode == 2
+    assert p.stderr.strip() == (f"aicore-sim: error: {bad / 'summary.json'}: {says} (not a "
+                                "summary.json as aicore-sim run writes it)")
+
+
 def test_digests_ignore_scalar_values_only() -> None:
     _, timed, _ = run_case("tiny", mode="timed", jobs=1)
     _, timing, _ = run_case("tiny", mode="timing-only", jobs=1)
