@@ -77,7 +77,7 @@ def test_fp32_unaligned_rows():
 
 def test_front_cores():
     """50 tokens on 48 cores: 50 // 48 = 1 a core, 50 % 48 = 2 -> cores 0 and 1 take 2 (their
-    slots start at 0 and 4, the others at 4 + 2 * (core - 1) + 2 = 2 * core + 2)."""
+    slots start at 0 and 4), core c >= 2 one, from slot (2 + 2) * 2 + 2 * (c - 2) = 2c + 4."""
     _, _, ex = _run(50, 2, 48, BF16, [10, 90], True)
     td = ex.tiling.tiling_data
     assert (td.tokens_core_length, td.tokens_core_remain, ex.tiling.block_dim) == (1, 2, 48)
