@@ -2,10 +2,10 @@
 
 What the generic commands (``run``, ``tiling``, ``cases``, ``verify --matrix``) know of the
 backward EP permute: the IR (inputs, attributes, outputs), the aclnn two-phase API
-(:mod:`.api`), the golden (:mod:`.golden`), the bundled cases (:mod:`.cases`) and the
-equivalence matrix. No ATK reader and no tiling space (``sweep`` / ``search`` are not
-supported for this op). ``pyproject.toml`` registers :data:`MODEL` in the ``aicore_sim.ops``
-entry-point group.
+(:mod:`.api`), the golden (:mod:`.golden`), the bundled cases (:mod:`.cases`), the
+equivalence matrix and upstream's ATK records (:mod:`.atk`). No tiling space (``sweep`` /
+``search`` are not supported for this op). ``pyproject.toml`` registers :data:`MODEL` in the
+``aicore_sim.ops`` entry-point group.
 """
 
 from __future__ import annotations
@@ -104,7 +104,17 @@ class MoeTokenPermuteWithEpGradModel:
 
     def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
                  ) -> dict[str, Any]:
-        raise ValueError("MoeTokenPermuteWithEpGrad: no ATK reader (not ported)")
+        from op_models.moe_token_permute_with_ep_grad import atk
+
+        c = atk.record_call(tensors, attrs, seed)
+        start, end = c["range"]
+        dt = c["dtype"]
+        specs = {"permuted_tokens_output_grad": ((end - start, c["hidden"]), dt),
+                 "sorted_indices": ((c["n"] * c["topk"],), dtypes.int32),
+                 "permuted_probs_output_grad": ((end - start,), dt) if c["probs"] else None}
+        return {"label": f"n{c['n']}h{c['hidden']}k{c['topk']}", "input_specs": specs,
+                "attrs": {"num_topk": c["topk"], "range": [start, end], "padded_mode": False},
+                "make_inputs": c["make_inputs"], "expected": c["expected"]}
 
     # -- shapes and tiling -------------------------------------------------------------------
 
