@@ -1,0 +1,1 @@
+"""CANN ops-transformer ``MoeTokenPermuteWithEpGrad`` (EP permute backward): tiling, kernel."""

@@ -1,0 +1,302 @@
+"""aclnn-style API of ``MoeTokenPermuteWithEpGrad`` (the front door of the op model).
+
+Place in the flow: a caller's numpy tensors and attributes -> argument checks (aclnn error
+codes) -> host tiling -> one simulated launch of the kernel port -> outputs + RunResult.
+
+Two phases, as ``aclnnMoeTokenPermuteWithEpGradGetWorkspaceSize`` /
+``aclnnMoeTokenPermuteWithEpGrad`` (upstream ``docs/aclnnMoeTokenPermuteWithEpGrad.md``; the
+aclnn layer is generated from the op definition, so its own checks are the generated ones:
+required pointers and the IR's dtype table):
+
+* :func:`get_workspace_size` checks the arguments, runs the tiling and returns
+  ``(workspace_size, executor)``; on failure it raises :class:`AclnnError`:
+
+  - ``161001`` (ACLNN_ERR_PARAM_NULLPTR): ``permuted_tokens_output_grad`` or
+    ``sorted_indices`` is ``None``;
+  - ``161002`` (ACLNN_ERR_PARAM_INVALID): not a numpy array; a dtype outside the IR (the grad
+    bf16 / fp16 / fp32, ``sorted_indices`` int32, the probs grad in the grad's dtype: the IR
+    pairs them; outputs in those dtypes). And rules of the documentation the generated layer
+    does not check, where the kernel would misbehave: ``sorted_indices`` not 1-D (rule
+    ``indices_dim_num``) or not a multiple of ``num_topk`` (``indices_length``); an empty
+    tensor ("不支持空tensor": ``empty``); ``num_topk`` above 512 (``topk_max``);
+    ``padded_mode`` true ("目前仅支持false": ``padded_mode``); a window ``range[1] -
+    range[0]`` larger than the rows of the grad or of the probs grad (the kernel would read
+    past them: ``range_rows``); a preallocated output of the wrong shape (``out_shape``).
+    Ours: ``range`` ``None`` (aclnn then falls back to ``aclnnMoeTokenPermuteGrad``, another
+    operator, not modelled: ``range_none``); a ``range`` without exactly two values (the
+    tiling would succeed with every field 0 and block dim 0: ``range_size``).
+  - ``561002`` (ACLNN_ERR_INNER_TILING_ERROR): the tiling failed (``num_topk`` < 1, the grad
+    not 2-D, the probs grad not 1-D); the message carries the tiling's rule. Also (ours) when
+    the tiling "succeeds" with a hidden chunk or a token loop of 0 or less on a UB too small
+    for the operator (rule ``ub_too_small``: the kernel would compute nothing or fail).
+
+* :func:`execute` launches the kernel (block dim from the tiling; no workspace) and copies the
+  outputs into the caller's preallocated arrays, if any, once the launch has succeeded.
+  Every element of ``token_grad`` and ``probs_grad`` is written by the kernel.
+
+Without ``permuted_probs_output_grad`` no ``probs_grad`` is produced ("传入空则不输出"): it is
+``None``, or the caller's array, untouched. Timing-only mode is supported for both keys: the
+kernel's control flow reads only ``sorted_indices``, which MTE2 copies from GM.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_SUCCESS,
+    AclnnError,
+    aclnn_int_list,
+    aclnn_invalid,
+    aclnn_tensor,
+)
+from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
+from aicore_sim.launch import RunResult, launch
+from aicore_sim.platform import Platform, load_platform
+from op_models.moe_token_permute_with_ep_grad import cases as _cases
+from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
+from op_models.moe_token_permute_with_ep_grad.kernel_entry import (
+    moe_token_permute_with_ep_grad as _kernel,
+)
+from op_models.moe_token_permute_with_ep_grad.tiling import (
+    MAX_TOPK,
+    TensorDesc,
+    TilingContext,
+    TilingResult,
+    tiling_func,
+)
+
+FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
+# the IR's three (grad, sorted_indices, probs grad) combinations, IR order
+DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype, np.dtype], ...] = tuple(
+    (t, int32, t) for t in FLOAT_DTYPES)
+INPUT_NAMES = ("permuted_tokens_output_grad", "sorted_indices", "permuted_probs_output_grad")
+OUTPUT_NAMES = ("token_grad", "probs_grad")
+
+
+@dataclass
+class Executor:
+    """What ``get_workspace_size`` prepared for ``execute`` (the aclOpExecutor)."""
+
+    platform: Platform
+    tiling: TilingResult
+    inputs: dict[str, np.ndarray | None]
+    out_specs: dict[str, tuple | None]
+    user_outs: dict[str, np.ndarray | None]
+    workspace_size: int
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _check(grad: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> None:
+    if grad.dtype not in FLOAT_DTYPES:
+        raise aclnn_invalid(f"permuted_tokens_output_grad dtype {grad.dtype} is not supported: "
+                            "expected bfloat16, float16 or float32", "dtype")
+    if idx.dtype != int32:
+        raise aclnn_invalid(f"sorted_indices dtype {idx.dtype} is not supported: only int32",
+                            "indices_dtype")
+    if probs is not None and probs.dtype != grad.dtype:
+        raise aclnn_invalid(f"permuted_probs_output_grad dtype {dtype_name(probs.dtype)} must "
+                            f"be the grad's dtype {dtype_name(grad.dtype)} (the IR pairs them)",
+                            "probs_dtype")
+    if idx.ndim != 1:
+        raise aclnn_invalid(f"sorted_indices must be 1-D, got shape {list(idx.shape)}",
+                            "indices_dim_num")
+    for name, arr in zip(INPUT_NAMES, (grad, idx, probs)):
+        if arr is not None and arr.size == 0:
+            raise aclnn_invalid(f"{name} is empty (shape {list(arr.shape)}); empty tensors are "
+                                "not supported", "empty")
+
+
+def _check_out(name: str, out: np.ndarray | None, spec: tuple | None) -> None:
+    if out is None or spec is None:
+        return
+    shape, dtype = spec
+    if out.dtype != dtype:
+        raise aclnn_invalid(f"{name} dtype {dtype_name(out.dtype)} must be "
+                            f"{dtype_name(dtype)}", "out_dtype")
+    if tuple(out.shape) != tuple(shape):
+        raise aclnn_invalid(f"{name} has shape {list(out.shape)}, the operator's output shape "
+                            f"is {list(shape)}", "out_shape")
+
+
+def _resolve_platform(platform: str | Platform) -> Platform:
+    return platform if isinstance(platform, Platform) else load_platform(platform)
+
+
+def get_workspace_size(
+    permuted_tokens_output_grad: np.ndarray | None,
+    sorted_indices: np.ndarray | None,
+    permuted_probs_output_grad: np.ndarray | None,
+    num_topk: int,
+    range: Sequence[int] | None,  # noqa: A002 - the operator's attribute name
+    padded_mode: bool,
+    token_grad_out: np.ndarray | None = None,
+    probs_grad_out: np.ndarray | None = None,
+    *,
+    platform: str | Platform,
+) -> tuple[int, Executor]:
+    """``aclnnMoeTokenPermuteWithEpGradGetWorkspaceSize``: check, tile, prepare.
+
+    Parameters are the aclnn ones in order (tensors as numpy arrays, ``None`` for nullptr;
+    the outputs may be ``None``: :func:`execute` then allocates them). Returns
+    ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
+    """
+    plat = _resolve_platform(platform)
+    grad = aclnn_tensor("permuted_tokens_output_grad", permuted_tokens_output_grad, True)
+    idx = aclnn_tensor("sorted_indices", sorted_indices, True)
+    prb = aclnn_tensor("permuted_probs_output_grad", permuted_probs_output_grad, False)
+    tok_out = aclnn_tensor("token_grad_out", token_grad_out, False)
+    prb_out = aclnn_tensor("probs_grad_out", probs_grad_out, False)
+    assert grad is not None and idx is not None
+    _check(grad, idx, prb)
+    if isinstance(num_topk, bool) or not isinstance(num_topk, (int, np.integer)):
+        raise aclnn_invalid(f"num_topk must be an int, got {num_topk!r}", "attr_type")
+    if num_topk > MAX_TOPK:
+        raise aclnn_invalid(f"num_topk {num_topk} exceeds {MAX_TOPK} (documented limit)",
+                            "topk_max")
+    if num_topk >= 1 and idx.shape[0] % num_topk:
+        raise aclnn_invalid(f"sorted_indices has {idx.shape[0]} values, not a multiple of "
+                            f"num_topk {num_topk} (N * K slots)", "indices_length")
+    if bool(padded_mode):
+        raise aclnn_invalid("padded_mode must be false (only false is supported)", "padded_mode")
+    if range is None:
+        raise aclnn_invalid("range is None: aclnn then falls back to aclnnMoeTokenPermuteGrad, "
+                            "another operator, which is not modelled; pass range=[start, end]",
+                            "range_none")
+    rng = aclnn_int_list("range", range)
+    if len(rng) != 2:
+        raise aclnn_invalid(f"range must have 2 values, got {rng}", "range_size")
+    for name, arr in (("permuted_tokens_output_grad", grad),
+                      ("permuted_probs_output_grad", prb)):
+        if arr is not None and arr.ndim >= 1 and rng[1] - rng[0] > arr.shape[0]:
+            raise aclnn_invalid(f"range {rng} spans {rng[1] - rng[0]} rows but {name} has "
+                                f"{arr.shape[0]}: the kernel would read past it", "range_rows")
+
+    ctx = TilingContext.create(
+        TensorDesc(grad.shape, grad.dtype), TensorDesc(idx.shape, idx.dtype),
+        None if prb is None else TensorDesc(prb.shape, prb.dtype), num_topk=int(num_topk),
+        range=rng, padded_mode=False)
+    tr = tiling_func(ctx, PlatformAscendC(plat))
+    if not tr.ok:
+        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{tr.error} (rule {tr.rule})", tr.rule)
+    td = tr.tiling_data
+    if td.hidden_splited_length <= 0 or td.tokens_splited_length <= 0:
+        raise AclnnError(
+            ACLNN_ERR_INNER_TILING_ERROR,
+            f"the UB of {plat.core_mem_size_ub} bytes is too small: the tiling chose hidden "
+            f"chunks of {td.hidden_splited_length} and token loops of "
+            f"{td.tokens_splited_length}, so the kernel would compute nothing or fail "
+            "(rule ub_too_small)", "ub_too_small")
+    out_specs = infer_outputs(grad.shape, grad.dtype, idx.shape,
+                              None if prb is None else prb.dtype, int(num_topk))
+    _check_out("token_grad_out", tok_out, out_specs["token_grad"])
+    _check_out("probs_grad_out", prb_out, out_specs["probs_grad"])
+    ws = int(tr.workspace[0]) if tr.workspace else 0
+    inputs = {"permuted_tokens_output_grad": grad, "sorted_indices": idx,
+              "permuted_probs_output_grad": prb}
+    return ws, Executor(plat, tr, inputs, out_specs,
+                        {"token_grad": tok_out, "probs_grad": prb_out}, ws, tuple(tr.warnings))
+
+
+def launch_args(ex: Executor) -> list:
+    """The kernel's argument list for :func:`aicore_sim.launch.launch`."""
+    prb = ex.inputs["permuted_probs_output_grad"]
+    dt = ex.inputs["permuted_tokens_output_grad"].dtype
+    return ["permuted_tokens_output_grad", "sorted_indices",
+            None if prb is None else "permuted_probs_output_grad", "token_grad",
+            None if prb is None else "probs_grad", None, ex.tiling.tiling_data,
+            ex.tiling.tiling_key, dt, None if prb is None else prb.dtype]
+
+
+def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
+            races: bool = True, jobs: int = 1, check_streams: bool = False,
+            after_record=None, after_replay=None, auto_sync: bool = True,
+            prepared: dict | None = None) -> RunResult:
+    """``aclnnMoeTokenPermuteWithEpGrad``: launch and deliver the outputs.
+
+    ``workspace`` is not touched; ``workspace_size`` must be at least what
+    :func:`get_workspace_size` returned (161002). The result's ``outputs`` map ``token_grad``
+    and (with probs) ``probs_grad`` to the caller's arrays (filled in) or new ones (none in
+    timing-only mode). The keyword arguments are those of :func:`aicore_sim.launch.launch`.
+    """
+    del workspace
+    ex = executor
+    if int(workspace_size) < ex.workspace_size:
+        raise aclnn_invalid(f"workspace_size {workspace_size} is smaller than the "
+                            f"{ex.workspace_size} bytes get_workspace_size asked for",
+                            "workspace")
+    tensors = {k: np.ascontiguousarray(v) for k, v in ex.inputs.items() if v is not None}
+    outputs: dict[str, tuple] = {}
+    for name, spec in ex.out_specs.items():
+        if spec is not None:
+            tensors[name] = np.zeros(spec[0], spec[1])
+            outputs[name] = (spec[1], tuple(spec[0]))
+    result = launch(_kernel, launch_args(ex), tensors, outputs, ex.platform,
+                    block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
+                    check_streams=check_streams, after_record=after_record,
+                    after_replay=after_replay, auto_sync=auto_sync, prepared=prepared)
+    for name, arr in ex.user_outs.items():
+        if arr is not None and name in result.outputs:
+            np.copyto(arr, result.outputs[name])
+            result.outputs[name] = arr
+    return result
+
+
+def moe_token_permute_with_ep_grad(
+    permuted_tokens_output_grad: np.ndarray,
+    sorted_indices: np.ndarray,
+    permuted_probs_output_grad: np.ndarray | None = None,
+    *,
+    num_topk: int = 1,
+    range: Sequence[int] | None = (0, 0),  # noqa: A002 - the operator's attribute name
+    padded_mode: bool = False,
+    token_grad_out: np.ndarray | None = None,
+    probs_grad_out: np.ndarray | None = None,
+    platform: str | Platform = "ascend910b1",
+    mode: str = "timed",
+    races: bool = True,
+    jobs: int = 1,
+    auto_sync: bool = True,
+) -> tuple[dict[str, np.ndarray | None], RunResult]:
+    """Both aclnn phases in one call; returns ``(outputs, result)`` with ``outputs`` the two
+    outputs by name (``probs_grad`` ``None`` without probs, unless passed in). Defaults are
+    the IR's: ``num_topk`` 1, ``range`` ``[0, 0]`` (an empty window: zeros out)."""
+    size, ex = get_workspace_size(permuted_tokens_output_grad, sorted_indices,
+                                  permuted_probs_output_grad, num_topk, range, padded_mode,
+                                  token_grad_out, probs_grad_out, platform=platform)
+    result = execute(None, size, ex, mode=mode, races=races, jobs=jobs, auto_sync=auto_sync)
+    outs = {k: result.outputs.get(k) for k in OUTPUT_NAMES}
+    if outs["probs_grad"] is None:
+        outs["probs_grad"] = probs_grad_out
+    return outs, result
+
+
+def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
+             mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1
+             ) -> tuple[dict[str, np.ndarray | None], RunResult, dict]:
+    """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs;
+    returns ``(outputs, result, inputs)``."""
+    case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name
+    inputs = _cases.make_inputs(case, seed)
+    outs, result = moe_token_permute_with_ep_grad(
+        inputs["permuted_tokens_output_grad"], inputs["sorted_indices"],
+        inputs["permuted_probs_output_grad"], num_topk=case.top_k,
+        range=builtins.list(inputs["range"]), platform=platform, mode=mode, races=races,
+        jobs=jobs)
+    return outs, result, inputs
+
+
+__all__ = [
+    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
+    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "Executor", "execute",
+    "get_workspace_size", "launch_args", "moe_token_permute_with_ep_grad", "run_case",
+]

@@ -1,0 +1,162 @@
+"""Named cases of ``MoeTokenPermuteWithEpGrad`` and their input tensors.
+
+A case is the backward of one forward EP permute (``MoeTokenPermuteWithEp``): ``tokens_num``
+tokens each routed to ``top_k`` distinct experts of ``experts``, ``ep`` ranks, this rank
+``rank`` holding experts ``[rank * E / ep, (rank + 1) * E / ep)``, i.e. the permuted rows
+``[start, end)`` = the ``range`` attribute (an explicit ``range`` overrides it).
+
+The routing is drawn exactly as the forward op model's cases draw it (same generator, same
+calls, same order: ``np.random.default_rng(seed)``, the expert ids of blocks of tokens by
+argsort of fp32 uniforms, then the router logits), so a grad case and the forward case of the
+same shape and seed share ``sorted_indices`` and ``range`` and the two can be chained: the
+forward's ``sorted_indices`` output is this operator's input. (The forward draws are repeated
+here rather than imported: op models do not import each other.)
+
+Inputs: ``sorted_indices`` (int32, ``N * K``) = the inverse of the stable argsort of the
+flattened expert ids; ``permuted_tokens_output_grad`` (``end - start`` rows, H) and, with
+probs, ``permuted_probs_output_grad`` (``end - start``): fp32 draws in [-2, 2) of the same
+generator after the routing, cast to the dtype.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing",
+           "window"]
+
+DTYPES: dict[str, np.dtype] = {
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "float16": np.dtype(np.float16),
+    "float32": np.dtype(np.float32),
+}
+
+
+def np_dtype(name: str) -> np.dtype:
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise KeyError(f"unknown dtype {name!r}; valid: {sorted(DTYPES)}") from None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One backward call: N tokens, top-K of ``experts``, hidden H, dtype, EP layout."""
+
+    name: str
+    tokens_num: int
+    top_k: int
+    hidden: int
+    dtype: str
+    probs: bool
+    experts: int
+    ep: int = 1
+    rank: int = 0
+    range: tuple[int, int] | None = None  # None: this rank's EP window
+    description: str = ""
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        np_dtype(self.dtype)
+        if min(self.tokens_num, self.top_k, self.hidden, self.experts, self.ep) < 1:
+            raise ValueError("tokens_num, top_k, hidden, experts and ep must be >= 1")
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k {self.top_k} exceeds experts {self.experts}")
+        if self.experts % self.ep or not 0 <= self.rank < self.ep:
+            raise ValueError("experts must divide by ep and 0 <= rank < ep")
+        if self.range is not None and not 0 <= self.range[0] < self.range[1] <= self.flat_size:
+            raise ValueError(f"range {self.range}: need 0 <= start < end <= N * K "
+                             f"= {self.flat_size}")
+
+    @property
+    def flat_size(self) -> int:
+        return self.tokens_num * self.top_k
+
+    def with_(self, **changes: object) -> Case:
+        return dataclasses.replace(self, **changes)
+
+
+def _routing(case: Case, rng: np.random.Generator) -> np.ndarray:
+    """Expert ids (N x K), then the router logits drawn (unused here) to keep the stream."""
+    N, K, E = case.tokens_num, case.top_k, case.experts
+    ids = np.empty((N, K), dtype=np.int64)
+    step = max(1, (1 << 22) // E)
+    for t0 in range(0, N, step):
+        t1 = min(N, t0 + step)
+        ids[t0:t1] = np.argsort(rng.random((t1 - t0, E), dtype=np.float32), axis=1)[:, :K]
+    rng.standard_normal((N, K), dtype=np.float32)  # the forward's logits
+    return ids
+
+
+def _window(case: Case, ids: np.ndarray) -> tuple[int, int]:
+    if case.range is not None:
+        return int(case.range[0]), int(case.range[1])
+    per = case.experts // case.ep
+    flat = np.sort(ids.reshape(-1))
+    return (int(np.searchsorted(flat, case.rank * per)),
+            int(np.searchsorted(flat, (case.rank + 1) * per)))
+
+
+def _sorted_indices(ids: np.ndarray) -> np.ndarray:
+    order = np.argsort(ids.reshape(-1), kind="stable")
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return inverse.astype(np.int32)
+
+
+def routing(case: Case, seed: int | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                          tuple[int, int]]:
+    """(expert ids N x K, ``sorted_indices``, ``range``) for ``seed``, without the grads."""
+    rng = np.random.default_rng(case.seed if seed is None else seed)
+    ids = _routing(case, rng)
+    return ids, _sorted_indices(ids), _window(case, ids)
+
+
+def window(case: Case, seed: int | None = None) -> tuple[int, int]:
+    """The ``range`` of :func:`make_inputs` for ``seed``."""
+    return routing(case, seed)[2]
+
+
+def make_inputs(case: Case, seed: int | None = None) -> dict:
+    """``permuted_tokens_output_grad``, ``sorted_indices``, ``permuted_probs_output_grad`` (or
+    None), the ``range`` and ``num_topk`` used, from ``seed`` (default the case's)."""
+    rng = np.random.default_rng(case.seed if seed is None else seed)
+    ids = _routing(case, rng)
+    start, end = _window(case, ids)
+    dt = np_dtype(case.dtype)
+    rows = end - start
+    grad = (rng.random((rows, case.hidden), dtype=np.float32) * np.float32(4)
+            - np.float32(2)).astype(dt)
+    probs = None
+    if case.probs:
+        probs = (rng.random(rows, dtype=np.float32) * np.float32(4) - np.float32(2)).astype(dt)
+    return {"permuted_tokens_output_grad": grad, "sorted_indices": _sorted_indices(ids),
+            "permuted_probs_output_grad": probs, "range": (start, end),
+            "num_topk": case.top_k}
+
+
+_LIST = [
+    Case("permute_grad_tiny_bf16_probs", 12, 2, 48, "bfloat16", True, 8, ep=2,
+         description="backward of permute_tiny_bf16_probs: 12 tokens x top-2 of 8 experts, "
+                     "EP 2 (rank 0), H 48 (96-byte rows: DataCopy), both passes (key 1)"),
+    Case("permute_grad_tiny_fp16_noprobs", 9, 3, 40, "float16", False, 6, ep=3, rank=1,
+         description="9 tokens x top-3 of 6, EP 3 (rank 1: a window off row 0), H 40 "
+                     "(80-byte rows: DataCopyPad), token pass only (key 0)"),
+    Case("permute_grad_tiny_fp32_probs", 9, 3, 40, "float32", True, 6, range=(0, 27),
+         description="fp32, every row in the window, both passes (key 1)"),
+    Case("permute_grad_deepseek_v3_layer", 4096, 8, 7168, "bfloat16", True, 256, ep=8,
+         description="backward of permute_deepseek_v3_layer: 4096 tokens, H 7168, top-8 of "
+                     "256 routed experts, EP 8 (rank 0: 32 experts), bf16 grads (key 1)"),
+]
+CASES: dict[str, Case] = {c.name: c for c in _LIST}
+
+
+def get_case(name: str) -> Case:
+    try:
+        return CASES[name]
+    except KeyError:
+        raise KeyError(f"unknown case {name!r}; bundled: {', '.join(CASES)}") from None
