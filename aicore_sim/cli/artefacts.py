@@ -22,7 +22,7 @@ import aicore_sim.cli.timeline as timeline
 from aicore_sim.background import Background
 from aicore_sim.casefile import CaseFile
 from aicore_sim.cli.common import json_default
-from aicore_sim.summary import compare_golden, summarize
+from aicore_sim.summary import summarize
 
 
 def timed(fn):
@@ -111,7 +111,7 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
         gold = {k: _unspilled(v) for k, v in gold.items()}
         if result.outputs:
             with phases.time("compare"):
-                summary["golden"] = compare_golden(result.outputs, gold)
+                summary["golden"] = result.compare(gold)
         del gold
         shutil.rmtree(tmp / ".golden", ignore_errors=True)
     files = []

@@ -237,26 +237,23 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {out}: cannot create a folder there ({e.strerror})") from None
     background: dict[str, Background] = {}
     try:
-        def after_record(program) -> None:  # the golden is computed while the replay runs
-            if mode != "functional":  # streams.npz, for diff
-                background["streams"] = timeline.start_streams(program, tmp, jobs)
-            if program.numerics and pc.tiling is not None:
-                parent = os.getpid()
-                background["golden"] = Background(timed(
-                    lambda: spilled(_golden(cf, inputs, pc), tmp / ".golden", parent)),
-                    enabled=jobs > 1)
-
-        meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
-
-        def after_replay(trace) -> None:  # the trace file is written while the checks run
-            if args.trace != "none":
-                background["trace"] = Background(timed(
-                    lambda: write_trace(trace, tmp / "trace.json", metadata=meta,
-                                        detail=args.trace)), enabled=jobs > 1)
-
+        # the steps of the recording, with the background work started between them
         result = cf.op.model.execute(pc, mode=mode, jobs=jobs,
-                                     check_streams=args.check_streams,
-                                     after_record=after_record, after_replay=after_replay)
+                                     check_streams=args.check_streams)  # the record pass
+        if mode != "functional" and result.program.streams:  # streams.npz, for diff
+            background["streams"] = timeline.start_streams(result.program, tmp, jobs)
+        if result.program.numerics and pc.tiling is not None:  # beside the replay
+            parent = os.getpid()
+            background["golden"] = Background(timed(
+                lambda: spilled(_golden(cf, inputs, pc), tmp / ".golden", parent)),
+                enabled=jobs > 1)
+        trace = result.trace  # the replay
+        if trace is not None and args.trace != "none":  # written while the checks run
+            meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
+            background["trace"] = Background(timed(
+                lambda: write_trace(trace, tmp / "trace.json", metadata=meta,
+                                    detail=args.trace)), enabled=jobs > 1)
+        result.run()  # the checks (and the timed image), the outputs
         files, summary, trace_note = finish_run(args, cf, mode, jobs, result, background,
                                                 phases, tmp)
         lines = [f"case {cf.name}", format_summary(summary),

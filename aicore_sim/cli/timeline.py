@@ -161,8 +161,7 @@ def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], f
     if getattr(args, "slack", False):
         from aicore_sim import slack
 
-        rows = slack.slack(result.program.streams, result.platform, trace.makespan, jobs=jobs,
-                           allocations=result.program.allocations)
+        rows = slack.slack(result, jobs=jobs)
         summary["slack"] = {"rows": rows, "lever": slack.lever(rows)}
     if getattr(args, "ub_plot", False):
         from aicore_sim.plots import plot_ub

@@ -69,7 +69,7 @@ def case_columns_of(op: str) -> tuple[str, ...]:
     return tuple(get_model(name).sweep_columns) if name else ()
 
 
-_RECORDS: OrderedDict[tuple, tuple[Any, Any, int]] = OrderedDict()
+_RECORDS: OrderedDict[tuple, Any] = OrderedDict()  # record key -> Recording
 _RECORD_CACHE_SIZE = 4
 
 
@@ -135,21 +135,14 @@ def _platform_cols(p: Platform) -> dict[str, Any]:
             "clock_mhz": p.clock_mhz}
 
 
-def _replay(program_parts: tuple[Any, Any, dict], platform: Platform) -> tuple[Any, int]:
-    from aicore_sim import checks, engine
-
-    streams, allocations, prepared = program_parts
-    trace = engine.replay(streams, platform, None, allocations, prepared)
-    hazards = checks.check_trace(trace, platform.ub_size, races=False)
-    return trace, len(hazards)
-
-
 def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple:
     """Everything a point's record pass depends on: the case, the seed, the tiling, and what
-    the kernel reads of the platform (core count, UB sizes, the SoC). Points with equal keys
-    record the same program; timing fields (HBM bandwidth, clock) are replays of it."""
-    return (point.op, repr(case), point.seed, plan.record_key(), platform.core_mem_size_ub,
-            platform.ub_image_size, platform.aiv_core_num, platform.short_soc)
+    the kernel reads of the platform (:func:`aicore_sim.recording.record_fields`). Points
+    with equal keys record the same program; timing fields (HBM bandwidth, clock) are
+    replays of it."""
+    from aicore_sim.recording import record_fields
+
+    return (point.op, repr(case), point.seed, plan.record_key(), *record_fields(platform))
 
 
 def _planned(point: Point) -> tuple[Any, Any, Platform, Any]:
@@ -207,30 +200,23 @@ def run_point(point: Point) -> dict[str, Any]:
             row.update(status="infeasible", rule=",".join(r for r, _ in plan.violations),
                        error="; ".join(m for _, m in plan.violations))
             return row
-        if point.mode == "timing-only":
-            rkey = _record_key(point, case, platform, plan)
-            cached = _RECORDS.get(rkey)
-            if cached is None:
-                prepared: dict = {}  # per-instruction costs, shared by the what-if replays
-                res = op.launch(case, platform, plan, mode="timing-only", races=False,
-                                seed=point.seed, prepared=prepared)
-                parts = (res.program.streams, res.program.allocations, prepared)
-                _RECORDS[rkey] = parts
+        rkey = _record_key(point, case, platform, plan) if point.mode == "timing-only" else None
+        rec = _RECORDS.get(rkey) if rkey is not None else None
+        row["record_reused"] = rec is not None
+        if rec is None:
+            rec = op.launch(case, platform, plan, mode=point.mode, races=False, seed=point.seed)
+            if rkey is not None:  # its what-if replays share its record and its costs
+                _RECORDS[rkey] = rec
                 # the cached record lives on: keep the cyclic collector from rescanning its
                 # objects at every full pass (1.8 s of 34 s on the tilings benchmark)
                 gc.freeze()
                 while len(_RECORDS) > _RECORD_CACHE_SIZE:
                     _RECORDS.popitem(last=False)
-                trace, nhaz = res.trace, len(res.hazards)
-                row["record_reused"] = False
-            else:
-                _RECORDS.move_to_end(rkey)
-                trace, nhaz = _replay(cached, platform)
-                row["record_reused"] = True
         else:
-            res = op.launch(case, platform, plan, mode=point.mode, races=False, seed=point.seed)
-            trace, nhaz = res.trace, len(res.hazards)
-            row["record_reused"] = False
+            _RECORDS.move_to_end(rkey)
+        trace, hazards = rec.replay(platform)
+        nhaz = len(hazards)
+        rec.drop_trace()  # the cache keeps the record, not this point's trace
         s = summarize_trace(trace, platform)
         bb = s.get("bound_by") or {}
         row.update(

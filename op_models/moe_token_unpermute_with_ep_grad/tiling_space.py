@@ -490,30 +490,29 @@ def _call(case: _cases.Case, seed: int | None) -> tuple[Any, dict, dict]:
 
 
 def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-only",
-           races: bool = False, seed: int | None = None, prepared: dict | None = None) -> Any:
+           races: bool = False, seed: int | None = None) -> Any:
     """One launch of the kernel with tiling ``p``: the op's call path
-    (:func:`aicore_sim.opmodel.call`) with the plan's tiling; ``prepared`` as in
-    :func:`aicore_sim.launch.launch`."""
+    (:func:`aicore_sim.opmodel.call`) with the plan's tiling: its
+    :class:`~aicore_sim.recording.Recording`."""
     from aicore_sim.opmodel import call
 
     assert p.tiling is not None
     model, inputs, attrs = _call(case, seed)
     _, result = call(model, inputs, attrs, platform, mode=mode,
-                     tiling=(p.tiling, p.tiling_key, p.block_dim), races=races,
-                     prepared=prepared)
+                     tiling=(p.tiling, p.tiling_key, p.block_dim), races=races)
     return result
 
 
 def verify(case: _cases.Case, platform: Platform, p: Plan, seed: int | None = None
            ) -> dict[str, Any]:
     """Timed run with numerics, compared bit for bit with the golden for this hidden chunking."""
-    from aicore_sim.opmodel import call, golden_check
+    from aicore_sim.opmodel import call
 
     assert p.tiling is not None
     model, inputs, attrs = _call(case, seed)
-    pc, result = call(model, inputs, attrs, platform, mode="timed",
-                      tiling=(p.tiling, p.tiling_key, p.block_dim), races=False)
-    cmp = golden_check(model, inputs, attrs, pc, result)
+    _, result = call(model, inputs, attrs, platform, mode="timed",
+                     tiling=(p.tiling, p.tiling_key, p.block_dim), races=False)
+    cmp = result.compare()
     exact = all(v.get("exact", False) for v in cmp.values())
     hz = sorted({h.kind for h in result.hazards})
     status = "verified" if exact and not hz else "mismatch"

@@ -20,8 +20,8 @@ from aicore_sim.ascendc.host import (
     ACLNN_ERR_PARAM_NULLPTR,
     AclnnError,
 )
-from aicore_sim.launch import launch
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
+from aicore_sim.recording import Recording
 from my_op import cases as _cases
 from my_op.golden import golden
 from my_op.kernel import my_op as _kernel
@@ -116,9 +116,9 @@ class MyOpModel:
         x, scale, platform = pc.state
         shape, dtype = pc.out_shapes["y"]
         tensors = {"x": np.ascontiguousarray(x), "y": np.zeros(shape, dtype)}
-        return launch(_kernel, ["x", "y", pc.tiling, scale, dtype], tensors,
-                      {"y": (dtype, shape)}, platform, block_dim=pc.block_dim, mode=mode,
-                      **launch_kw)
+        return Recording(_kernel, ["x", "y", pc.tiling, scale, dtype], tensors,
+                         {"y": (dtype, shape)}, platform, block_dim=pc.block_dim, mode=mode,
+                         **launch_kw)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
