@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from aicore_sim.platform import Platform, load_platform
-from aicore_sim.sweep.ops import get_op
+from aicore_sim.sweep.ops import get_op, launch, verify
 from aicore_sim.sweep.points import Point
 from aicore_sim.sweep.spec import AUTO, PLATFORM_AXES
 
@@ -204,7 +204,7 @@ def run_point(point: Point) -> dict[str, Any]:
         rec = _RECORDS.get(rkey) if rkey is not None else None
         row["record_reused"] = rec is not None
         if rec is None:
-            rec = op.launch(case, platform, plan, mode=point.mode, races=False, seed=point.seed)
+            rec = launch(op, case, platform, plan, mode=point.mode, seed=point.seed)
             if rkey is not None:  # its what-if replays share its record and its costs
                 _RECORDS[rkey] = rec
                 # the cached record lives on: keep the cyclic collector from rescanning its
@@ -248,7 +248,7 @@ def verify_point(point: Point) -> dict[str, Any]:
     out: dict[str, Any] = {"key": point.key}
     try:
         op, case, platform, plan = _planned(point)
-        out.update(op.verify(case, platform, plan, seed=point.seed))
+        out.update(verify(op, case, platform, plan, seed=point.seed))
     except Exception as e:  # noqa: BLE001
         out.update(status="error", detail=f"{type(e).__name__}: {e}")
     out["wall_s"] = round(time.perf_counter() - t0, 4)

@@ -52,7 +52,7 @@ from aicore_sim.ascendc.host import (
 )
 from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32, int64
 from aicore_sim.platform import Platform, load_platform
-from aicore_sim.recording import Recording, RunResult
+from aicore_sim.recording import Recording
 from op_models.moe_token_permute_with_ep import cases as _cases
 from op_models.moe_token_permute_with_ep.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep.kernel_entry import (
@@ -166,7 +166,7 @@ def get_workspace_size(
 
 
 def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :func:`aicore_sim.launch.launch`."""
+    """The kernel's argument list for :class:`aicore_sim.recording.Recording`."""
     prb = ex.inputs["probs"]
     tok = ex.inputs["tokens"]
     return ["tokens", "indices", None if prb is None else "probs", "permute_tokens",
@@ -217,7 +217,7 @@ def moe_token_permute_with_ep(
     races: bool = True,
     jobs: int = 1,
     auto_sync: bool = True,
-) -> tuple[dict[str, np.ndarray | None], RunResult]:
+) -> tuple[dict[str, np.ndarray | None], Recording]:
     """Both aclnn phases in one call; returns ``(outputs, result)`` with ``outputs`` the
     three outputs by name (``permute_probs`` ``None`` without probs). The IR default range
     ``[0, 0]`` keeps every row."""
@@ -229,7 +229,7 @@ def moe_token_permute_with_ep(
 
 def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
              mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1
-             ) -> tuple[dict[str, np.ndarray | None], RunResult, dict]:
+             ) -> tuple[dict[str, np.ndarray | None], Recording, dict]:
     """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs;
     returns ``(outputs, result, inputs)``."""
     case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name

@@ -1,7 +1,7 @@
 """aclnn-style API of ``MoeTokenUnpermuteWithEp`` (the front door of the forward op model).
 
 Place in the flow: a caller's numpy tensors and attributes -> parameter checks (aclnn error
-codes) -> host tiling -> one simulated launch of the kernel port -> output + RunResult.
+codes) -> host tiling -> one simulated launch of the kernel port -> output + Recording.
 
 Two phases, as ``aclnnMoeTokenUnpermuteWithEpGetWorkspaceSize`` / ``aclnnMoeTokenUnpermuteWithEp``
 (upstream ``docs/aclnnMoeTokenUnpermuteWithEp.md``):
@@ -59,7 +59,7 @@ from aicore_sim.ascendc.host import (
 )
 from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
 from aicore_sim.platform import Platform, load_platform
-from aicore_sim.recording import Recording, RunResult
+from aicore_sim.recording import Recording
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep.kernel_entry import (
@@ -201,7 +201,7 @@ def get_workspace_size(
 
 
 def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :func:`aicore_sim.launch.launch`."""
+    """The kernel's argument list for :class:`aicore_sim.recording.Recording`."""
     td = ex.tiling.tiling_data
     prb = ex.inputs["probs"]
     return ["permuted_tokens", "sorted_indices", None if prb is None else "probs",
@@ -252,7 +252,7 @@ def moe_token_unpermute_with_ep(
     races: bool = True,
     jobs: int = 1,
     auto_sync: bool = True,
-) -> tuple[np.ndarray | None, RunResult]:
+) -> tuple[np.ndarray | None, Recording]:
     """Both aclnn phases in one call; returns ``(unpermuted_tokens, result)``.
 
     ``num_topk`` defaults to ``probs.shape[1]`` with probs, else 1 (the IR default);
@@ -270,7 +270,7 @@ def moe_token_unpermute_with_ep(
 def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
              mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1,
              auto_sync: bool = True
-             ) -> tuple[np.ndarray | None, RunResult, dict[str, np.ndarray | None]]:
+             ) -> tuple[np.ndarray | None, Recording, dict[str, np.ndarray | None]]:
     """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs.
 
     Returns ``(unpermuted_tokens, result, inputs)``.

@@ -1,7 +1,7 @@
 """aclnn-style API of ``MoeTokenUnpermuteWithEpGrad`` (the front door of the op model).
 
 Place in the flow: a caller's numpy tensors and attributes -> parameter checks (aclnn error
-codes) -> host tiling -> one simulated launch of the kernel port -> outputs + RunResult.
+codes) -> host tiling -> one simulated launch of the kernel port -> outputs + Recording.
 
 Two phases, as ``aclnnMoeTokenUnpermuteWithEpGradGetWorkspaceSize`` /
 ``aclnnMoeTokenUnpermuteWithEpGrad`` (spec §2.3):
@@ -57,7 +57,7 @@ from aicore_sim.ascendc.host import (
 )
 from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
 from aicore_sim.platform import Platform, load_platform
-from aicore_sim.recording import Recording, RunResult
+from aicore_sim.recording import Recording
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
@@ -358,7 +358,7 @@ def moe_token_unpermute_with_ep_grad(
     probs_grad: np.ndarray | None = None,
     races: bool = True,
     jobs: int = 1,
-) -> tuple[dict[str, np.ndarray | None], RunResult]:
+) -> tuple[dict[str, np.ndarray | None], Recording]:
     """Both aclnn phases in one call; returns ``(outputs, result)``.
 
     ``outputs`` has the keys ``permuted_tokens_grad`` and ``probs_grad`` (``None`` without
@@ -385,7 +385,7 @@ def run_case(
     seed: int | None = None,
     races: bool = True,
     jobs: int = 1,
-) -> tuple[dict[str, np.ndarray | None], RunResult, dict[str, np.ndarray | None]]:
+) -> tuple[dict[str, np.ndarray | None], Recording, dict[str, np.ndarray | None]]:
     """Run a named case (or a :class:`~.cases.Case`) with :func:`~.cases.make_inputs` inputs.
 
     Returns ``(outputs, result, inputs)``.
