@@ -1,20 +1,14 @@
 """Recording: one kernel launch, recorded once, then replayed, checked, read and compared.
 
-Step of the flow: the one run pipeline. Every front end (``run``, ``verify``, ``sweep``,
-``calibrate``, ``--slack``, the operators' Python API and :func:`aicore_sim.launch.launch`)
-builds a :class:`Recording` and asks it for what it needs; nothing else calls the record pass
-(:func:`aicore_sim.program.record`) or the replay (:func:`aicore_sim.engine.replay`).
-
-Building one puts the input tensors into GM and records the kernel once per core (functional
-image). The later steps run when first asked for, each once: :attr:`Recording.trace` (all
-cores replayed together on SimPy), :attr:`~Recording.hazards` (the checks, and the timed
-image), :attr:`~Recording.outputs` (read back), :meth:`~Recording.compare` (against a golden
-or expected outputs). A caller may start work of its own between them (the command line
-computes the golden while the replay runs, and writes the trace file while the checks run).
-:meth:`~Recording.replay` on another platform replays the same streams there (what-ifs,
-``--slack``, ``calibrate``) when the record pass would read nothing different from it
-(:func:`record_fields`); the per-instruction costs are prepared once per costs and clock and
-kept on the recording.
+Step of the flow: the one run pipeline; every front end builds a :class:`Recording`, and
+nothing else calls the record pass (``program.record``) or the replay (``engine.replay``).
+Building one records the kernel once per core (functional image); the later steps run when
+first asked for, each once - :attr:`~Recording.trace` (the SimPy replay),
+:attr:`~Recording.hazards` (the checks, the timed image), :attr:`~Recording.outputs`,
+:meth:`~Recording.compare` - so a caller may start work of its own between them.
+:meth:`~Recording.replay` replays the same streams on a what-if platform (sweeps, ``--slack``,
+``calibrate``) when the record pass reads nothing different of it (:func:`record_fields`),
+the per-instruction costs prepared once per costs and clock and kept on the recording.
 
 Modes:
 
@@ -61,9 +55,8 @@ _PREPARED_KEPT = 8  # prepared cost columns kept per recording (one per costs an
 
 
 def record_fields(platform: Platform) -> tuple:
-    """What the record pass reads of a platform: the UB sizes, the core count, the SoC. A
-    platform that differs from the recorded one only elsewhere (costs, clock, HBM, L2, data
-    cache) replays the same streams; any other needs a new record."""
+    """What the record pass reads of a platform (UB sizes, core count, SoC): a platform that
+    differs only elsewhere (costs, clock, HBM, L2, data cache) replays the same streams."""
     return (platform.core_mem_size_ub, platform.ub_image_size, platform.aiv_core_num,
             platform.short_soc)
 
@@ -95,11 +88,10 @@ class Recording:
     tiling data) is passed as it is. ``outputs`` names the tensors to read back with their
     dtype and shape; they are the only tensors the kernel may write (the others are read-only
     inputs, and a write to one is a ``KernelError``). Outputs are views of the launch's own
-    memory image, never of the caller's arrays, except those of ``into`` (name -> the
-    caller's array): those are filled in where computed and delivered in any case. Names of
-    ``scratch`` are written by the kernel but not delivered (a workspace). ``races=False``
-    turns the race analysis off. ``jobs`` is the number of processes of the record pass. In
-    timing-only mode nothing is computed. ``check_streams`` records the kernel a second time
+    memory image, except those of ``into`` (name -> the caller's array, filled in where
+    computed, delivered in any case); ``scratch`` names are written but not delivered (a
+    workspace). ``races=False`` turns the race analysis off. ``jobs`` is the number of
+    processes of the record pass. ``check_streams`` records the kernel a second time
     the other way (with numerics when the mode has none, and without otherwise) and adds a
     ``stream_differs`` hazard naming the first instruction where the two differ: the check
     that a port's control flow never depends on a value that only vector arithmetic produces
@@ -109,9 +101,8 @@ class Recording:
     the memory images and output copies it must fit in the memory available
     (:func:`aicore_sim.resources.check_launch`; ``ResourceError`` otherwise, before any work).
 
-    ``expected`` (set by :func:`aicore_sim.opmodel.call`) gives the golden outputs
-    :meth:`compare` uses by default. ``wall`` holds the wall seconds of each step done.
-    """
+    ``expected`` (set by :func:`aicore_sim.opmodel.call`) gives the golden :meth:`compare`
+    uses by default; ``wall`` the wall seconds of each step done."""
 
     def __init__(self, kernel: Callable[..., None], args: Sequence,
                  tensors: dict[str, np.ndarray], outputs: dict[str, tuple[np.dtype, tuple]],
@@ -134,16 +125,13 @@ class Recording:
         self.expected: Callable[[], dict[str, np.ndarray | None]] | None = None
         self.wall: dict[str, float] = {}
         self._read_back = {k: v for k, v in outputs.items() if k not in scratch}
-        self._into = dict(into or {})
-        self._prepared: dict = {}  # engine.replay's cost columns, by engine.prepared_key
-        self._trace: Trace | None = None
+        self._into, self._prepared = dict(into or {}), {}  # engine.replay's cost columns
+        self._trace, self._final = None, None  # the replay; the timed image if replayed
         self._found: list[Hazard] | None = None  # the checks' findings
         self._outputs: dict[str, np.ndarray] | None = None
-        self._final: MemoryImage | None = None  # the timed image, when it was replayed
         self._t0 = time.perf_counter()
         # Inputs are read-only views (a kernel writing one is an error); with numerics the
-        # outputs are private copies, in timing-only mode nothing is written and nothing
-        # copied.
+        # outputs are private copies, in timing-only mode nothing is written or copied.
         image = MemoryImage.from_tensors(tensors, platform.ub_image_size, block_dim,
                                          set(outputs), copy=numerics)
         gm_args = tuple(GM_ADDR(a) if isinstance(a, str) else a for a in args)
@@ -171,14 +159,11 @@ class Recording:
     @classmethod
     def nothing(cls, mode: str, platform: Platform, outputs: dict[str, np.ndarray]
                 ) -> Recording:
-        """A call that launches no kernel (e.g. empty tensors): no core, no trace, no hazard,
-        ``outputs`` as they are."""
+        """A call that launches no kernel (e.g. empty tensors): no core, trace or hazard."""
         rec = cls.__new__(cls)
-        rec.mode, rec.platform, rec.races, rec.expected = mode, platform, True, None
-        rec.wall, rec._prepared, rec._into, rec._read_back = {}, {}, {}, {}
+        rec.mode, rec.platform, rec.expected, rec.wall, rec._prepared = mode, platform, None, {}, {}
         rec.program = Program([], [], MemoryImage({}, 0, 0), MemoryImage({}, 0, 0))
-        rec.record_hazards, rec._found, rec._trace, rec._final = [], [], None, None
-        rec._outputs = dict(outputs)
+        rec.record_hazards, rec._found, rec._trace, rec._outputs = [], [], None, dict(outputs)
         return rec
 
     def _step(self, name: str, since: float | None = None) -> None:
@@ -186,20 +171,13 @@ class Recording:
         self.wall[name] = now - (self._t0 if since is None else since)
         self.wall["total"] = now - self._t0
 
-    # -- the steps ------------------------------------------------------------------------
-
-    def _timed(self) -> bool:
-        return self.mode != "functional" and bool(self.program.streams)
-
     @property
     def trace(self) -> Trace | None:
-        """The replay of the recorded platform (timing only, cores with equal timelines once;
-        ``None`` in functional mode)."""
-        if self._trace is None and self._timed():
+        """The replay on the recorded platform, timing only (``None`` in functional mode)."""
+        if self._trace is None and self.mode != "functional" and self.program.streams:
             t1 = time.perf_counter()
-            prog = self.program
             self._trace = self._engine(self.platform, self._prepared)
-            self._trace.sources = prog.sources
+            self._trace.sources = self.program.sources
             self._step("replay", t1)
         return self._trace
 
@@ -208,13 +186,10 @@ class Recording:
         """The record's hazards and the replay's checks: flags, races (``races``), and in timed
         mode outputs of the timed image that differ from the functional one."""
         if self._found is None:
-            self._found = self._check()
+            self._found = [] if self.trace is None else self._check(self.trace)
         return self.record_hazards + self._found
 
-    def _check(self) -> list[Hazard]:
-        trace = self.trace
-        if trace is None:
-            return []
+    def _check(self, trace: Trace) -> list[Hazard]:
         t2 = time.perf_counter()
         found = checks.check_trace(trace, self.platform.ub_image_size, races=self.races)
         self._step("checks", t2)
@@ -250,56 +225,40 @@ class Recording:
         return self._outputs
 
     def run(self) -> Recording:
-        """Every step done (replay, checks, outputs): what :func:`aicore_sim.launch.launch`
-        returns."""
+        """Every step done (replay, checks, outputs): what :func:`launch` returns."""
         self.outputs  # noqa: B018
         return self
 
     def compare(self, expected: dict[str, np.ndarray | None] | None = None,
                 standard: Any = None, specs: dict[str, Any] | None = None) -> Any:
-        """The outputs against ``expected`` (default: :attr:`expected`, the op's golden).
-
-        Without ``standard``: :func:`aicore_sim.summary.compare_golden`'s dict (value for
-        value; outputs without an expected array left out). With a verify standard
-        (:mod:`aicore_sim.verify.standards`): one
-        :class:`~aicore_sim.verify.compare.OutputCompare` per output of ``specs`` (name ->
-        ``(shape, dtype)`` or ``None``; default the expected arrays'), ``output missing`` where
-        either side has none."""
+        """The outputs against ``expected`` (default: :attr:`expected`, the op's golden): value
+        for value (:func:`aicore_sim.summary.compare_golden`'s dict), or with a verify
+        ``standard`` one ``OutputCompare`` per output of ``specs`` (name -> ``(shape, dtype)``
+        or ``None``; default the expected arrays'), ``output missing`` where a side has none."""
         from aicore_sim import dtypes
         from aicore_sim.summary import compare_golden
         from aicore_sim.verify.compare import OutputCompare, compare
 
-        if expected is None:
-            if self.expected is None:
-                raise ValueError("nothing to compare with: give the expected outputs")
-            expected = self.expected()
+        expected = self.expected() if expected is None else expected
         if standard is None:
             return compare_golden(self.outputs, expected)
         if specs is None:
             specs = {k: (v.shape, v.dtype) for k, v in expected.items() if v is not None}
         out = []
-        for name, spec in specs.items():
-            if spec is None:
-                continue
-            got, want = self.outputs.get(name), expected.get(name)
-            rule = standard.rule(spec[1])
-            if got is None or want is None:
-                out.append(OutputCompare(name, rule.describe(), dtypes.dtype_name(spec[1]),
-                                         spec[0], False, error="output missing"))
-            else:
-                out.append(compare(name, got, want, rule))
+        for name, (shape, dt) in ((k, v) for k, v in specs.items() if v is not None):
+            got, want, rule = self.outputs.get(name), expected.get(name), standard.rule(dt)
+            out.append(compare(name, got, want, rule) if got is not None and want is not None
+                       else OutputCompare(name, rule.describe(), dtypes.dtype_name(dt), shape,
+                                          False, error="output missing"))
         return out
-
-    # -- replays on other platforms ---------------------------------------------------------
 
     def replay(self, platform: Platform | None = None, *, columns: list | None = None,
                check: bool = True) -> tuple[Trace | None, list[Hazard]]:
-        """The trace and hazards of a replay on ``platform`` (default: the recorded one; then
-        :attr:`trace` and :attr:`hazards`). Another platform replays the same streams timing
-        only (``ValueError`` if the record pass would read something different of it:
-        :func:`record_fields`); its hazards are the record's and its checks' (none with
-        ``check=False``). ``columns``: prepared cost columns to replay instead of the
-        platform's (:meth:`columns`, changed: the slack scenarios)."""
+        """The trace and hazards on ``platform``: the recorded one's :attr:`trace` and
+        :attr:`hazards` by default; another's from a timing-only replay of the same streams
+        (``ValueError`` if the record pass reads it differently, :func:`record_fields`), the
+        record's hazards and its checks' (none with ``check=False``). ``columns``: cost columns
+        to replay instead of the platform's (:meth:`columns` changed: slack scenarios)."""
         if columns is None and (platform is None or platform is self.platform
                                 or platform == self.platform):
             return self.trace, self.hazards
@@ -318,8 +277,7 @@ class Recording:
         return trace, self.record_hazards + found
 
     def drop_trace(self) -> None:
-        """Free the recorded platform's trace (a cache of recordings keeps their records and
-        costs, not their traces); :attr:`trace` replays again if asked."""
+        """Free the trace (a cache of recordings keeps records, not traces); it replays again."""
         self._trace = None
 
     def columns(self, l2_always_hits: bool = False) -> list:
@@ -340,8 +298,6 @@ class Recording:
             del self._prepared[next(iter(self._prepared))]
         return trace
 
-    # -- figures --------------------------------------------------------------------------
-
     @property
     def cycles(self) -> int:
         """Makespan in cycles (0 in functional mode, which has no timing)."""
@@ -355,6 +311,12 @@ class Recording:
         return [h for h in self.hazards if h.kind == kind]
 
 
+def launch(*args: Any, **kw: Any) -> Recording:
+    """``Recording(kernel, args, tensors, outputs, platform, ...)`` with every step done: the
+    short way for kernels without an op model (tests, validation scenarios)."""
+    return Recording(*args, **kw).run()
+
+
 RunResult = Recording  # the name results had before there was a Recording
 
-__all__ = ["FORCE_TIMED_REPLAY", "MODES", "Recording", "RunResult", "record_fields"]
+__all__ = ["FORCE_TIMED_REPLAY", "MODES", "Recording", "RunResult", "launch", "record_fields"]

@@ -64,21 +64,14 @@ def _columns(base: Columns, lever: str, change: str) -> Columns:
     return base._replace(occ=occ, lat=lat, issue=issue)
 
 
-def _platform(platform: Any, lever: str, change: str) -> Any:
-    if lever == Pipe.SCALAR.name:  # data-cache misses are scalar-unit time
-        return platform.with_overrides(
-            dcache_miss_cycles=_scale(int(platform.dcache_miss_cycles), change))
-    return platform
-
-
 def replay_makespan(recording: Any, columns: list[Columns], lever: str, change: str) -> int:
     """Makespan of one scenario: a timing-only replay of ``recording`` with the changed
     costs (``columns``: its own)."""
-    plat = _platform(recording.platform, lever, change)
-    if lever == L2:
-        changed = recording.columns(l2_always_hits=True)
-    else:
-        changed = [_columns(c, lever, change) for c in columns]
+    plat = recording.platform
+    if lever == Pipe.SCALAR.name:  # data-cache misses are scalar-unit time
+        plat = plat.with_overrides(dcache_miss_cycles=_scale(int(plat.dcache_miss_cycles), change))
+    changed = (recording.columns(l2_always_hits=True) if lever == L2
+               else [_columns(c, lever, change) for c in columns])
     return recording.replay(plat, columns=changed, check=False)[0].makespan
 
 

@@ -139,11 +139,8 @@ def verify(op: ModuleType, case: Any, platform: Any, plan: Any, seed: int | None
     if hasattr(op, "verify"):
         return op.verify(case, platform, plan, seed=seed)
     rec = launch(op, case, platform, plan, mode="timed", seed=seed)
-    cmp = rec.compare()
+    cmp, hz = rec.compare(), sorted({h.kind for h in rec.hazards})
     exact = all(v.get("exact", False) for v in cmp.values())
-    hz = sorted({h.kind for h in rec.hazards})
     detail = "; ".join(f"{k}: {'exact' if v.get('exact') else v}" for k, v in cmp.items())
-    if hz:
-        detail += f"; hazards: {', '.join(hz)}"
-    return {"status": "verified" if exact and not hz else "mismatch", "detail": detail,
-            "cycles": rec.cycles}
+    return {"status": "verified" if exact and not hz else "mismatch",
+            "detail": detail + (f"; hazards: {', '.join(hz)}" if hz else ""), "cycles": rec.cycles}

@@ -215,7 +215,6 @@ def run_point(point: Point) -> dict[str, Any]:
         else:
             _RECORDS.move_to_end(rkey)
         trace, hazards = rec.replay(platform)
-        nhaz = len(hazards)
         rec.drop_trace()  # the cache keeps the record, not this point's trace
         s = summarize_trace(trace, platform)
         bb = s.get("bound_by") or {}
@@ -226,7 +225,7 @@ def run_point(point: Point) -> dict[str, Any]:
             bound_by=bb.get("pipe"), bound_by_why=bb.get("why"),
             hbm_roofline_pct=round(s["hbm_roofline_pct"], 2),
             achieved_gbps=round(s["achieved_gbps"], 2),
-            ub_high_water_bytes=s["ub_high_water_bytes"], hazards=nhaz)
+            ub_high_water_bytes=s["ub_high_water_bytes"], hazards=len(hazards))
     except Exception as e:  # noqa: BLE001 - a point never crashes the sweep
         code = getattr(e, "code", None)  # the op API refused the case: invalid, with its code
         row.update(status="invalid" if code is not None else "error",
