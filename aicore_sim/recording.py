@@ -161,9 +161,10 @@ class Recording:
                 ) -> Recording:
         """A call that launches no kernel (e.g. empty tensors): no core, trace or hazard."""
         rec = cls.__new__(cls)
-        rec.mode, rec.platform, rec.expected, rec.wall, rec._prepared = mode, platform, None, {}, {}
+        rec.mode, rec.platform, rec.races, rec.expected = mode, platform, True, None
+        rec.wall, rec._prepared, rec.record_hazards, rec._found = {}, {}, [], []
         rec.program = Program([], [], MemoryImage({}, 0, 0), MemoryImage({}, 0, 0))
-        rec.record_hazards, rec._found, rec._trace, rec._outputs = [], [], None, dict(outputs)
+        rec._trace, rec._outputs = None, dict(outputs)
         return rec
 
     def _step(self, name: str, since: float | None = None) -> None:
