@@ -24,8 +24,6 @@ Modes:
   effects; there are no outputs. The instruction streams are those of the other modes up to
   the values of scalar operands, which arithmetic may have produced (see
   :func:`~aicore_sim.program.stream_difference` and docs/model.md).
-
-``jobs`` records the cores in that many processes (results identical to one).
 """
 
 from __future__ import annotations
@@ -67,15 +65,12 @@ def _stream_hazards(prog: Program, alt: Program) -> list[Hazard]:
     if d is None:
         return []
     core, i, x, y = d
-    by_mode = {prog.numerics: x, alt.numerics: y}
-
-    def say(ins):
-        return ins.describe() if ins is not None else "(stream ended)"
-
+    say = {numerics: "(stream ended)" if ins is None else ins.describe()
+           for numerics, ins in ((prog.numerics, x), (alt.numerics, y))}
     return [Hazard("stream_differs", core,
                    f"instruction #{i} differs between the record with numerics "
-                   f"({say(by_mode[True])}) and the timing-only record "
-                   f"({say(by_mode[False])}): the kernel's control flow depends on a value "
+                   f"({say[True]}) and the timing-only record "
+                   f"({say[False]}): the kernel's control flow depends on a value "
                    f"that only vector arithmetic produces, so timing-only results are not "
                    f"valid for it", ((core, i),))]
 

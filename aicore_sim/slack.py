@@ -98,13 +98,9 @@ def slack(recording: Any, makespan: int | None = None, jobs: int = 1,
         finally:
             for _, job in running:
                 job.close()
-    rows = []
-    for lever_name, change in scenarios():
-        m = results[(lever_name, change)]
-        rows.append({"lever": lever_name, "change": change, "makespan_cycles": m,
-                     "delta_cycles": m - makespan,
-                     "delta_pct": 100.0 * (m - makespan) / makespan if makespan else 0.0})
-    return rows
+    return [{"lever": lv, "change": ch, "makespan_cycles": m, "delta_cycles": m - makespan,
+             "delta_pct": 100.0 * (m - makespan) / makespan if makespan else 0.0}
+            for (lv, ch), m in ((sc, results[sc]) for sc in scenarios())]
 
 
 def lever(rows: list[dict[str, Any]]) -> str | None:

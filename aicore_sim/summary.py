@@ -302,7 +302,8 @@ def compare_golden(outputs: Mapping[str, np.ndarray | None],
 # --------------------------------------------------------------------------------------------
 
 
-def summarize(result: Any) -> dict[str, Any]:
+def summarize(result: Any, golden: Mapping[str, np.ndarray | None] | None = None
+              ) -> dict[str, Any]:
     """The summary dict of a :class:`~aicore_sim.recording.Recording` (see module docstring)."""
     platform = result.platform
     trace: Trace | None = result.trace
@@ -321,6 +322,8 @@ def summarize(result: Any) -> dict[str, Any]:
     d["hazard_counts"] = hz
     d["hazards"] = [{"kind": h.kind, "core": h.core, "message": h.message}
                     for h in result.hazards]
+    if golden is not None:
+        d["golden"] = compare_golden(result.outputs, golden)
     d["wall_seconds"] = {k: round(v, 6) for k, v in result.wall.items()}
     return d
 

@@ -27,7 +27,7 @@ def copy_in_one_core():
 
 def test_copy_in_exact_numbers() -> None:
     r, x = copy_in_one_core()
-    d = {**summarize(r), "golden": r.compare({"y": x})}
+    d = summarize(r, golden={"y": x})
     # S issues copy (t=1), SetFlag (2), WaitFlag (3), copy (4): scalar span [0, 4).
     # MTE2: copy [1, 357) = 100 + 256; SetFlag [357, 358).
     # MTE3: waits the flag [3, 358), WaitFlag [358, 359), copy [359, 715).
@@ -109,7 +109,7 @@ def test_functional_mode_has_no_timing() -> None:
     x = np.arange(n, dtype=np.float32)
     r = launch(kernels.copy_in, ["x", "y", {"n": n}], {"x": x, "y": np.zeros_like(x)},
                {"y": (np.float32, (n,))}, TINY, block_dim=1, mode="functional")
-    d = {**summarize(r), "golden": r.compare({"y": x})}
+    d = summarize(r, golden={"y": x})
     assert "makespan_cycles" not in d and d["golden"]["y"]["exact"]
     assert "no timing" in format_summary(d)
 
@@ -144,7 +144,7 @@ def test_compare_golden_counts_mismatches() -> None:
 
 def test_format_summary_text() -> None:
     r, x = copy_in_one_core()
-    text = format_summary({**summarize(r), "golden": r.compare({"y": x})})
+    text = format_summary(summarize(r, golden={"y": x}))
     assert "makespan 716 cycles = 0.716 us" in text
     assert "bound by MTE2" in text and "71.5% of the HBM roofline" in text
     assert "hazards: none" in text and "golden y: exact" in text

@@ -136,10 +136,8 @@ def _platform_cols(p: Platform) -> dict[str, Any]:
 
 
 def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple:
-    """Everything a point's record pass depends on: the case, the seed, the tiling, and what
-    the kernel reads of the platform (:func:`aicore_sim.recording.record_fields`). Points
-    with equal keys record the same program; timing fields (HBM bandwidth, clock) are
-    replays of it."""
+    """Everything a point's record pass depends on: case, seed, tiling and what the kernel reads
+    of the platform (``recording.record_fields``); other fields' points replay the record."""
     from aicore_sim.recording import record_fields
 
     return (point.op, repr(case), point.seed, plan.record_key(), *record_fields(platform))
