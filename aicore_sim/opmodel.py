@@ -12,10 +12,10 @@ tiling record, its aclnn executor) pass through it untouched: a *case* needs the
 ``name``, ``description`` and ``seed``; a *tiling record* needs ``as_dict()`` (fields in
 upstream order).
 
-The one call -> golden -> compare path (:func:`call`, :func:`golden_check`) is built from the
-members: ``prepare`` (checks, error codes, tiling) -> ``execute`` (kernel launch) ->
-``golden`` -> :func:`aicore_sim.verify.compare.compare` (through
-:func:`aicore_sim.summary.compare_golden` or a verify standard).
+The one call -> golden -> compare path (:func:`call`) is built from the members: ``prepare``
+(checks, error codes, tiling) -> ``execute`` (the kernel launch's
+:class:`~aicore_sim.recording.Recording`) -> ``golden`` -> ``Recording.compare`` (value for
+value, or by a verify standard).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ __all__ = [
     "Spec",
     "TensorSpec",
     "call",
-    "golden_check",
     "retiled_state",
 ]
 
@@ -195,10 +194,10 @@ class OpModel(Protocol):
         ...
 
     def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        """The second aclnn phase: launch the kernel with ``pc``'s tiling and return the
-        :class:`~aicore_sim.launch.RunResult` (``outputs`` by output name). ``launch_kw`` go to
-        :func:`aicore_sim.launch.launch` (``races``, ``jobs``, ``check_streams``,
-        ``after_record``, ``after_replay``, ``prepared``)."""
+        """The second aclnn phase: record the kernel with ``pc``'s tiling and return the
+        :class:`~aicore_sim.recording.Recording` (``outputs`` by output name; one that
+        :func:`aicore_sim.launch.launch` ran to its end does too). ``launch_kw`` go to it
+        (``races``, ``jobs``, ``check_streams``)."""
         ...
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
@@ -224,7 +223,8 @@ REQUIRED_MEMBERS: tuple[str, ...] = (
 def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
          platform: Any, *, mode: str = "timed", tiling: tuple[Any, int | None, int | None]
          | None = None, **launch_kw: Any) -> tuple[PreparedCall, Any]:
-    """Both aclnn phases of one call: ``(prepared call, RunResult)``.
+    """Both aclnn phases of one call: ``(prepared call, Recording)``; the recording's
+    ``compare()`` compares with the op's golden for this call.
 
     ``tiling`` ``(record, key, block dim)`` replaces the host tiling (a sweep point's); the
     operator's checks still run on the arguments first.
@@ -232,16 +232,9 @@ def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, 
     pc = model.prepare(inputs, attrs, platform)
     if tiling is not None:
         pc = pc.with_tiling(*tiling)
-    return pc, model.execute(pc, mode=mode, **launch_kw)
-
-
-def golden_check(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
-                 pc: PreparedCall, result: Any) -> dict[str, Any]:
-    """The call's outputs against the op's golden, value for value
-    (:func:`aicore_sim.summary.compare_golden`: per output ``exact``, mismatches, errors)."""
-    from aicore_sim.summary import compare_golden
-
-    return compare_golden(result.outputs, model.golden(inputs, attrs, pc))
+    rec = model.execute(pc, mode=mode, **launch_kw)
+    rec.expected = lambda: model.golden(inputs, attrs, pc)
+    return pc, rec
 
 
 def retiled_state(pc: PreparedCall) -> Any:

@@ -1,6 +1,6 @@
 """Record pass: run a kernel port once per core, in program order, and record its instructions.
 
-Step of the flow: ``launch`` calls :func:`record`; for each block index the kernel runs as
+Step of the flow: a ``Recording`` calls :func:`record`; for each block index the kernel runs as
 plain Python. Every Ascend C call reaches :meth:`CoreRecorder.emit`, which appends one
 :class:`~aicore_sim.isa.Instr` to the core's stream and applies its numpy effect to the
 *functional* image at once, so ``GetValue`` and data-dependent control flow see real values.

@@ -1,7 +1,7 @@
 """How much memory this machine can give a run, and the check that a case fits in it.
 
 Step of the flow: the command line asks before it generates inputs or launches anything, and
-:func:`aicore_sim.launch.launch` asks again before the record pass with everything the tiling
+:class:`aicore_sim.recording.Recording` asks again before the record pass with everything the tiling
 fixed (GM tensors, one UB image per core, the instruction streams and their trace), so a case
 that cannot fit is refused with one line (exit 2) instead of being left to eat the machine's
 memory. The limit is the smallest of the memory available (``MemAvailable``), the address-space

@@ -1,8 +1,9 @@
 """What-if slack: the makespan a launch would have with one pipe free or faster, or HBM unlimited.
 
-Step of the flow: after a replay, from the recorded streams (no new record): each scenario is
-one more timing-only replay of the same streams with the per-instruction costs changed, so the
-figures are replays, not estimates. Scenarios, for each pipe P of SCALAR, MTE2, VECTOR, MTE3:
+Step of the flow: after a replay, from the same :class:`~aicore_sim.recording.Recording` (no
+new record): each scenario is one more timing-only replay of its streams with the
+per-instruction costs changed, so the figures are replays, not estimates. Scenarios, for each
+pipe P of SCALAR, MTE2, VECTOR, MTE3:
 
 - ``P free``: P's instructions cost 0 cycles (for SCALAR: the scalar instructions, the issue
   cost of every instruction and the data-cache misses);
@@ -14,9 +15,9 @@ single-core time). A free copy pipe still shares HBM: that is the ``HBM unlimite
 model's upper bound, ``engine/l2.py``); ``UB banks no conflicts``: vector calls cost what they
 would with their operands in distinct bank groups (``cost.bank_beats``).
 
-The costs are the replay's own prepared columns (``engine.core.prepare``), changed and handed
-to :func:`aicore_sim.engine.replay` as its ``prepared`` entry; scenarios run in ``jobs``
-forked processes at once (:class:`~aicore_sim.background.Background`).
+The costs are the replay's own prepared columns (``Recording.columns``, ``engine.core.prepare``),
+changed and replayed by ``Recording.replay(columns=)``; scenarios run in ``jobs`` forked
+processes at once (:class:`~aicore_sim.background.Background`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aicore_sim import engine
 from aicore_sim.background import Background
 from aicore_sim.engine.core import Columns
-from aicore_sim.isa import Instr, Pipe
+from aicore_sim.isa import Pipe
 
 PIPES = (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3, Pipe.SCALAR)
 HBM = "HBM"
@@ -64,40 +64,32 @@ def _columns(base: Columns, lever: str, change: str) -> Columns:
     return base._replace(occ=occ, lat=lat, issue=issue)
 
 
-def _platform(platform: Any, lever: str, change: str) -> Any:
+def replay_makespan(recording: Any, columns: list[Columns], lever: str, change: str) -> int:
+    """Makespan of one scenario: a timing-only replay of ``recording`` with the changed
+    costs (``columns``: its own)."""
+    plat = recording.platform
     if lever == Pipe.SCALAR.name:  # data-cache misses are scalar-unit time
-        return platform.with_overrides(
-            dcache_miss_cycles=_scale(int(platform.dcache_miss_cycles), change))
-    return platform
+        plat = plat.with_overrides(dcache_miss_cycles=_scale(int(plat.dcache_miss_cycles), change))
+    changed = (recording.columns(l2_always_hits=True) if lever == L2
+               else [_columns(c, lever, change) for c in columns])
+    return recording.replay(plat, columns=changed, check=False)[0].makespan
 
 
-def replay_makespan(streams: list[list[Instr]], platform: Any, columns: list[Columns],
-                    lever: str, change: str, allocations=None) -> int:
-    """Makespan of one scenario: a timing-only replay with the changed costs."""
-    plat = _platform(platform, lever, change)
-    if lever == L2:
-        changed = engine.prepare_all(streams, plat, l2_always_hits=True)[0]
-    else:
-        changed = [_columns(c, lever, change) for c in columns]
-    trace = engine.replay(streams, plat, None, allocations,
-                          {engine.prepared_key(plat): (plat.costs, changed)})
-    return trace.makespan
-
-
-def slack(streams: list[list[Instr]], platform: Any, makespan: int, jobs: int = 1,
-          allocations=None, progress: Callable[[str], None] | None = None
-          ) -> list[dict[str, Any]]:
-    """One row per scenario: ``lever``, ``change``, ``makespan_cycles``, ``delta_cycles``
-    (scenario - ``makespan``, the recorded one) and ``delta_pct``; best lever first is
-    :func:`lever`'s job, the rows stay in :func:`scenarios` order."""
-    columns = engine.prepare_all(streams, platform)[0]
+def slack(recording: Any, makespan: int | None = None, jobs: int = 1,
+          progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """One row per scenario of a :class:`~aicore_sim.recording.Recording`: ``lever``,
+    ``change``, ``makespan_cycles``, ``delta_cycles`` (scenario - ``makespan``, default the
+    recording's own) and ``delta_pct``; best lever first is :func:`lever`'s job, the rows stay
+    in :func:`scenarios` order."""
+    makespan = recording.cycles if makespan is None else makespan
+    columns = recording.columns()
     todo = scenarios()
     results: dict[tuple[str, str], int] = {}
     jobs = max(1, int(jobs))
     while todo:
         batch, todo = todo[:jobs], todo[jobs:]
-        running = [(sc, Background(lambda sc=sc: replay_makespan(
-            streams, platform, columns, *sc, allocations), enabled=jobs > 1)) for sc in batch]
+        running = [(sc, Background(lambda sc=sc: replay_makespan(recording, columns, *sc),
+                                   enabled=jobs > 1)) for sc in batch]
         try:
             for sc, job in running:
                 results[sc] = job.result()
@@ -106,13 +98,9 @@ def slack(streams: list[list[Instr]], platform: Any, makespan: int, jobs: int = 
         finally:
             for _, job in running:
                 job.close()
-    rows = []
-    for lever_name, change in scenarios():
-        m = results[(lever_name, change)]
-        rows.append({"lever": lever_name, "change": change, "makespan_cycles": m,
-                     "delta_cycles": m - makespan,
-                     "delta_pct": 100.0 * (m - makespan) / makespan if makespan else 0.0})
-    return rows
+    return [{"lever": lv, "change": ch, "makespan_cycles": m, "delta_cycles": m - makespan,
+             "delta_pct": 100.0 * (m - makespan) / makespan if makespan else 0.0}
+            for (lv, ch), m in ((sc, results[sc]) for sc in scenarios())]
 
 
 def lever(rows: list[dict[str, Any]]) -> str | None:

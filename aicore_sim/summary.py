@@ -304,7 +304,7 @@ def compare_golden(outputs: Mapping[str, np.ndarray | None],
 
 def summarize(result: Any, golden: Mapping[str, np.ndarray | None] | None = None
               ) -> dict[str, Any]:
-    """The summary dict of a :class:`~aicore_sim.launch.RunResult` (see module docstring)."""
+    """The summary dict of a :class:`~aicore_sim.recording.Recording` (see module docstring)."""
     platform = result.platform
     trace: Trace | None = result.trace
     d: dict[str, Any] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aicore_sim.platform import load_platform
+from aicore_sim.sweep import ops
 from op_models.moe_token_unpermute_with_ep import tiling_space as ts
 
 A2 = load_platform("ascend910b1")
@@ -28,9 +29,9 @@ def test_ub_budget_equals_the_kernels_buffers_and_points_verify(knobs):
     """ub_bytes is what the kernel's InitBuffer calls take; every point is exact."""
     p = ts.plan(CASE, A2, knobs=knobs)
     assert p.feasible, p.violations
-    res = ts.launch(CASE, A2, p, mode="functional")
+    res = ops.launch(ts, CASE, A2, p, mode="functional")
     assert sum(a.nbytes for a in res.program.allocations[0]) == p.ub_bytes
-    assert ts.verify(CASE, A2, p)["status"] == "verified"
+    assert ops.verify(ts, CASE, A2, p)["status"] == "verified"
 
 
 def test_derived_fields_and_remainder_cores():

@@ -25,7 +25,7 @@ VECTOR_BOUND = P1.with_(name="bf16_16x16x4096", tokens_num=16, top_k=16, hidden=
 @pytest.fixture(scope="module")
 def hbm_case():
     _, r, _ = run_case(HBM_BOUND, mode="timing-only", jobs=1)
-    return r, slack.slack(r.program.streams, r.platform, r.trace.makespan, jobs=2)
+    return r, slack.slack(r, jobs=2)
 
 
 def test_hbm_bound_case_names_hbm(hbm_case) -> None:
@@ -66,7 +66,7 @@ def test_a_scenario_is_a_direct_replay_under_the_changed_platform(hbm_case) -> N
 
 def test_vector_bound_case_names_vector() -> None:
     _, r, _ = run_case(VECTOR_BOUND, mode="timing-only", jobs=1)
-    rows = slack.slack(r.program.streams, r.platform, r.trace.makespan, jobs=1)
+    rows = slack.slack(r, jobs=1)
     assert slack.lever(rows) == "VECTOR"
     by = {(x["lever"], x["change"]): x["makespan_cycles"] for x in rows}
     # both vector scenarios beat every other lever (with vector work free the 48 cores'

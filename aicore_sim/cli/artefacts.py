@@ -22,7 +22,7 @@ import aicore_sim.cli.timeline as timeline
 from aicore_sim.background import Background
 from aicore_sim.casefile import CaseFile
 from aicore_sim.cli.common import json_default
-from aicore_sim.summary import compare_golden, summarize
+from aicore_sim.summary import summarize
 
 
 def timed(fn):
@@ -95,9 +95,9 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
                ) -> tuple[list[str], dict[str, Any], str]:
     """Everything after the launch, into the temporary run folder ``tmp``: summary, golden
     comparison, outputs, plot, and the trace file the background wrote."""
-    for k in ("record", "check_streams", "replay", "checks", "timed_replay"):
-        if k in result.wall:
-            phases.add(k, result.wall[k])
+    for k, seconds in result.wall.items():  # the recording's steps
+        if k != "total":
+            phases.add(k, seconds)
     with phases.time("summary"):
         summary = summarize(result)
     summary["case"] = cf.name
@@ -111,7 +111,7 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
         gold = {k: _unspilled(v) for k, v in gold.items()}
         if result.outputs:
             with phases.time("compare"):
-                summary["golden"] = compare_golden(result.outputs, gold)
+                summary["golden"] = result.compare(gold)
         del gold
         shutil.rmtree(tmp / ".golden", ignore_errors=True)
     files = []

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import aicore_sim.cli.timeline as timeline
+from aicore_sim import rundiff
 from aicore_sim.background import Background
 from aicore_sim.casefile import (
     DEFAULT_PLATFORM,
@@ -138,12 +139,6 @@ def _prepare_op(cf: CaseFile, inputs: dict[str, np.ndarray | None]) -> PreparedC
     return cf.op.model.prepare(inputs, dict(cf.attrs), cf.platform)
 
 
-def _golden(cf: CaseFile, inputs: dict[str, np.ndarray | None], pc: PreparedCall
-            ) -> dict[str, np.ndarray | None]:
-    """The operator's golden outputs for the prepared call ``pc`` (its tiling)."""
-    return cf.op.model.golden(inputs, dict(cf.attrs), pc)
-
-
 def _idle_options(args: argparse.Namespace, mode: str, cf: CaseFile) -> list[str]:
     """Options of ``run`` that do nothing in this combination (one ``note:`` line each)."""
     out = []
@@ -237,26 +232,25 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {out}: cannot create a folder there ({e.strerror})") from None
     background: dict[str, Background] = {}
     try:
-        def after_record(program) -> None:  # the golden is computed while the replay runs
-            if mode != "functional":  # streams.npz, for diff
-                background["streams"] = timeline.start_streams(program, tmp, jobs)
-            if program.numerics and pc.tiling is not None:
-                parent = os.getpid()
-                background["golden"] = Background(timed(
-                    lambda: spilled(_golden(cf, inputs, pc), tmp / ".golden", parent)),
-                    enabled=jobs > 1)
-
-        meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
-
-        def after_replay(trace) -> None:  # the trace file is written while the checks run
-            if args.trace != "none":
-                background["trace"] = Background(timed(
-                    lambda: write_trace(trace, tmp / "trace.json", metadata=meta,
-                                        detail=args.trace)), enabled=jobs > 1)
-
+        # the steps of the recording, with the background work started between them
         result = cf.op.model.execute(pc, mode=mode, jobs=jobs,
-                                     check_streams=args.check_streams,
-                                     after_record=after_record, after_replay=after_replay)
+                                     check_streams=args.check_streams)  # the record pass
+        prog = result.program
+        if mode != "functional" and prog.streams:  # streams.npz, for diff
+            background["streams"] = Background(lambda: rundiff.save_streams(
+                tmp / rundiff.STREAMS_FILE, prog.streams, prog.sources), enabled=jobs > 1)
+        if prog.numerics and pc.tiling is not None:  # the golden, beside the replay
+            parent = os.getpid()
+            background["golden"] = Background(timed(lambda: spilled(
+                cf.op.model.golden(inputs, dict(cf.attrs), pc), tmp / ".golden", parent)),
+                enabled=jobs > 1)
+        trace = result.trace  # the replay
+        if trace is not None and args.trace != "none":  # written while the checks run
+            meta = {"case": cf.name, "platform": cf.platform.name, "mode": mode}
+            background["trace"] = Background(timed(
+                lambda: write_trace(trace, tmp / "trace.json", metadata=meta,
+                                    detail=args.trace)), enabled=jobs > 1)
+        result.run()  # the checks (and the timed image), the outputs
         files, summary, trace_note = finish_run(args, cf, mode, jobs, result, background,
                                                 phases, tmp)
         lines = [f"case {cf.name}", format_summary(summary),

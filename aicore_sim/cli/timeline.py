@@ -129,17 +129,6 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
     return out
 
 
-def start_streams(program: Any, folder: Path, jobs: int) -> Any:
-    """Start writing ``streams.npz`` (``rundiff.save_streams``) beside the replay: a
-    :class:`~aicore_sim.background.Background` job (in this process with ``--jobs 1``)."""
-    from aicore_sim import rundiff
-    from aicore_sim.background import Background
-
-    return Background(lambda: rundiff.save_streams(folder / rundiff.STREAMS_FILE,
-                                                   program.streams, program.sources),
-                      enabled=jobs > 1)
-
-
 def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], folder: Path,
                jobs: int, background: dict[str, Any]) -> list[str]:
     """Everything this module adds to a run's folder and summary; returns the files written."""
@@ -161,8 +150,7 @@ def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], f
     if getattr(args, "slack", False):
         from aicore_sim import slack
 
-        rows = slack.slack(result.program.streams, result.platform, trace.makespan, jobs=jobs,
-                           allocations=result.program.allocations)
+        rows = slack.slack(result, jobs=jobs)
         summary["slack"] = {"rows": rows, "lever": slack.lever(rows)}
     if getattr(args, "ub_plot", False):
         from aicore_sim.plots import plot_ub
@@ -191,4 +179,4 @@ def report_lines(args: argparse.Namespace, summary: dict[str, Any]) -> list[str]
 UsageError = _Usage
 
 __all__ = ["UsageError", "add_run_options", "check_run_options", "finish_run", "idle_options",
-           "parse_cores", "parse_window", "plot_options", "report_lines", "start_streams"]
+           "parse_cores", "parse_window", "plot_options", "report_lines"]

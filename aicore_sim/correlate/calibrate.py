@@ -65,13 +65,12 @@ class CalibrateError(ValueError):
 
 @dataclass
 class Launch:
-    """One measured launch, its case and its recorded program (replayed per knob setting)."""
+    """One measured launch, its case and its Recording (replayed per knob setting)."""
 
     spec: str
     measured: ProfiledLaunch
     case_name: str
-    streams: Any
-    allocations: Any
+    recording: Any
 
 
 def _knob_platform(base: Platform, x: np.ndarray) -> Platform:
@@ -95,10 +94,9 @@ def knob_values(platform: Platform) -> dict[str, float]:
 
 def simulate(launch: Launch, platform: Platform) -> dict[str, list[float]]:
     """Busy µs per pipe and core of ``launch`` replayed on ``platform``."""
-    from aicore_sim import engine
     from aicore_sim.isa import Pipe
 
-    trace = engine.replay(launch.streams, platform, None, launch.allocations, None)
+    trace = launch.recording.replay(platform, check=False)[0]
     clock = float(platform.clock_mhz)
     # a board's pipe time includes a copy's wait for HBM and its data in flight (trace.py)
     return {p: [c.pipe_time_cycles(Pipe[p]) / clock for c in trace.cores] for p in PIPES}
@@ -196,7 +194,7 @@ def fit(launches: list[Launch], base: Platform) -> tuple[np.ndarray, list[str], 
 
 
 def _load(spec: str, platform: Platform, op_name: str | None) -> Launch:
-    from aicore_sim.sweep.ops import get_op, op_for_case
+    from aicore_sim.sweep.ops import get_op, launch, op_for_case
 
     folder, sep, case = spec.rpartition(":")
     if not sep or not folder or not case:
@@ -217,14 +215,14 @@ def _load(spec: str, platform: Platform, op_name: str | None) -> Launch:
     if not plan.feasible:
         raise CalibrateError(f"{spec}: case {case!r}: tiling breaks "
                              f"{'; '.join(m for _, m in plan.violations)}")
-    res = op.launch(c, platform, plan, mode="timing-only", races=False, seed=None)
-    n = len(res.program.streams)
+    rec = launch(op, c, platform, plan)  # timing-only
+    n = len(rec.program.streams)
     if n != measured.n_blocks:
         raise CalibrateError(
             f"{measured.pipe_file}: {measured.n_blocks} vector blocks, but case {case!r} on "
             f"{platform.name} launches {n} cores (block counts must match: give the platform "
             f"the board is, e.g. its aiv_core_num)")
-    return Launch(spec, measured, case, res.program.streams, res.program.allocations)
+    return Launch(spec, measured, case, rec)
 
 
 def _values(base: Platform, x: np.ndarray) -> dict[str, float]:

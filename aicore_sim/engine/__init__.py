@@ -1,6 +1,6 @@
 """SimPy replay of recorded per-core instruction streams: the only package importing simpy.
 
-Step of the flow: ``launch`` hands the recorded :class:`~aicore_sim.program.Program` to
+Step of the flow: a ``Recording`` hands the recorded :class:`~aicore_sim.program.Program` to
 :func:`replay`, which runs every core's scalar issuer and pipes together on one SimPy clock
 with the shared HBM server, and returns the :class:`~aicore_sim.trace.Trace`.
 """

@@ -7,11 +7,11 @@ The sweep machinery knows no operator. Each :class:`~aicore_sim.opmodel.OpModel`
 default ``str``), ``KNOBS`` (tuple of tiling fields a sweep may override),
 ``STRATEGIES`` (dict name -> description), ``resolve_case(value, axes)``, ``case_columns(case)``,
 ``plan(case, platform, strategy, knobs)`` -> an object with ``feasible``, ``violations``,
-``tiling_dict()``, ``tiling_key``, ``block_dim``, ``ub_bytes``, ``record_key()``,
-``launch(case, platform, plan, mode, races, seed)`` -> RunResult,
-``verify(case, platform, plan, seed)`` -> dict with ``status`` and ``detail``, and
-``search_space(case, platform)`` -> list of knob dicts. ``launch`` and ``verify`` go through
-the op's one call path (:func:`aicore_sim.opmodel.call`, :func:`~aicore_sim.opmodel.golden_check`).
+``tiling_dict()``, ``tiling``, ``tiling_key``, ``block_dim``, ``ub_bytes``, ``record_key()``,
+and ``search_space(case, platform)`` -> list of knob dicts. A point runs through the op's one
+call path (:func:`launch`, :func:`verify`: :func:`aicore_sim.opmodel.call`,
+``Recording.compare``) unless the module has ``launch`` / ``verify`` functions of its own (same
+arguments, after the module).
 
 Operators are found by name through :mod:`aicore_sim.registry` (entry points), so worker
 processes (local or on a Dask cluster) find the same ones; :func:`register_op` adds a
@@ -21,13 +21,15 @@ its import path.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
+from typing import Any
 
 _EXTRA: dict[str, str] = {}
 
 _REQUIRED = ("CASE_AXES", "KNOBS", "STRATEGIES", "resolve_case", "case_columns", "plan",
-             "launch", "verify", "search_space")
+             "search_space")
 
 
 def register_op(name: str, module: str) -> None:
@@ -106,3 +108,39 @@ def op_model_name(name: str) -> str | None:
     mod = get_op(name)
     n = getattr(mod, "NAME", None)
     return n if n in all_names() else None
+
+
+@functools.lru_cache(maxsize=2)  # a sweep records many tilings of one case
+def _case_call(name: str, case: Any, seed: int | None) -> tuple[Any, dict, dict]:
+    """The op model named ``name``, the case's inputs for ``seed`` and its attributes."""
+    from aicore_sim.registry import get_op as get_model
+
+    model = get_model(name)
+    return model, model.case_inputs(case, seed), model.case_specs(case)[1]
+
+
+def launch(op: ModuleType, case: Any, platform: Any, plan: Any, mode: str = "timing-only",
+           races: bool = False, seed: int | None = None) -> Any:
+    """The :class:`~aicore_sim.recording.Recording` of ``case`` with ``plan``'s tiling, through
+    the op's call path (op ``op.NAME``)."""
+    if hasattr(op, "launch"):
+        return op.launch(case, platform, plan, mode=mode, races=races, seed=seed)
+    from aicore_sim.opmodel import call
+
+    model, inputs, attrs = _case_call(op.NAME, case, seed)
+    return call(model, inputs, attrs, platform, mode=mode, races=races,
+                tiling=(plan.tiling, plan.tiling_key, plan.block_dim))[1]
+
+
+def verify(op: ModuleType, case: Any, platform: Any, plan: Any, seed: int | None = None
+           ) -> dict[str, Any]:
+    """A timed run with numerics compared bit for bit with the golden of this tiling:
+    ``status`` (``verified`` / ``mismatch``), ``detail`` and ``cycles``."""
+    if hasattr(op, "verify"):
+        return op.verify(case, platform, plan, seed=seed)
+    rec = launch(op, case, platform, plan, mode="timed", seed=seed)
+    cmp, hz = rec.compare(), sorted({h.kind for h in rec.hazards})
+    exact = all(v.get("exact", False) for v in cmp.values())
+    detail = "; ".join(f"{k}: {'exact' if v.get('exact') else v}" for k, v in cmp.items())
+    return {"status": "verified" if exact and not hz else "mismatch",
+            "detail": detail + (f"; hazards: {', '.join(hz)}" if hz else ""), "cycles": rec.cycles}

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from aicore_sim.platform import Platform, load_platform
-from aicore_sim.sweep.ops import get_op
+from aicore_sim.sweep.ops import get_op, launch, verify
 from aicore_sim.sweep.points import Point
 from aicore_sim.sweep.spec import AUTO, PLATFORM_AXES
 
@@ -69,7 +69,7 @@ def case_columns_of(op: str) -> tuple[str, ...]:
     return tuple(get_model(name).sweep_columns) if name else ()
 
 
-_RECORDS: OrderedDict[tuple, tuple[Any, Any, int]] = OrderedDict()
+_RECORDS: OrderedDict[tuple, Any] = OrderedDict()  # record key -> Recording
 _RECORD_CACHE_SIZE = 4
 
 
@@ -135,21 +135,12 @@ def _platform_cols(p: Platform) -> dict[str, Any]:
             "clock_mhz": p.clock_mhz}
 
 
-def _replay(program_parts: tuple[Any, Any, dict], platform: Platform) -> tuple[Any, int]:
-    from aicore_sim import checks, engine
-
-    streams, allocations, prepared = program_parts
-    trace = engine.replay(streams, platform, None, allocations, prepared)
-    hazards = checks.check_trace(trace, platform.ub_size, races=False)
-    return trace, len(hazards)
-
-
 def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple:
-    """Everything a point's record pass depends on: the case, the seed, the tiling, and what
-    the kernel reads of the platform (core count, UB sizes, the SoC). Points with equal keys
-    record the same program; timing fields (HBM bandwidth, clock) are replays of it."""
-    return (point.op, repr(case), point.seed, plan.record_key(), platform.core_mem_size_ub,
-            platform.ub_image_size, platform.aiv_core_num, platform.short_soc)
+    """Everything a point's record pass depends on: case, seed, tiling and what the kernel reads
+    of the platform (``recording.record_fields``); other fields' points replay the record."""
+    from aicore_sim.recording import record_fields
+
+    return (point.op, repr(case), point.seed, plan.record_key(), *record_fields(platform))
 
 
 def _planned(point: Point) -> tuple[Any, Any, Platform, Any]:
@@ -207,30 +198,22 @@ def run_point(point: Point) -> dict[str, Any]:
             row.update(status="infeasible", rule=",".join(r for r, _ in plan.violations),
                        error="; ".join(m for _, m in plan.violations))
             return row
-        if point.mode == "timing-only":
-            rkey = _record_key(point, case, platform, plan)
-            cached = _RECORDS.get(rkey)
-            if cached is None:
-                prepared: dict = {}  # per-instruction costs, shared by the what-if replays
-                res = op.launch(case, platform, plan, mode="timing-only", races=False,
-                                seed=point.seed, prepared=prepared)
-                parts = (res.program.streams, res.program.allocations, prepared)
-                _RECORDS[rkey] = parts
+        rkey = _record_key(point, case, platform, plan) if point.mode == "timing-only" else None
+        rec = _RECORDS.get(rkey) if rkey is not None else None
+        row["record_reused"] = rec is not None
+        if rec is None:
+            rec = launch(op, case, platform, plan, mode=point.mode, seed=point.seed)
+            if rkey is not None:  # its what-if replays share its record and its costs
+                _RECORDS[rkey] = rec
                 # the cached record lives on: keep the cyclic collector from rescanning its
                 # objects at every full pass (1.8 s of 34 s on the tilings benchmark)
                 gc.freeze()
                 while len(_RECORDS) > _RECORD_CACHE_SIZE:
                     _RECORDS.popitem(last=False)
-                trace, nhaz = res.trace, len(res.hazards)
-                row["record_reused"] = False
-            else:
-                _RECORDS.move_to_end(rkey)
-                trace, nhaz = _replay(cached, platform)
-                row["record_reused"] = True
         else:
-            res = op.launch(case, platform, plan, mode=point.mode, races=False, seed=point.seed)
-            trace, nhaz = res.trace, len(res.hazards)
-            row["record_reused"] = False
+            _RECORDS.move_to_end(rkey)
+        trace, hazards = rec.replay(platform)
+        rec.drop_trace()  # the cache keeps the record, not this point's trace
         s = summarize_trace(trace, platform)
         bb = s.get("bound_by") or {}
         row.update(
@@ -240,7 +223,7 @@ def run_point(point: Point) -> dict[str, Any]:
             bound_by=bb.get("pipe"), bound_by_why=bb.get("why"),
             hbm_roofline_pct=round(s["hbm_roofline_pct"], 2),
             achieved_gbps=round(s["achieved_gbps"], 2),
-            ub_high_water_bytes=s["ub_high_water_bytes"], hazards=nhaz)
+            ub_high_water_bytes=s["ub_high_water_bytes"], hazards=len(hazards))
     except Exception as e:  # noqa: BLE001 - a point never crashes the sweep
         code = getattr(e, "code", None)  # the op API refused the case: invalid, with its code
         row.update(status="invalid" if code is not None else "error",
@@ -262,7 +245,7 @@ def verify_point(point: Point) -> dict[str, Any]:
     out: dict[str, Any] = {"key": point.key}
     try:
         op, case, platform, plan = _planned(point)
-        out.update(op.verify(case, platform, plan, seed=point.seed))
+        out.update(verify(op, case, platform, plan, seed=point.seed))
     except Exception as e:  # noqa: BLE001
         out.update(status="error", detail=f"{type(e).__name__}: {e}")
     out["wall_s"] = round(time.perf_counter() - t0, 4)

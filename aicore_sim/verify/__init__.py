@@ -1,6 +1,6 @@
 """Numeric equivalence testing: run cases, compare every output with a golden, report.
 
-Step of the flow: after the launch - outputs of :mod:`aicore_sim.launch` runs are compared with
+Step of the flow: after the launch - outputs of :mod:`aicore_sim.recording` runs are compared with
 the operator's golden (or with expected outputs a user supplies) under a numeric standard, over
 single cases, case matrices or upstream ATK system-test records.
 

@@ -29,7 +29,6 @@ from aicore_sim import dtypes
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.staging import safe_name, unique_stamp
 from aicore_sim.verify import VerifyError
-from aicore_sim.verify.compare import OutputCompare, compare
 from aicore_sim.verify.report import CaseResult, format_case, summary_of, write_reports
 from aicore_sim.verify.standards import Standard, parse_standard
 
@@ -268,12 +267,12 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     t1 = time.perf_counter()
     try:
         pc, result = call(vc.model, inputs, vc.attrs, vc.platform, mode=mode)
+        res.hazards = len(result.run().hazards)
     except SimError as e:
         res.error = f"{type(e).__name__}: {e}"
         res.wall_s = {"inputs": t1 - t0, "total": time.perf_counter() - t0}
         return res
     t2 = time.perf_counter()
-    res.hazards = len(result.hazards)
     if expected_dir is not None:
         want = {o: None if s is None else _load_expected(
             _expected_file(expected_dir, vc.name, o, single), s, vc.name, o)
@@ -281,7 +280,7 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     elif vc.expected is not None:
         want = vc.expected(inputs)
     else:
-        want = vc.model.golden(inputs, vc.attrs, pc)
+        want = result.expected()
     t3 = time.perf_counter()
     if dump_dir is not None:
         (dump_dir / vc.name).mkdir(parents=True, exist_ok=True)
@@ -289,16 +288,7 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
             if arr is not None and specs.get(o) is not None:
                 with open(dump_dir / vc.name / f"{o}.npy", "xb") as fh:  # never replaces a file
                     np.save(fh, arr)
-    for o, spec in specs.items():
-        if spec is None:
-            continue
-        got, exp = result.outputs.get(o), want.get(o)
-        rule = standard.rule(spec[1])
-        if got is None or exp is None:
-            res.outputs.append(OutputCompare(o, rule.describe(), dtypes.dtype_name(spec[1]),
-                                             spec[0], False, error="output missing"))
-            continue
-        res.outputs.append(compare(o, got, exp, rule))
+    res.outputs += result.compare(want, standard, specs)
     t4 = time.perf_counter()
     res.wall_s = {"inputs": t1 - t0, "run": t2 - t1, "expected": t3 - t2, "compare": t4 - t3,
                   "total": t4 - t0}

@@ -51,8 +51,8 @@ from aicore_sim.ascendc.host import (
     aclnn_tensor,
 )
 from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32, int64
-from aicore_sim.launch import RunResult, launch
 from aicore_sim.platform import Platform, load_platform
+from aicore_sim.recording import Recording
 from op_models.moe_token_permute_with_ep import cases as _cases
 from op_models.moe_token_permute_with_ep.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep.kernel_entry import (
@@ -166,7 +166,7 @@ def get_workspace_size(
 
 
 def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :func:`aicore_sim.launch.launch`."""
+    """The kernel's argument list for :class:`aicore_sim.recording.Recording`."""
     prb = ex.inputs["probs"]
     tok = ex.inputs["tokens"]
     return ["tokens", "indices", None if prb is None else "probs", "permute_tokens",
@@ -177,13 +177,12 @@ def launch_args(ex: Executor) -> list:
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            after_record=None, after_replay=None, auto_sync: bool = True,
-            prepared: dict | None = None) -> RunResult:
-    """``aclnnMoeTokenPermuteWithEp``: launch and deliver the outputs.
+            auto_sync: bool = True) -> Recording:
+    """``aclnnMoeTokenPermuteWithEp``: record the launch; its outputs are delivered when read.
 
     ``workspace`` is not used (the launch allocates ``workspace_size`` bytes of GM for the
     kernel); ``workspace_size`` must be at least what :func:`get_workspace_size` returned
-    (161002). The keyword arguments are those of :func:`aicore_sim.launch.launch`."""
+    (161002). The keyword arguments are those of :class:`aicore_sim.recording.Recording`."""
     del workspace
     ex = executor
     if int(workspace_size) < ex.workspace_size:
@@ -200,12 +199,9 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
             outputs[name] = (spec[1], tuple(spec[0]))
     tensors["workspace"] = np.zeros(ex.workspace_size, np.uint8)
     outputs["workspace"] = (np.dtype(np.uint8), (ex.workspace_size,))
-    result = launch(_kernel, launch_args(ex), tensors, outputs, ex.platform,
-                    block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                    check_streams=check_streams, after_record=after_record,
-                    after_replay=after_replay, auto_sync=auto_sync, prepared=prepared)
-    result.outputs.pop("workspace", None)
-    return result
+    return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,
+                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
+                     check_streams=check_streams, auto_sync=auto_sync, scratch=("workspace",))
 
 
 def moe_token_permute_with_ep(
@@ -221,7 +217,7 @@ def moe_token_permute_with_ep(
     races: bool = True,
     jobs: int = 1,
     auto_sync: bool = True,
-) -> tuple[dict[str, np.ndarray | None], RunResult]:
+) -> tuple[dict[str, np.ndarray | None], Recording]:
     """Both aclnn phases in one call; returns ``(outputs, result)`` with ``outputs`` the
     three outputs by name (``permute_probs`` ``None`` without probs). The IR default range
     ``[0, 0]`` keeps every row."""
@@ -233,7 +229,7 @@ def moe_token_permute_with_ep(
 
 def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
              mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1
-             ) -> tuple[dict[str, np.ndarray | None], RunResult, dict]:
+             ) -> tuple[dict[str, np.ndarray | None], Recording, dict]:
     """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs;
     returns ``(outputs, result, inputs)``."""
     case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name

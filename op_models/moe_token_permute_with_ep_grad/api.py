@@ -1,7 +1,7 @@
 """aclnn-style API of ``MoeTokenPermuteWithEpGrad`` (the front door of the op model).
 
 Place in the flow: a caller's numpy tensors and attributes -> argument checks (aclnn error
-codes) -> host tiling -> one simulated launch of the kernel port -> outputs + RunResult.
+codes) -> host tiling -> one simulated launch of the kernel port -> outputs + Recording.
 
 Two phases, as ``aclnnMoeTokenPermuteWithEpGradGetWorkspaceSize`` /
 ``aclnnMoeTokenPermuteWithEpGrad`` (upstream ``docs/aclnnMoeTokenPermuteWithEpGrad.md``; the
@@ -60,8 +60,8 @@ from aicore_sim.ascendc.host import (
     aclnn_tensor,
 )
 from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
-from aicore_sim.launch import RunResult, launch
 from aicore_sim.platform import Platform, load_platform
+from aicore_sim.recording import Recording
 from op_models.moe_token_permute_with_ep_grad import cases as _cases
 from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep_grad.kernel_entry import (
@@ -219,14 +219,15 @@ def launch_args(ex: Executor) -> list:
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            after_record=None, after_replay=None, auto_sync: bool = True,
-            prepared: dict | None = None) -> RunResult:
-    """``aclnnMoeTokenPermuteWithEpGrad``: launch and deliver the outputs.
+            auto_sync: bool = True) -> Recording:
+    """``aclnnMoeTokenPermuteWithEpGrad``: record the launch; its outputs are delivered when
+    read.
 
     ``workspace`` is not touched; ``workspace_size`` must be at least what
-    :func:`get_workspace_size` returned (161002). The result's ``outputs`` map ``token_grad``
-    and (with probs) ``probs_grad`` to the caller's arrays (filled in) or new ones (none in
-    timing-only mode). The keyword arguments are those of :func:`aicore_sim.launch.launch`.
+    :func:`get_workspace_size` returned (161002). The Recording's ``outputs`` map
+    ``token_grad`` and (with probs) ``probs_grad`` to the caller's arrays (filled in) or new
+    ones (none in timing-only mode). ``races``, ``jobs``, ``check_streams`` and ``auto_sync``
+    are passed to :class:`aicore_sim.recording.Recording`.
     """
     del workspace
     ex = executor
@@ -240,15 +241,10 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
         if spec is not None:
             tensors[name] = np.zeros(spec[0], spec[1])
             outputs[name] = (spec[1], tuple(spec[0]))
-    result = launch(_kernel, launch_args(ex), tensors, outputs, ex.platform,
-                    block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                    check_streams=check_streams, after_record=after_record,
-                    after_replay=after_replay, auto_sync=auto_sync, prepared=prepared)
-    for name, arr in ex.user_outs.items():
-        if arr is not None and name in result.outputs:
-            np.copyto(arr, result.outputs[name])
-            result.outputs[name] = arr
-    return result
+    into = {name: arr for name, arr in ex.user_outs.items() if arr is not None}
+    return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,
+                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
+                     check_streams=check_streams, auto_sync=auto_sync, into=into)
 
 
 def moe_token_permute_with_ep_grad(
@@ -266,7 +262,7 @@ def moe_token_permute_with_ep_grad(
     races: bool = True,
     jobs: int = 1,
     auto_sync: bool = True,
-) -> tuple[dict[str, np.ndarray | None], RunResult]:
+) -> tuple[dict[str, np.ndarray | None], Recording]:
     """Both aclnn phases in one call; returns ``(outputs, result)`` with ``outputs`` the two
     outputs by name (``probs_grad`` ``None`` without probs, unless passed in). Defaults are
     the IR's: ``num_topk`` 1, ``range`` ``[0, 0]`` (an empty window: zeros out)."""
@@ -282,7 +278,7 @@ def moe_token_permute_with_ep_grad(
 
 def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
              mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1
-             ) -> tuple[dict[str, np.ndarray | None], RunResult, dict]:
+             ) -> tuple[dict[str, np.ndarray | None], Recording, dict]:
     """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs;
     returns ``(outputs, result, inputs)``."""
     case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name

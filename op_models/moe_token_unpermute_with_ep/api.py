@@ -1,7 +1,7 @@
 """aclnn-style API of ``MoeTokenUnpermuteWithEp`` (the front door of the forward op model).
 
 Place in the flow: a caller's numpy tensors and attributes -> parameter checks (aclnn error
-codes) -> host tiling -> one simulated launch of the kernel port -> output + RunResult.
+codes) -> host tiling -> one simulated launch of the kernel port -> output + Recording.
 
 Two phases, as ``aclnnMoeTokenUnpermuteWithEpGetWorkspaceSize`` / ``aclnnMoeTokenUnpermuteWithEp``
 (upstream ``docs/aclnnMoeTokenUnpermuteWithEp.md``):
@@ -58,8 +58,8 @@ from aicore_sim.ascendc.host import (
     aclnn_tensor,
 )
 from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
-from aicore_sim.launch import RunResult, launch
 from aicore_sim.platform import Platform, load_platform
+from aicore_sim.recording import Recording
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep.kernel_entry import (
@@ -201,7 +201,7 @@ def get_workspace_size(
 
 
 def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :func:`aicore_sim.launch.launch`."""
+    """The kernel's argument list for :class:`aicore_sim.recording.Recording`."""
     td = ex.tiling.tiling_data
     prb = ex.inputs["probs"]
     return ["permuted_tokens", "sorted_indices", None if prb is None else "probs",
@@ -211,15 +211,14 @@ def launch_args(ex: Executor) -> list:
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            after_record=None, after_replay=None, auto_sync: bool = True,
-            prepared: dict | None = None) -> RunResult:
-    """``aclnnMoeTokenUnpermuteWithEp``: launch and deliver the output.
+            auto_sync: bool = True) -> Recording:
+    """``aclnnMoeTokenUnpermuteWithEp``: record the launch; its output is delivered when read.
 
     ``workspace`` is not touched; ``workspace_size`` must be at least what
     :func:`get_workspace_size` returned (161002). The result's ``outputs`` map
     ``unpermuted_tokens`` to the caller's ``out`` (filled in) or to a new array (timing-only:
     nothing computed, no output). Every output row is written by the kernel. The keyword
-    arguments are those of :func:`aicore_sim.launch.launch`.
+    arguments are those of :class:`aicore_sim.recording.Recording`.
     """
     del workspace
     ex = executor
@@ -230,15 +229,12 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
         mode = "timed"
     tensors = {k: np.ascontiguousarray(v) for k, v in ex.inputs.items() if v is not None}
     tensors["unpermuted_tokens"] = np.zeros(ex.out_shape, ex.out_dtype)
-    result = launch(_kernel, launch_args(ex), tensors,
-                    {"unpermuted_tokens": (ex.out_dtype, ex.out_shape)}, ex.platform,
-                    block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                    check_streams=check_streams, after_record=after_record,
-                    after_replay=after_replay, auto_sync=auto_sync, prepared=prepared)
-    if ex.user_out is not None and "unpermuted_tokens" in result.outputs:
-        np.copyto(ex.user_out, result.outputs["unpermuted_tokens"])
-        result.outputs["unpermuted_tokens"] = ex.user_out
-    return result
+    into = ({"unpermuted_tokens": ex.user_out}
+            if ex.user_out is not None and mode != "timing-only" else None)
+    return Recording(_kernel, launch_args(ex), tensors,
+                     {"unpermuted_tokens": (ex.out_dtype, ex.out_shape)}, ex.platform,
+                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
+                     check_streams=check_streams, auto_sync=auto_sync, into=into)
 
 
 def moe_token_unpermute_with_ep(
@@ -256,7 +252,7 @@ def moe_token_unpermute_with_ep(
     races: bool = True,
     jobs: int = 1,
     auto_sync: bool = True,
-) -> tuple[np.ndarray | None, RunResult]:
+) -> tuple[np.ndarray | None, Recording]:
     """Both aclnn phases in one call; returns ``(unpermuted_tokens, result)``.
 
     ``num_topk`` defaults to ``probs.shape[1]`` with probs, else 1 (the IR default);
@@ -274,7 +270,7 @@ def moe_token_unpermute_with_ep(
 def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
              mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1,
              auto_sync: bool = True
-             ) -> tuple[np.ndarray | None, RunResult, dict[str, np.ndarray | None]]:
+             ) -> tuple[np.ndarray | None, Recording, dict[str, np.ndarray | None]]:
     """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs.
 
     Returns ``(unpermuted_tokens, result, inputs)``.

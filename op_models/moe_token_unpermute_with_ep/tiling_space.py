@@ -2,8 +2,8 @@
 
 What the generic sweep machinery (``aicore_sim.sweep``, see ``aicore_sim/sweep/ops.py``) needs
 to know about the forward: case axes, the tiling fields a sweep may override ("knobs"), the
-strategies, the kernel's constraints on a tiling (named rules), the UB budget, and how to
-launch and verify one point (through the op's one call path).
+strategies, the kernel's constraints on a tiling (named rules) and the UB budget (a point is
+launched and verified through the op's one call path: ``aicore_sim.sweep.ops``).
 
 Knobs (tiling fields the kernel reads):
 
@@ -20,12 +20,9 @@ Rules: ``cores_range``, ``tokens_split_range``, ``hidden_range``, ``buffer_range
 
 from __future__ import annotations
 
-import functools
 import itertools
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
@@ -238,56 +235,6 @@ def search_space(case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Running and verifying
-# --------------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=2)
-def _inputs(case: _cases.Case, seed: int | None) -> dict[str, np.ndarray | None]:
-    from op_models.moe_token_unpermute_with_ep.model import MODEL
-
-    return MODEL.case_inputs(case, seed)
-
-
-def _call(case: _cases.Case, seed: int | None) -> tuple[Any, dict, dict]:
-    from op_models.moe_token_unpermute_with_ep.model import MODEL
-
-    return MODEL, _inputs(case, seed), MODEL.case_specs(case)[1]
-
-
-def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-only",
-           races: bool = False, seed: int | None = None, prepared: dict | None = None) -> Any:
-    """One launch with tiling ``p`` through the op's call path."""
-    from aicore_sim.opmodel import call
-
-    assert p.tiling is not None
-    model, inputs, attrs = _call(case, seed)
-    _, result = call(model, inputs, attrs, platform, mode=mode,
-                     tiling=(p.tiling, p.tiling_key, p.block_dim), races=races,
-                     prepared=prepared)
-    return result
-
-
-def verify(case: _cases.Case, platform: Platform, p: Plan, seed: int | None = None
-           ) -> dict[str, Any]:
-    """Timed run with numerics, compared bit for bit with the golden (chunking-independent)."""
-    from aicore_sim.opmodel import call, golden_check
-
-    assert p.tiling is not None
-    model, inputs, attrs = _call(case, seed)
-    pc, result = call(model, inputs, attrs, platform, mode="timed",
-                      tiling=(p.tiling, p.tiling_key, p.block_dim), races=False)
-    cmp = golden_check(model, inputs, attrs, pc, result)
-    exact = all(v.get("exact", False) for v in cmp.values())
-    hz = sorted({h.kind for h in result.hazards})
-    detail = "; ".join(f"{k}: {'exact' if v.get('exact') else v}" for k, v in cmp.items())
-    if hz:
-        detail += f"; hazards: {', '.join(hz)}"
-    return {"status": "verified" if exact and not hz else "mismatch", "detail": detail,
-            "cycles": result.cycles}
-
-
 __all__ = ["CASE_AXES", "CASE_AXIS_TYPES", "KNOBS", "NAME", "Plan", "STRATEGIES",
-           "case_columns", "launch", "plan", "resolve_case", "search_space", "ub_bytes",
-           "upstream_tiling", "verify", "violations"]
+           "case_columns", "plan", "resolve_case", "search_space", "ub_bytes",
+           "upstream_tiling", "violations"]

@@ -1,7 +1,7 @@
 """aclnn-style API of ``MoeTokenUnpermuteWithEpGrad`` (the front door of the op model).
 
 Place in the flow: a caller's numpy tensors and attributes -> parameter checks (aclnn error
-codes) -> host tiling -> one simulated launch of the kernel port -> outputs + RunResult.
+codes) -> host tiling -> one simulated launch of the kernel port -> outputs + Recording.
 
 Two phases, as ``aclnnMoeTokenUnpermuteWithEpGradGetWorkspaceSize`` /
 ``aclnnMoeTokenUnpermuteWithEpGrad`` (spec §2.3):
@@ -56,10 +56,8 @@ from aicore_sim.ascendc.host import (
     aclnn_tensor,
 )
 from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
-from aicore_sim.launch import RunResult, launch
-from aicore_sim.memory import MemoryImage
 from aicore_sim.platform import Platform, load_platform
-from aicore_sim.program import Program
+from aicore_sim.recording import Recording
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
@@ -276,24 +274,18 @@ def _notes(idx: np.ndarray, prb: np.ndarray | None, restore_shape: Sequence[int]
     return tuple(out)
 
 
-def _empty_result(ex: Executor, mode: str, outputs: dict[str, np.ndarray | None]) -> RunResult:
-    prog = Program([], [], MemoryImage({}, 0, 0), MemoryImage({}, 0, 0))
-    return RunResult(mode, ex.platform, prog, None,
-                     {k: v for k, v in outputs.items() if v is not None}, [])
-
-
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
-            races: bool = True, jobs: int = 1, check_streams: bool = False,
-            after_record=None, after_replay=None, prepared: dict | None = None) -> RunResult:
-    """``aclnnMoeTokenUnpermuteWithEpGrad``: launch and deliver the outputs.
+            races: bool = True, jobs: int = 1, check_streams: bool = False) -> Recording:
+    """``aclnnMoeTokenUnpermuteWithEpGrad``: record the launch; its outputs are delivered
+    when read.
 
     ``workspace`` is not touched (the kernel never uses it; ``None`` is fine), but
     ``workspace_size`` must be at least what :func:`get_workspace_size` returned (161002).
-    Returns the launch's RunResult; its ``outputs`` map ``permuted_tokens_grad`` (and
+    Returns the launch's Recording; its ``outputs`` map ``permuted_tokens_grad`` (and
     ``probs_grad`` when there is one) to the caller's arrays, filled in, or to new arrays
     (in timing-only mode nothing is computed: only the caller's arrays, untouched, if any).
-    ``races``, ``jobs``, ``check_streams``, ``after_record``, ``after_replay`` and ``prepared``
-    are passed to :func:`aicore_sim.launch.launch`.
+    ``races``, ``jobs`` and ``check_streams`` are passed to
+    :class:`aicore_sim.recording.Recording`.
     """
     del workspace
     ex = executor
@@ -314,7 +306,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     if ex.empty:
         outs = {k: (ex.user_outputs[k] if ex.user_outputs[k] is not None else v)
                 for k, v in init.items()}
-        return _empty_result(ex, mode, outs)
+        return Recording.nothing(mode, ex.platform,
+                                 {k: v for k, v in outs.items() if v is not None})
 
     td = ex.tiling.tiling_data
     assert td is not None
@@ -336,19 +329,12 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
              None if prb is None else prb.dtype]
     from op_models.moe_token_unpermute_with_ep_grad.tiling_space import instruction_bound
 
-    result = launch(_kernel, args, tensors, read_back, ex.platform,
-                    block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                    check_streams=check_streams, after_record=after_record,
-                    after_replay=after_replay, prepared=prepared,
-                    instructions=instruction_bound(td, ex.tiling.block_dim))
-    for name in ("permuted_tokens_grad", "probs_grad"):
-        user = ex.user_outputs[name]
-        if user is None:
-            continue
-        if name in result.outputs:
-            np.copyto(user, result.outputs[name])
-        result.outputs[name] = user  # the caller's array (untouched without probs)
-    return result
+    into = {name: user for name in ("permuted_tokens_grad", "probs_grad")  # the caller's
+            if (user := ex.user_outputs[name]) is not None}  # (untouched without probs)
+    return Recording(_kernel, args, tensors, read_back, ex.platform,
+                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
+                     check_streams=check_streams, into=into,
+                     instructions=instruction_bound(td, ex.tiling.block_dim))
 
 
 # --------------------------------------------------------------------------------------------
@@ -372,7 +358,7 @@ def moe_token_unpermute_with_ep_grad(
     probs_grad: np.ndarray | None = None,
     races: bool = True,
     jobs: int = 1,
-) -> tuple[dict[str, np.ndarray | None], RunResult]:
+) -> tuple[dict[str, np.ndarray | None], Recording]:
     """Both aclnn phases in one call; returns ``(outputs, result)``.
 
     ``outputs`` has the keys ``permuted_tokens_grad`` and ``probs_grad`` (``None`` without
@@ -399,7 +385,7 @@ def run_case(
     seed: int | None = None,
     races: bool = True,
     jobs: int = 1,
-) -> tuple[dict[str, np.ndarray | None], RunResult, dict[str, np.ndarray | None]]:
+) -> tuple[dict[str, np.ndarray | None], Recording, dict[str, np.ndarray | None]]:
     """Run a named case (or a :class:`~.cases.Case`) with :func:`~.cases.make_inputs` inputs.
 
     Returns ``(outputs, result, inputs)``.

@@ -2,8 +2,9 @@
 
 What the generic sweep machinery (``aicore_sim.sweep``) needs to know about this operator, and
 nothing else: which case axes exist, which tiling fields a sweep may override ("knobs"), named
-tiling strategies, the kernel's constraints on a tiling (each a named rule), the UB budget, how
-to launch one point and how to verify it against the golden.
+tiling strategies, the kernel's constraints on a tiling (each a named rule) and the UB budget
+(a point is launched and verified against the golden through the op's one call path:
+``aicore_sim.sweep.ops``).
 
 Knobs (the tiling fields the kernel reads, spec §3.2, §5, §6):
 
@@ -472,57 +473,6 @@ def search_space(case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Running and verifying
-# --------------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=2)
-def _inputs(case: _cases.Case, seed: int | None) -> dict[str, np.ndarray | None]:
-    return _cases.make_inputs(case, seed)
-
-
-def _call(case: _cases.Case, seed: int | None) -> tuple[Any, dict, dict]:
-    """The op model, the case's inputs (cached) and attributes."""
-    from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
-
-    return MODEL, _inputs(case, seed), MODEL.case_specs(case)[1]
-
-
-def launch(case: _cases.Case, platform: Platform, p: Plan, mode: str = "timing-only",
-           races: bool = False, seed: int | None = None, prepared: dict | None = None) -> Any:
-    """One launch of the kernel with tiling ``p``: the op's call path
-    (:func:`aicore_sim.opmodel.call`) with the plan's tiling; ``prepared`` as in
-    :func:`aicore_sim.launch.launch`."""
-    from aicore_sim.opmodel import call
-
-    assert p.tiling is not None
-    model, inputs, attrs = _call(case, seed)
-    _, result = call(model, inputs, attrs, platform, mode=mode,
-                     tiling=(p.tiling, p.tiling_key, p.block_dim), races=races,
-                     prepared=prepared)
-    return result
-
-
-def verify(case: _cases.Case, platform: Platform, p: Plan, seed: int | None = None
-           ) -> dict[str, Any]:
-    """Timed run with numerics, compared bit for bit with the golden for this hidden chunking."""
-    from aicore_sim.opmodel import call, golden_check
-
-    assert p.tiling is not None
-    model, inputs, attrs = _call(case, seed)
-    pc, result = call(model, inputs, attrs, platform, mode="timed",
-                      tiling=(p.tiling, p.tiling_key, p.block_dim), races=False)
-    cmp = golden_check(model, inputs, attrs, pc, result)
-    exact = all(v.get("exact", False) for v in cmp.values())
-    hz = sorted({h.kind for h in result.hazards})
-    status = "verified" if exact and not hz else "mismatch"
-    detail = "; ".join(f"{k}: {'exact' if v.get('exact') else v}" for k, v in cmp.items())
-    if hz:
-        detail += f"; hazards: {', '.join(hz)}"
-    return {"status": status, "detail": detail, "cycles": result.cycles}
-
-
 __all__ = [
     "CASE_AXES",
     "KNOBS",
@@ -530,12 +480,10 @@ __all__ = [
     "Plan",
     "STRATEGIES",
     "case_columns",
-    "launch",
     "plan",
     "resolve_case",
     "search_space",
     "ub_bytes",
     "upstream_tiling",
-    "verify",
     "violations",
 ]

@@ -21,8 +21,8 @@ from aicore_sim.ascendc.host import (
     AclnnError,
 )
 from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
-from aicore_sim.launch import launch
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
+from aicore_sim.recording import Recording
 from my_op import cases as _cases
 from my_op.golden import golden
 from my_op.kernel import my_op as _kernel
@@ -149,14 +149,13 @@ class MyOpModel:
             if spec is not None:  # an output not asked for is a null GM_ADDR
                 tensors[name] = np.zeros(spec[0], spec[1])
                 outputs[name] = (spec[1], tuple(spec[0]))
-        if pc.workspace_size:
+        if pc.workspace_size:  # written by the kernel, not delivered
             tensors["workspace"] = np.zeros(pc.workspace_size, np.uint8)
             outputs["workspace"] = (np.dtype(np.uint8), (pc.workspace_size,))
         args = [n if n in tensors else None for n in ("x", "bias", "y", "amax", "workspace")]
-        result = launch(_kernel, [*args, pc.tiling, scale, x.dtype], tensors, outputs,
-                        platform, block_dim=pc.block_dim, mode=mode, **launch_kw)
-        result.outputs.pop("workspace", None)
-        return result
+        return Recording(_kernel, [*args, pc.tiling, scale, x.dtype], tensors, outputs,
+                         platform, block_dim=pc.block_dim, mode=mode, scratch=("workspace",),
+                         **launch_kw)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
