@@ -320,7 +320,7 @@ def table(steps: list[Step], mode: str) -> str:
     def col(st: Step) -> list[str]:
         sm = st.summary
         if not sm:
-            return [TITLES[st.op], f"exit {st.returncode}"] + [""] * 15
+            return [TITLES[st.op], st.op.replace("moe_token_", ""), f"exit {st.returncode}"]
         util = sm.get("utilisation", {})
         bound = sm.get("bound_by") or {}
         shapes = ", ".join(f"{v.shape[0]}x{v.shape[1]}" if v.ndim == 2 else f"{v.shape[0]}"
@@ -342,7 +342,7 @@ def table(steps: list[Step], mode: str) -> str:
     labels = ["kernel", "operator", "input shapes", "cores", "makespan cycles", "makespan us",
               "task us", "bound by", *[f"{p} util" for p in PIPES], "GM->UB", "UB->GM",
               "instructions", "hazards", "wall s (command)", f"exact ({mode})"]
-    cols = [col(st) for st in steps]
+    cols = [(c + [""] * len(labels))[:len(labels)] for c in map(col, steps)]
     w0 = max(len(x) for x in labels)
     ws = [max(len(x) for x in c) for c in cols]
     lines = []
