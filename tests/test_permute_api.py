@@ -60,7 +60,7 @@ def test_registered():
     m = get_op("moe_token_permute_with_ep")
     assert m.aclnn_name == "MoeTokenPermuteWithEp"
     assert set(m.cases()) == {"permute_tiny_bf16_probs", "permute_tiny_fp32_int64_noprobs",
-                              "permute_deepseek_v3_layer"}
+                              "permute_ep_path_tiny", "permute_deepseek_v3_layer"}
     ds = m.cases()["permute_deepseek_v3_layer"]
     assert (ds.tokens_num, ds.top_k, ds.hidden, ds.experts, ds.ep) == (4096, 8, 7168, 256, 8)
 

@@ -100,7 +100,8 @@ def test_registered():
     m = get_op("moe_token_permute_with_ep_grad")
     assert m.aclnn_name == "MoeTokenPermuteWithEpGrad"
     assert set(m.cases()) == {"permute_grad_tiny_bf16_probs", "permute_grad_tiny_fp16_noprobs",
-                              "permute_grad_tiny_fp32_probs", "permute_grad_deepseek_v3_layer"}
+                              "permute_grad_tiny_fp32_probs", "permute_grad_ep_path_tiny",
+                              "permute_grad_deepseek_v3_layer"}
     ds = m.cases()["permute_grad_deepseek_v3_layer"]
     assert (ds.tokens_num, ds.top_k, ds.hidden, ds.experts, ds.ep) == (4096, 8, 7168, 256, 8)
     specs, attrs = m.case_specs(ds)

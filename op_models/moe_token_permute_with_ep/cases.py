@@ -122,6 +122,9 @@ _LIST = [
                      "EP window (key 5)"),
     Case("permute_tiny_fp32_int64_noprobs", 9, 3, 40, "float32", False, 6, indices_dtype="int64",
          range=(0, 27), description="int64 expert ids, no probs, every row kept (key 1)"),
+    Case("permute_ep_path_tiny", 32, 8, 64, "bfloat16", True, 256, ep=8,
+         description="the DeepSeek-V3 routing (top-8 of 256 experts, EP 8, rank 0, bf16 router "
+                     "weights) on 32 tokens, H 64: examples/ep_token_path.py --size tiny"),
     Case("permute_deepseek_v3_layer", 4096, 8, 7168, "bfloat16", True, 256, ep=8,
          description="DeepSeek-V3 MoE layer: 4096 tokens, H 7168, top-8 of 256 routed experts, "
                      "EP 8 (rank 0: 32 experts), bf16 router weights: multi-core sort (key 6)"),

@@ -148,6 +148,9 @@ _LIST = [
                      "(80-byte rows: DataCopyPad), token pass only (key 0)"),
     Case("permute_grad_tiny_fp32_probs", 9, 3, 40, "float32", True, 6, range=(0, 27),
          description="fp32, every row in the window, both passes (key 1)"),
+    Case("permute_grad_ep_path_tiny", 32, 8, 64, "bfloat16", True, 256, ep=8,
+         description="backward of permute_ep_path_tiny (same routing: top-8 of 256, EP 8, "
+                     "rank 0), 32 tokens, H 64, both passes (key 1)"),
     Case("permute_grad_deepseek_v3_layer", 4096, 8, 7168, "bfloat16", True, 256, ep=8,
          description="backward of permute_deepseek_v3_layer: 4096 tokens, H 7168, top-8 of "
                      "256 routed experts, EP 8 (rank 0: 32 experts), bf16 grads (key 1)"),
