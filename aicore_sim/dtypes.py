@@ -19,16 +19,40 @@ uint32 = np.dtype(np.uint32)
 SUPPORTED: tuple[np.dtype, ...] = (bfloat16, float16, float32, int32, int64, int8, int16, uint8,
                                    uint16, uint32)
 
-_ALIASES: dict[str, np.dtype] = {
-    "bfloat16": bfloat16, "bf16": bfloat16, "dt_bf16": bfloat16,
-    "float16": float16, "fp16": float16, "half": float16, "dt_float16": float16,
-    "float32": float32, "fp32": float32, "float": float32, "dt_float": float32,
-    "int32": int32, "dt_int32": int32,
-    "int64": int64, "dt_int64": int64,
-    "int8": int8, "dt_int8": int8, "int16": int16, "dt_int16": int16,
-    "uint8": uint8, "dt_uint8": uint8, "uint16": uint16, "dt_uint16": uint16,
-    "uint32": uint32, "dt_uint32": uint32,
+# The one table of element-type spellings: canonical (numpy) name -> (GE name as CANN's host
+# code spells it, the short name, other names users write). Tensors may hold the SUPPORTED
+# types; the host tilings name every type here (ascendc/host.py derives its table from it).
+SPELLINGS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
+    "bfloat16": ("DT_BF16", "bf16", ()),
+    "float16": ("DT_FLOAT16", "fp16", ("half",)),
+    "float32": ("DT_FLOAT", "fp32", ("float", "dt_float32")),
+    "float64": ("DT_DOUBLE", None, ("double",)),
+    "int8": ("DT_INT8", None, ()), "uint8": ("DT_UINT8", None, ()),
+    "int16": ("DT_INT16", None, ()), "uint16": ("DT_UINT16", None, ()),
+    "int32": ("DT_INT32", None, ()), "uint32": ("DT_UINT32", None, ()),
+    "int64": ("DT_INT64", None, ()), "uint64": ("DT_UINT64", None, ()),
+    "bool": ("DT_BOOL", None, ()),
 }
+
+_BY_NAME = {d.name: d for d in SUPPORTED}
+# name (lower case) -> dtype, for the tensor types: canonical, short and GE names
+_ALIASES: dict[str, np.dtype] = {
+    spelling: _BY_NAME[name]
+    for name, (ge, short, other) in SPELLINGS.items() if name in _BY_NAME
+    for spelling in (name, ge.lower(), *([short] if short else []),
+                     *(o for o in other if not o.startswith("dt_")))
+}
+SHORT: dict[str, str] = {name: short for name, (_, short, _) in SPELLINGS.items() if short}
+
+
+def float_dtype(name: object) -> np.dtype | None:
+    """The float tensor type (bfloat16, float16, float32) a name spells, or None for any other
+    name or type (a record's dtype field, read through the one table of spellings)."""
+    try:
+        dt = as_dtype(str(name))
+    except ValueError:
+        return None
+    return dt if dt.name in SHORT else None
 
 
 _RESOLVED: dict = {}  # what as_dtype has resolved before (it runs for every tensor view)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from aicore_sim.dtypes import SPELLINGS
 from aicore_sim.errors import InputError
 
 __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
@@ -57,14 +58,10 @@ def c_rem(a: int, b: int) -> int:
 
 # --- GE data types as the host tilings see them -------------------------------------------------
 
+# name (lower case) -> GE name, from the one table of spellings (aicore_sim/dtypes.py)
 _DTYPE_ALIASES: dict[str, str] = {
-    "float16": "DT_FLOAT16", "fp16": "DT_FLOAT16", "half": "DT_FLOAT16",
-    "bfloat16": "DT_BF16", "bf16": "DT_BF16",
-    "float32": "DT_FLOAT", "fp32": "DT_FLOAT", "float": "DT_FLOAT", "dt_float32": "DT_FLOAT",
-    "float64": "DT_DOUBLE", "double": "DT_DOUBLE",
-    "int8": "DT_INT8", "uint8": "DT_UINT8", "int16": "DT_INT16", "uint16": "DT_UINT16",
-    "int32": "DT_INT32", "uint32": "DT_UINT32", "int64": "DT_INT64", "uint64": "DT_UINT64",
-    "bool": "DT_BOOL",
+    spelling: ge for name, (ge, short, other) in SPELLINGS.items()
+    for spelling in (name, *([short] if short else []), *other)
 }
 
 # Bytes per element as ``ge::GetSizeByDataType`` gives them for the types the tilings read;

@@ -58,7 +58,7 @@ __all__ = [
 
 _REQUIRED = ("op", "dtypes", "probs", "shapes")
 _INDEX_MODES = ("permutation", "identity", "outside_window", "duplicates")
-_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+_SHORT = dtypes.SHORT  # bf16, fp16, fp32: the float types a matrix takes, and their case names
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from aicore_sim import dtypes
 
 __all__ = ["ACLNN_NAME", "RecordError", "executor_expected", "record_call"]
 
 ACLNN_NAME = "MoeTokenPermuteWithEpGrad"
-_DTYPES = {"bf16": ml_dtypes.bfloat16, "bfloat16": ml_dtypes.bfloat16, "dt_bf16":
-           ml_dtypes.bfloat16, "fp16": np.float16, "float16": np.float16,
-           "fp32": np.float32, "float32": np.float32}
 
 
 class RecordError(ValueError):
@@ -61,7 +59,7 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
     if len(tok.shape) != 2 or len(ids.shape) != 1:
         raise RecordError(f"tokens.shape {list(tok.shape)} / indices.shape {list(ids.shape)}: "
                           "expected [N, H] / [N*topK] (rule atk_shape)")
-    dt = _DTYPES.get(str(tok.dtype).lower())
+    dt = dtypes.float_dtype(tok.dtype)
     if dt is None:
         raise RecordError(f"tokens.dtype {tok.dtype}: not bf16/fp16/fp32 (rule atk_dtype)")
     topk = attrs.get("topK")

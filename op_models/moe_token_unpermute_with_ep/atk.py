@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from aicore_sim import dtypes
 
 __all__ = ["ACLNN_NAME", "STANDARD", "RecordError", "executor_expected", "record_call"]
 
@@ -38,9 +39,6 @@ ACLNN_NAME = "MoeTokenUnpermuteWithEp"
 # aicore_sim/verify/standards.py (bf16: mean relative error < 2^-7, max < 10 x 2^-7); it is
 # what ``aicore-sim verify`` applies to a record whose standard is not md5
 STANDARD = "threshold"
-_DTYPES = {"bf16": ml_dtypes.bfloat16, "bfloat16": ml_dtypes.bfloat16, "dt_bf16":
-           ml_dtypes.bfloat16, "fp16": np.float16, "float16": np.float16,
-           "fp32": np.float32, "float32": np.float32}
 
 
 class RecordError(ValueError):
@@ -64,7 +62,7 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
     if len(tok.shape) != 2 or len(ids.shape) != 1:
         raise RecordError(f"permutedTokens.shape {list(tok.shape)} / sorted_indices.shape "
                           f"{list(ids.shape)}: expected [N, H] / [N*topk] (rule atk_shape)")
-    dt = _DTYPES.get(str(tok.dtype).lower())
+    dt = dtypes.float_dtype(tok.dtype)
     if dt is None:
         raise RecordError(f"permutedTokens.dtype {tok.dtype}: not bf16/fp16/fp32 "
                           "(rule atk_dtype)")

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import dtypes
 from op_models.moe_token_unpermute_with_ep_grad.cases import (
     DTYPES,
     upstream_st_expected,
@@ -34,7 +35,6 @@ __all__ = ["ACLNN_NAME", "record_call"]
 
 ACLNN_NAME = "MoeTokenUnpermuteWithEpGrad"
 _GRAD = "unpermutedTokensGrad"
-_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "dt_bf16": "bfloat16"}
 
 
 class RecordError(ValueError):
@@ -53,7 +53,7 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
     g = tensors[_GRAD]
     if len(g.shape) != 2:
         raise RecordError(f"{_GRAD}.shape {list(g.shape)}: expected [N, H] (rule atk_shape)")
-    dt = _DTYPES.get(str(g.dtype).lower())
+    dt = "bfloat16" if dtypes.float_dtype(g.dtype) == dtypes.bfloat16 else None
     if dt is None:
         raise RecordError(f"{_GRAD}.dtype {g.dtype}: only bf16 records are built, as "
                           f"upstream's (rule atk_dtype)")
