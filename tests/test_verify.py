@@ -369,7 +369,8 @@ def _timeless(x):
     """A verify report without what depends on the run's timing or its command line."""
     if isinstance(x, dict):
         return {k: _timeless(v) for k, v in x.items()
-                if k not in ("wall_s", "wall_s_cases", "started", "command", "workers")}
+                if k not in ("wall_s", "wall_s_cases", "started", "command", "workers",
+                             "scheduler")}
     if isinstance(x, list):
         return [_timeless(v) for v in x]
     return x
@@ -392,6 +393,30 @@ def test_workers_give_the_serial_report(tmp_path, capsys):
         printed.append([line for line in out.splitlines() if "wall" not in line])
     assert reports[0]["summary"]["cases"] == 12
     assert reports[1]["summary"]["workers"] == 2
+    assert _timeless(reports[0]) == _timeless(reports[1])
+    assert printed[0] == printed[1]
+
+
+def test_a_dask_cluster_gives_the_serial_report(tmp_path, capsys, monkeypatch):
+    """--scheduler local:2 runs the cases on a new Dask LocalCluster of two worker processes,
+    each rebuilding the cases from the command's options (a case's input maker cannot travel):
+    the same report and printed lines as one process (4 cases: 2 dtypes x 2 probs), and a case
+    the tiling rejects fails there as it does serially."""
+    pytest.importorskip("distributed")
+    monkeypatch.chdir(tmp_path)  # the workers resolve the relative matrix path from here too
+    (tmp_path / "m.json").write_text(json.dumps({
+        "op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16", "fp32"],
+        "probs": ["none", "same"], "shapes": [{"tokens": 4, "topk": 2, "hidden": 16},
+                                              {"tokens": 2, "topk": 600, "hidden": 8}]}))
+    reports, printed = [], []
+    for how in (["--workers", "1"], ["--scheduler", "local:2"]):
+        rc, out, _ = _verify(capsys, "--matrix", "m.json", *how, "--no-progress", "--report",
+                             how[1].replace(":", "_"))
+        assert rc == 1  # the topk 600 cases fail, with 561002, on both
+        reports.append(json.loads((tmp_path / f"{how[1].replace(':', '_')}.json").read_text()))
+        printed.append([line for line in out.splitlines() if "wall" not in line])
+    assert reports[0]["summary"]["cases"] == 8 and reports[0]["summary"]["cases_failed"] == 4
+    assert reports[1]["summary"]["scheduler"] == "local:2"
     assert _timeless(reports[0]) == _timeless(reports[1])
     assert printed[0] == printed[1]
 

@@ -85,15 +85,15 @@ class SerialExecutor(Executor):
 
 
 @contextlib.contextmanager
-def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None = None
-                  ) -> Iterator[Executor]:
+def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None = None,
+                  check: Callable[[str], Any] | None = None) -> Iterator[Executor]:
     """An executor for a sweep, closed on exit.
 
     ``scheduler`` ``None``: a local ``ProcessPoolExecutor`` of ``workers`` processes (start
     method ``spawn``; ``workers`` 0 runs in this process). ``"local:N"``: a new Dask
     ``LocalCluster`` of N single-threaded worker processes. Anything else: the address of an
     existing Dask scheduler, whose workers must be able to import this package (checked with one
-    ping task naming ``op``).
+    task, ``check(op)``, default :func:`~aicore_sim.sweep.worker.ping`: the op can be swept).
     """
     if scheduler is None:
         if workers <= 0:
@@ -135,7 +135,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
         try:
             from aicore_sim.sweep.ops import default_op_name
 
-            ex.submit(ping, op or default_op_name()).result(timeout=120)
+            ex.submit(check or ping, op or default_op_name()).result(timeout=120)
         except Exception as e:  # noqa: BLE001
             raise SpecError(f"--scheduler {scheduler}: workers cannot import the simulator "
                             f"({type(e).__name__}: {e}); install it on every worker") from None

@@ -43,7 +43,7 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
     from aicore_sim.background import usable_cpus
-    from aicore_sim.cli.options import count, jobs, nonempty, nonneg_int
+    from aicore_sim.cli.options import count, jobs, nonempty, nonneg_int, scheduler
 
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(
@@ -79,6 +79,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v.add_argument("--workers", type=jobs, default=min(2, usable_cpus()), metavar="N",
                    help="cases run at once, each in its own process (default 2, or 1 on a "
                         "one-CPU machine; 1 = in this process); results and report as with 1")
+    v.add_argument("--scheduler", type=scheduler, metavar="ADDRESS",
+                   help="run the cases on a Dask cluster instead of --workers: a scheduler "
+                        "address (tcp://host:8786) or local:N for a new LocalCluster of N >= 1 "
+                        "workers; each worker rebuilds the cases from these options, so the "
+                        "files they name must be readable there; results and report as with 1")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     v.set_defaults(func=cmd_verify)
     return v

@@ -329,13 +329,49 @@ def _forked(jobs: list[tuple], workers: int):
     ex.shutdown(wait=True)
 
 
+# the cases a Dask worker rebuilt from a command's case arguments, by those arguments
+_REMOTE_CASES: dict[str, list[VerifyCase]] = {}
+
+
+def _remote_job(source: dict[str, Any], i: int, rest: tuple) -> CaseResult:
+    """On a Dask worker: case ``i`` of the command's cases, rebuilt from its case arguments
+    (``source``: the parsed options; a case's input maker is a closure, which cannot travel),
+    run as :func:`run_case` runs it."""
+    key = repr(sorted(source.items()))
+    if key not in _REMOTE_CASES:
+        _REMOTE_CASES.clear()
+        _REMOTE_CASES[key] = cases_from_args(argparse.Namespace(**source))[0]
+    return run_case(_REMOTE_CASES[key][i], *rest)
+
+
+def _importable(op: str) -> str:
+    """Run on a Dask worker before its first case: the operator is installed there."""
+    from aicore_sim.registry import get_op
+
+    return get_op(op).name
+
+
+def _on_cluster(jobs: list[tuple], scheduler: str, source: dict[str, Any]):
+    """The results of ``jobs`` in order, run on a Dask cluster (``scheduler``: an address or
+    ``local:N``, as ``sweep --scheduler``); each worker rebuilds the cases from ``source``."""
+    from aicore_sim.sweep.run import make_executor
+
+    with make_executor(scheduler=scheduler, op=jobs[0][0].model.name, check=_importable) as ex:
+        futures = [ex.submit(_remote_job, source, i, job[1:]) for i, job in enumerate(jobs)]
+        for f in futures:
+            yield f.result()
+
+
 def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standard | None = None,
               expected_dir: Path | None = None, dump_dir: Path | None = None,
               progress: bool = True, echo: Callable[[str], None] | None = None,
-              default_standard: Standard | None = None, workers: int = 1) -> list[CaseResult]:
+              default_standard: Standard | None = None, workers: int = 1,
+              scheduler: str | None = None, source: dict[str, Any] | None = None
+              ) -> list[CaseResult]:
     """Run every case; ``standard`` overrides the cases' own, else ``default_standard``.
-    ``workers`` > 1 runs the cases in that many forked processes (Linux; results and their
-    order as with one)."""
+    ``workers`` > 1 runs the cases in that many forked processes (Linux); ``scheduler`` on a
+    Dask cluster instead, whose workers rebuild the cases from ``source`` (the command's case
+    options, as :func:`cases_from_args` reads them). Results and their order as with one."""
     from tqdm import tqdm
 
     from aicore_sim.background import available
@@ -346,7 +382,11 @@ def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standa
     fallback = default_standard or parse_standard("bit-exact")
     jobs = [(vc, mode or vc.mode or "functional", standard or vc.standard or fallback,
              expected_dir, single, dump_dir) for vc in cases]
-    if workers > 1 and len(jobs) > 1 and available():
+    if scheduler is not None and jobs:
+        if source is None:
+            raise ValueError("run_cases: a scheduler needs the cases' source options")
+        done = _on_cluster(jobs, scheduler, source)
+    elif workers > 1 and len(jobs) > 1 and available():
         done = _forked(jobs, workers)
     else:
         done = (run_case(*job) for job in jobs)
@@ -378,8 +418,9 @@ def verify_main(args: argparse.Namespace) -> int:
         cases = [c if c.mode else replace(c, mode=meta["matrix_mode"]) for c in cases]
     if dump is not None:
         check_dump(cases, dump)
+    source = {k: v for k, v in vars(args).items() if k != "func"}
     results = run_cases(cases, args.mode, cli_std, expected, dump, not args.no_progress, print,
-                        mat_std, workers=args.workers)
+                        mat_std, workers=args.workers, scheduler=args.scheduler, source=source)
     wall = time.perf_counter() - t0
     modes = sorted({r.mode for r in results})
     info = {
@@ -390,7 +431,7 @@ def verify_main(args: argparse.Namespace) -> int:
         "expected_from": "files " + str(expected) if expected else
         ", ".join(sorted({r.expected_from for r in results})),
         "wall_s": round(wall, 3),
-        "workers": args.workers,
+        **({"scheduler": args.scheduler} if args.scheduler else {"workers": args.workers}),
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
         **{k: v for k, v in meta.items() if v is not None},
     }
