@@ -45,6 +45,19 @@ _ALIASES: dict[str, np.dtype] = {
 SHORT: dict[str, str] = {name: short for name, (_, short, _) in SPELLINGS.items() if short}
 
 
+def table(*names: str) -> dict[str, np.dtype]:
+    """Canonical name -> dtype for ``names`` (an operator's own choice of element types)."""
+    return {n: as_dtype(n) for n in names}
+
+
+def choose(name: str, allowed: dict[str, np.dtype]) -> np.dtype:
+    """``allowed[name]``; KeyError naming the valid names otherwise."""
+    try:
+        return allowed[name]
+    except KeyError:
+        raise KeyError(f"unknown dtype {name!r}; valid: {sorted(allowed)}") from None
+
+
 def float_dtype(name: object) -> np.dtype | None:
     """The float tensor type (bfloat16, float16, float32) a name spells, or None for any other
     name or type (a record's dtype field, read through the one table of spellings)."""

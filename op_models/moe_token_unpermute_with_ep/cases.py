@@ -21,24 +21,19 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
+
+from aicore_sim import dtypes
+from op_models import moe_routing
 
 __all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing",
            "window"]
 
-DTYPES: dict[str, np.dtype] = {
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "float16": np.dtype(np.float16),
-    "float32": np.dtype(np.float32),
-}
+DTYPES: dict[str, np.dtype] = dtypes.table("bfloat16", "float16", "float32")
 
 
 def np_dtype(name: str) -> np.dtype:
-    try:
-        return DTYPES[name]
-    except KeyError:
-        raise KeyError(f"unknown dtype {name!r}; valid: {sorted(DTYPES)}") from None
+    return dtypes.choose(name, DTYPES)
 
 
 @dataclass(frozen=True)
@@ -84,23 +79,11 @@ class Case:
 
 def routing(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(expert ids ``[N, K]``, router logits ``[N, K]`` fp32) of distinct experts per token."""
-    N, K, E = case.tokens_num, case.top_k, case.experts
-    ids = np.empty((N, K), dtype=np.int64)
-    step = max(1, (1 << 22) // E)
-    for t0 in range(0, N, step):
-        t1 = min(N, t0 + step)
-        ids[t0:t1] = np.argsort(rng.random((t1 - t0, E), dtype=np.float32), axis=1)[:, :K]
-    logits = rng.standard_normal((N, K), dtype=np.float32)
-    return ids, logits
+    return moe_routing.draw(case.tokens_num, case.top_k, case.experts, rng)
 
 
 def _window(case: Case, ids: np.ndarray) -> tuple[int, int]:
-    if case.range is not None:
-        return int(case.range[0]), int(case.range[1])
-    per = case.experts // case.ep
-    flat = np.sort(ids.reshape(-1))
-    return (int(np.searchsorted(flat, case.rank * per)),
-            int(np.searchsorted(flat, (case.rank + 1) * per)))
+    return moe_routing.ep_window(ids, case.experts, case.ep, case.rank, case.range)
 
 
 def window(case: Case, seed: int | None = None) -> tuple[int, int]:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
+from aicore_sim import dtypes
 from op_models.moe_token_unpermute_with_ep_grad.golden import normalise_range
 
 __all__ = [
@@ -35,11 +35,7 @@ __all__ = [
     "upstream_st_inputs",
 ]
 
-DTYPES: dict[str, np.dtype] = {
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "float16": np.dtype(np.float16),
-    "float32": np.dtype(np.float32),
-}
+DTYPES: dict[str, np.dtype] = dtypes.table("bfloat16", "float16", "float32")
 
 # How ``sorted_indices`` is built:
 #   permutation     random permutation of [0, T)
