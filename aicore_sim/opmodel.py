@@ -31,6 +31,7 @@ __all__ = [
     "ATTR_KINDS",
     "AttrSpec",
     "OpModel",
+    "OpModelBase",
     "PreparedCall",
     "REQUIRED_MEMBERS",
     "Spec",
@@ -213,6 +214,38 @@ REQUIRED_MEMBERS: tuple[str, ...] = (
     "case_row", "matrix_case", "atk_call", "infer_outputs", "tiling", "prepare", "execute",
     "golden",
 )
+
+
+class OpModelBase:
+    """Defaults for the :class:`OpModel` members most operators do not need, so that a new
+    operator writes only its own: ``name``, ``description``, ``inputs``, ``attrs``,
+    ``outputs``, ``cases``, ``case_specs``, ``case_inputs``, ``infer_outputs``, ``tiling``,
+    ``prepare``, ``execute`` and ``golden``. By default it has no ATK records, no tiling space
+    (no ``sweep`` / ``search``), no equivalence matrix, and ``aicore-sim cases`` shows each
+    input's shape and dtype and each attribute."""
+
+    aclnn_name: str | None = None
+    tiling_space: str | None = None
+    equivalence_matrix: Path | None = None
+    sweep_columns: tuple[str, ...] = ()
+    tiling_short: tuple[tuple[str, ...], ...] = ()
+
+    def case_row(self, case: Any) -> dict[str, str]:
+        """Each input as ``shape dtype`` (``-`` when absent), then each attribute."""
+        specs, attrs = self.case_specs(case)  # type: ignore[attr-defined]
+        row = {k: "-" if s is None else "x".join(map(str, s[0])) + f" {np.dtype(s[1])}"
+               for k, s in specs.items()}
+        row.update((k, "-" if v is None else str(v)) for k, v in attrs.items())
+        return row
+
+    def matrix_case(self, mc: Any) -> Any:
+        raise ValueError(f"op {self.name} has no equivalence matrix "  # type: ignore[attr-defined]
+                         "(rule matrix_op)")
+
+    def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
+                 ) -> dict[str, Any]:
+        raise ValueError(f"op {self.name} reads no ATK records "  # type: ignore[attr-defined]
+                         "(rule atk_op)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from aicore_sim.ascendc.host import (
     AclnnError,
 )
 from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
+from aicore_sim.opmodel import AttrSpec, OpModelBase, PreparedCall, Spec, TensorSpec
 from aicore_sim.recording import Recording
 from my_op import cases as _cases
 from my_op.golden import golden
@@ -31,7 +31,8 @@ from my_op.tiling import TilingError, tiling_func
 NAME = "my_op"
 _DTYPES = ("float16", "float32")
 
-class MyOpModel:
+
+class MyOpModel(OpModelBase):
     """y = x * scale (+ bias), amax = max |y| (replace with one line on the upstream operator
     you port)."""
 
@@ -45,8 +46,7 @@ class MyOpModel:
     outputs = (TensorSpec("y", _DTYPES, 1, doc="(n,) in x's dtype"),
                TensorSpec("amax", _DTYPES, 1, optional=True,
                           doc="(1,) max |y| in x's dtype, when with_amax"))
-    aclnn_name = None  # the aclnn_name of your ATK records, to verify them with atk_call
-    tiling_space = None  # import path of a tiling-space module, to sweep and search
+    # OpModelBase gives the rest: no ATK records (aclnn_name, atk_call), no tiling space
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
     sweep_columns = ("n", "dtype")
     tiling_short = (("tileLength", "tile"),)
@@ -73,10 +73,6 @@ class MyOpModel:
         # a matrix shape {tokens = T, topk = K, hidden = H} is read here as n = T * K * H
         return _cases.Case(mc.name, mc.tokens * mc.topk * mc.hidden, mc.dtype, 0.75,
                            seed=mc.seed)
-
-    def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
-                 ) -> dict[str, Any]:
-        raise ValueError("my_op reads no ATK records (rule atk_op)")
 
     # -- shapes and tiling -------------------------------------------------------------------
 
