@@ -119,7 +119,10 @@ class Number(Rule):
     def check(self, value: Any, path: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(value, path)
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an integer beyond any float
+            raise self.fail(value, path) from None
         if not math.isfinite(v) or (self.above is not None and v <= self.above) or (
                 self.minimum is not None and v < self.minimum) or (
                 self.maximum is not None and v > self.maximum):

@@ -36,6 +36,7 @@ def refusal(rule: schema.Rule, value, path: str = "f") -> str:
     (Number(above=0), 0, "f: expected a finite number > 0, got 0"),
     (Number(), math.inf, "f: expected a finite number, got Infinity"),
     (Number(), "1", 'f: expected a finite number, got "1"'),
+    (Number(), 10 ** 400, "f: expected a finite number, got 1" + "0" * 76 + "..."),
     (Text(), "", 'f: expected a non-empty string, got ""'),
     (Flag(), 1, "f: expected true or false, got 1"),
     (Choice(("a", 1)), True, 'f: expected one of [\'a\', 1], got true'),  # true is not 1
