@@ -25,7 +25,9 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
   for streaming and tiled re-reads, pessimistic when many accesses repeat the same lines in
   between).
 - **Alignment.** A miss of a row whose GM address does not start a line draws its bytes
-  / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor).
+  / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor); a read that
+  bypasses L2 pays the same factor on its bytes in GM granules (``serial_granule_bytes``) it
+  covers only in part (:func:`_partial_granule_bytes`).
 - **Same-address serialisation.** Requests to one GM granule (``serial_granule_bytes``: 512
   on A2/A3) from many cores at once are served one at a time: a copy whose first row's
   granule k > 1 cores request at the same step of their streams (the same copy ordinal) holds
