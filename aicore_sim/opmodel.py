@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -136,7 +137,10 @@ class OpModel(Protocol):
     :mod:`aicore_sim.sweep.ops` documents what that module holds."""
 
     equivalence_matrix: Path | None
-    """Its bundled equivalence matrix (``verify --matrix NAME``), or ``None``."""
+    """Its bundled equivalence matrix (``verify --matrix NAME``), or ``None``. An op with a
+    matrix also has the optional member ``matrix_axes``: its case axes, axis name -> the
+    :class:`aicore_sim.schema.Rule` one value follows (:class:`OpModelBase`: none, i.e. no
+    matrix); a matrix file's ``[axes]`` table lists values for exactly these axes."""
 
     sweep_columns: tuple[str, ...]
     """Result columns of a sweep row that identify the case (after ``case``), in order."""
@@ -163,7 +167,8 @@ class OpModel(Protocol):
 
     def matrix_case(self, mc: Any) -> Any:
         """One expanded equivalence-matrix combination
-        (:class:`aicore_sim.verify.matrix.MatrixCase`) as a case of this op."""
+        (:class:`aicore_sim.verify.matrix.MatrixCase`: ``mc.axes`` = one value of each of
+        ``matrix_axes``, ``mc.name``, ``mc.seed``) as a case of this op."""
         ...
 
     def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
@@ -227,6 +232,7 @@ class OpModelBase:
     aclnn_name: str | None = None
     tiling_space: str | None = None
     equivalence_matrix: Path | None = None
+    matrix_axes: Mapping[str, Any] = MappingProxyType({})
     sweep_columns: tuple[str, ...] = ()
     tiling_short: tuple[tuple[str, ...], ...] = ()
 

@@ -1,4 +1,4 @@
-"""Case matrices: dtypes x shapes x probs x ranges x platforms expanded into cases.
+"""Case matrices: the values of an operator's case axes x platforms expanded into cases.
 
 Step of the flow: the *case* at the head of the pipeline, many at once. ``aicore-sim verify
 --matrix SPEC`` and the test suite expand the same file into the same cases.
@@ -7,35 +7,38 @@ Format (TOML, or the same keys as a JSON object)::
 
     op = "<op name>"                              # required: a registered op
     name = "equivalence"                          # optional; default: file stem
+    description = "..."                           # optional
     mode = "functional"                           # optional: functional | timed
     standard = "bit-exact"                        # optional (see aicore_sim/verify/standards.py)
     seed = 0                                      # optional base seed
-
-    dtypes = ["bfloat16", "float16", "float32"]  # tokens dtype (grad, permuted tokens)
-    probs = ["none", "bfloat16", "float32"]      # "none" = no probs (path A); "same" = tokens
-    shapes = [{tokens = 5, topk = 3, hidden = 40}, {tokens = 3, topk = 2, hidden = 600}]
-    ranges = ["none", "middle_half", [-10, -1]]  # optional; default ["none"]
     platforms = ["ascend910b1", {preset = "ascend910b1", aiv_cores = 2}]   # optional
-    indices = ["permutation"]                    # optional: permutation | identity |
-                                                 #   outside_window | duplicates
 
-Every combination is one case (order: dtypes, probs, shapes, ranges, platforms, indices); the
-op turns each into one of its cases (``OpModel.matrix_case``).
-``ranges``: ``"none"`` = no range attribute; ``"middle_half"`` = ``[T/4, T/4 + T/2)`` of
-``T = tokens * topk``; ``[start, end]`` = the raw attribute (negative values wrap, spec §3.8).
-Platforms: a preset name or a table ``{preset = name, field = value ...}`` as in case files.
-Dtypes take the case-file spellings (``bf16``, ``DT_FLOAT`` ...). Inputs are drawn as the
-bundled cases draw them, with a seed derived from ``seed`` and the case name, so a case keeps
-its data when the matrix around it changes.
+    [axes]                                        # required: every case axis of the op
+    dtype = ["float16", "float32"]                # axis = a non-empty list of its values
+    n = [7, 640]
+
+The axes are the operator's own (``OpModel.matrix_axes``: axis name -> the rule one value
+follows); the ``[axes]`` table names each of them once, no other. Every combination of one
+value per axis and one platform is one case (order: the op's axes as it declares them, then
+the platforms); the op turns each into one of its cases (``OpModel.matrix_case``, from
+``MatrixCase.axes``). An op with no ``matrix_axes`` has no matrix.
+
+A case is named ``axis=value-axis=value-...-platform`` (values and platform label reduced to
+letters, digits, ``.`` and ``_``: a negative number ``-10`` is ``m10``, a list or table joins
+its parts with ``_``), so names are file-safe and, since an axis's values must reduce to
+distinct labels, unique. Platforms: a preset name or a table ``{preset = name, field = value
+...}`` as in case files. Inputs are drawn with a seed derived from ``seed`` and the case name
+without its platform, so a case keeps its data when the matrix around it changes.
 
 ``--matrix default`` (or ``bundled``) is the default op's bundled matrix, ``--matrix OPNAME``
 the bundled matrix of that op (``OpModel.equivalence_matrix``).
 
-Errors name the file and the field: ``m.toml: shapes[1].hidden: expected an integer >= 1``.
+Errors name the file and the field: ``m.toml: axes.n[1]: expected an integer >= 1``.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,7 +46,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import dtypes, schema, textinput
+from aicore_sim import schema, textinput
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.verify import VerifyError
 
@@ -52,62 +55,43 @@ __all__ = [
     "Matrix",
     "MatrixCase",
     "expand",
+    "label",
     "load_matrix",
     "parse_matrix",
 ]
 
-_REQUIRED = ("op", "dtypes", "probs", "shapes")
-_INDEX_MODES = ("permutation", "identity", "outside_window", "duplicates")
-_SHORT = dtypes.SHORT  # bf16, fp16, fp32: the float types a matrix takes, and their case names
+_LABEL_CHARS = re.compile(r"[^A-Za-z0-9._]")
 
 
 @dataclass(frozen=True)
 class MatrixCase:
-    """One expanded combination (dtype names canonical; ``probs`` ``None`` = no probs)."""
+    """One expanded combination: ``axes`` = axis name -> the value (as the op's rule returned
+    it), in the op's axis order."""
 
     name: str
-    dtype: str
-    probs: str | None
-    tokens: int
-    topk: int
-    hidden: int
-    range: tuple[int, int] | None
+    axes: Mapping[str, Any]
     platform: Platform
-    indices: str
     seed: int
 
 
 @dataclass(frozen=True)
 class Matrix:
-    """A validated matrix spec."""
+    """A validated matrix spec (``axes``: axis name -> its values, in the op's axis order)."""
 
     name: str
     op: str
     mode: str | None
     standard: str | None
     seed: int
-    dtypes: tuple[str, ...]
-    probs: tuple[str | None, ...]
-    shapes: tuple[tuple[int, int, int], ...]
-    ranges: tuple[Any, ...]
+    axes: Mapping[str, tuple[Any, ...]]
     platforms: tuple[tuple[str, Platform], ...]
-    indices: tuple[str, ...]
     source: str = ""
 
     def __len__(self) -> int:
-        return (len(self.dtypes) * len(self.probs) * len(self.shapes) * len(self.ranges)
-                * len(self.platforms) * len(self.indices))
-
-
-def _dtype(v: str) -> str:
-    name = dtypes.dtype_name(dtypes.as_dtype(v))
-    if name not in _SHORT:
-        raise ValueError(f"{v!r} is not a float dtype (bfloat16, float16, float32)")
-    return name
-
-
-def _probs(v: str) -> str:
-    return v.lower() if v.lower() in ("none", "same") else _dtype(v)
+        n = len(self.platforms)
+        for values in self.axes.values():
+            n *= len(values)
+        return n
 
 
 def _platform(v: Any) -> tuple[str, Platform]:
@@ -139,8 +123,8 @@ def _op(v: Any) -> str:
     return v
 
 
-_POS = schema.Int(minimum=1)
-# A matrix's fields (module docstring): one declaration, checked by aicore_sim.schema
+# A matrix's fields (module docstring): one declaration, checked by aicore_sim.schema; the
+# [axes] table is then checked against the op's own axes (_axes_table)
 _MATRIX = schema.Table({
     "op": schema.Custom(_op, "an operator name"),
     "name": schema.Text(),
@@ -148,33 +132,65 @@ _MATRIX = schema.Table({
     "mode": schema.Choice(("functional", "timed")),
     "standard": schema.Custom(_standard, "a name", (str,)),
     "seed": schema.Int(minimum=0),
-    "dtypes": schema.ListOf(schema.Custom(_dtype, "a dtype name", (str,))),
-    "probs": schema.ListOf(schema.Custom(_probs, "a dtype name, 'none' or 'same'", (str,))),
-    "shapes": schema.ListOf(schema.Table({"tokens": _POS, "topk": _POS, "hidden": _POS},
-                                         required=("tokens", "topk", "hidden"),
-                                         what_text="a table {tokens = N, topk = K, hidden = H}")),
-    "ranges": schema.ListOf(schema.AnyOf((
-        schema.Choice(("none", "middle_half")),
-        schema.ListOf(schema.Int(), length=2)))),
     "platforms": schema.ListOf(schema.Custom(_platform, "a preset name or a table",
                                              (str, Mapping))),
-    "indices": schema.ListOf(schema.Choice(_INDEX_MODES)),
-}, required=_REQUIRED, what_text="one TOML table / JSON object (a matrix is one)")
+    "axes": schema.Custom(dict, "a table of the op's case axes (axis = [values])", (Mapping,)),
+}, required=("op", "axes"), what_text="one TOML table / JSON object (a matrix is one)")
+
+
+def _axes_table(model: Any) -> schema.Table:
+    """The ``[axes]`` rule of ``model``: each declared axis required, a non-empty list of
+    distinct values that each follow the op's rule."""
+    rules = dict(model.matrix_axes)
+    return schema.Table({k: schema.ListOf(r, unique=True) for k, r in rules.items()},
+                        required=tuple(rules),
+                        what_text=f"a table of the axes {list(rules)}")
+
+
+def label(value: Any) -> str:
+    """An axis value as a name part: letters, digits, ``.`` and ``_`` (see the module
+    docstring)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float) and value < 0:
+        return "m" + label(-value)
+    if isinstance(value, Mapping):
+        return "_".join(f"{label(k)}{label(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return "_".join(label(v) for v in value)
+    return _LABEL_CHARS.sub("_", str(value))
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
     """Validate a decoded matrix document (see the module docstring)."""
+    from aicore_sim.registry import get_op
+
     try:
         m = _MATRIX.check(doc, "")
+        model = get_op(m["op"])
+        if not getattr(model, "matrix_axes", None):
+            raise schema.FieldError("op", f"op {model.name} declares no matrix axes "
+                                          "(OpModel.matrix_axes) (rule matrix_op)")
+        axes = _axes_table(model).check(m["axes"], "axes")
+        for k, values in axes.items():
+            seen: dict[str, Any] = {}
+            for v in values:
+                if label(v) in seen:
+                    raise schema.FieldError(
+                        schema.key_path("axes", k),
+                        f"values {schema.shown(seen[label(v)])} and {schema.shown(v)} give "
+                        f"the same case-name part {label(v)!r}")
+                seen[label(v)] = v
     except schema.FieldError as e:
         raise VerifyError(f"{where}: {e.path or '(top level)'}: {e.rule}") from None
     name = m.get("name", Path(where).stem)
     return Matrix(name, m["op"], m.get("mode"), m.get("standard"), m.get("seed", 0),
-                  tuple(m["dtypes"]), tuple(m["probs"]),
-                  tuple((s["tokens"], s["topk"], s["hidden"]) for s in m["shapes"]),
-                  tuple(r if isinstance(r, str) else tuple(r) for r in m.get("ranges", ["none"])),
-                  tuple(m.get("platforms", [_platform("ascend910b1")])),
-                  tuple(m.get("indices", ["permutation"])), where)
+                  {k: tuple(_frozen(v) for v in vs) for k, vs in axes.items()},
+                  tuple(m.get("platforms", [_platform("ascend910b1")])), where)
 
 
 def bundled_matrix(name: str = "default") -> Path | None:
@@ -221,25 +237,13 @@ def load_matrix(spec: str | Path) -> Matrix:
     return parse_matrix(doc, path.name)
 
 
-def _range_label(r: Any) -> str:
-    if r == "none":
-        return "norange"
-    if r == "middle_half":
-        return "mid"
-    return f"r{r[0]}_{r[1]}"
-
-
 def expand(m: Matrix) -> list[MatrixCase]:
     """Every combination of the matrix as a :class:`MatrixCase`, in a fixed order."""
     out = []
-    for dt, pr, (n, k, h), rg, (plabel, plat), ix in product(
-            m.dtypes, m.probs, m.shapes, m.ranges, m.platforms, m.indices):
-        probs = None if pr == "none" else dt if pr == "same" else pr
-        t = n * k
-        rng = None if rg == "none" else (t // 4, t // 4 + t // 2) if rg == "middle_half" else rg
-        base = (f"{_SHORT[dt]}-{'noprobs' if probs is None else _SHORT[probs]}-n{n}k{k}h{h}-"
-                f"{_range_label(rg)}-{ix}")
-        name = f"{base}-{plabel}".replace("=", "").replace("+", "_")
+    keys = tuple(m.axes)
+    for *values, (plabel, plat) in product(*m.axes.values(), m.platforms):
+        base = "-".join(f"{k}={label(v)}" for k, v in zip(keys, values, strict=True))
+        name = f"{base}-{_LABEL_CHARS.sub('_', plabel.replace('=', '').replace('+', '_'))}"
         seed = (m.seed + zlib.crc32(base.encode())) & 0x7FFFFFFF
-        out.append(MatrixCase(name, dt, probs, n, k, h, rng, plat, ix, seed))
+        out.append(MatrixCase(name, dict(zip(keys, values, strict=True)), plat, seed))
     return out

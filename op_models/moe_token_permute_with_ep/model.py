@@ -18,6 +18,7 @@ import numpy as np
 
 from aicore_sim import dtypes
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
+from op_models import moe_matrix
 
 NAME = "moe_token_permute_with_ep"
 _FLOATS = ("bfloat16", "float16", "float32")
@@ -52,6 +53,8 @@ class MoeTokenPermuteWithEpModel:
     aclnn_name = "MoeTokenPermuteWithEp"
     tiling_space = None
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PAIRED_PROBS,
+                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
     sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
     tiling_short = (("coreNum", "cores"), ("topK", "k"))
 
@@ -91,13 +94,10 @@ class MoeTokenPermuteWithEpModel:
     def matrix_case(self, mc: Any) -> Any:
         from op_models.moe_token_permute_with_ep.cases import Case
 
-        t = mc.tokens * mc.topk
-        rng = (0, t) if mc.range is None else tuple(mc.range)
-        if mc.probs is not None and mc.probs != mc.dtype:
-            raise ValueError(f"probs {mc.probs}: the IR pairs probs with the tokens dtype "
-                             f"{mc.dtype}")
-        return Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs is not None,
-                    experts=2 * mc.topk, range=rng, seed=mc.seed)
+        n, k, h = moe_matrix.shape(mc.axes)
+        rng = moe_matrix.window(mc.axes) or (0, n * k)
+        return Case(mc.name, n, k, h, mc.axes["dtype"], mc.axes["probs"] == "same",
+                    experts=2 * k, range=rng, seed=mc.seed)
 
     def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
                  ) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import numpy as np
 
 from aicore_sim import dtypes
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
+from op_models import moe_matrix
 
 NAME = "moe_token_permute_with_ep_grad"
 _FLOATS = ("bfloat16", "float16", "float32")
@@ -53,6 +54,8 @@ class MoeTokenPermuteWithEpGradModel:
     aclnn_name = "MoeTokenPermuteWithEpGrad"
     tiling_space = None
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PAIRED_PROBS,
+                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
     sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
     tiling_short = (("hidden_splited_length", "h", "hidden_splited_num"),
                     ("tokens_splited_length", "tok"), ("buffer_num", "buf"))
@@ -91,16 +94,10 @@ class MoeTokenPermuteWithEpGradModel:
     def matrix_case(self, mc: Any) -> Any:
         from op_models.moe_token_permute_with_ep_grad.cases import Case
 
-        t = mc.tokens * mc.topk
-        rng = (0, t) if mc.range is None else tuple(mc.range)
-        if mc.probs is not None and mc.probs != mc.dtype:
-            raise ValueError(f"probs {mc.probs}: the IR pairs the probs grad with the grad "
-                             f"dtype {mc.dtype}")
-        if mc.indices != "permutation":
-            raise ValueError(f"indices {mc.indices!r}: this op's cases are routings "
-                             "(permutation only)")
-        return Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs is not None,
-                    experts=2 * mc.topk, range=rng, seed=mc.seed)
+        n, k, h = moe_matrix.shape(mc.axes)
+        rng = moe_matrix.window(mc.axes) or (0, n * k)
+        return Case(mc.name, n, k, h, mc.axes["dtype"], mc.axes["probs"] == "same",
+                    experts=2 * k, range=rng, seed=mc.seed)
 
     def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
                  ) -> dict[str, Any]:

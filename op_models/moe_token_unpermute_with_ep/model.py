@@ -17,6 +17,7 @@ import numpy as np
 
 from aicore_sim import dtypes
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
+from op_models import moe_matrix
 
 NAME = "moe_token_unpermute_with_ep"
 _FLOATS = ("bfloat16", "float16", "float32")
@@ -53,6 +54,8 @@ class MoeTokenUnpermuteWithEpModel:
     aclnn_name = "MoeTokenUnpermuteWithEp"
     tiling_space = "op_models.moe_token_unpermute_with_ep.tiling_space"
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
+                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
     sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
     tiling_short = (("tokens_splited_length", "tok"),
                     ("hidden_splited_length", "h", "hidden_splited_num"),
@@ -96,11 +99,11 @@ class MoeTokenUnpermuteWithEpModel:
     def matrix_case(self, mc: Any) -> Any:
         from op_models.moe_token_unpermute_with_ep.cases import Case
 
-        t = mc.tokens * mc.topk
-        rng = (0, t) if mc.range is None else tuple(mc.range)
-        return Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs,
-                    experts=2 * mc.topk, range=rng,
-                    zero_probs=MATRIX_ZERO_PROBS if mc.probs else 0.0, seed=mc.seed)
+        n, k, h = moe_matrix.shape(mc.axes)
+        probs = moe_matrix.probs_dtype(mc.axes)
+        return Case(mc.name, n, k, h, mc.axes["dtype"], probs, experts=2 * k,
+                    range=moe_matrix.window(mc.axes) or (0, n * k),
+                    zero_probs=MATRIX_ZERO_PROBS if probs else 0.0, seed=mc.seed)
 
     def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
                  ) -> dict[str, Any]:

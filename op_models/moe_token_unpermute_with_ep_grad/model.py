@@ -18,6 +18,7 @@ import numpy as np
 
 from aicore_sim import dtypes
 from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
+from op_models import moe_matrix
 
 NAME = "moe_token_unpermute_with_ep_grad"
 _FLOATS = ("bfloat16", "float16", "float32")
@@ -56,6 +57,9 @@ class MoeTokenUnpermuteWithEpGradModel:
     aclnn_name = "MoeTokenUnpermuteWithEpGrad"
     tiling_space = "op_models.moe_token_unpermute_with_ep_grad.tiling_space"
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
+                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE,
+                   "indices": moe_matrix.INDICES}
     sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
     tiling_short = (("indicesReserveNum", "E"), ("inputReserveNum", "R"),
                     ("indicesReserveNumAlign", "EA"),
@@ -96,8 +100,9 @@ class MoeTokenUnpermuteWithEpGradModel:
     def matrix_case(self, mc: Any) -> Any:
         from op_models.moe_token_unpermute_with_ep_grad.cases import Case
 
-        return Case(mc.name, mc.tokens, mc.topk, mc.hidden, mc.dtype, mc.probs, mc.range,
-                    seed=mc.seed, indices=mc.indices)
+        n, k, h = moe_matrix.shape(mc.axes)
+        return Case(mc.name, n, k, h, mc.axes["dtype"], moe_matrix.probs_dtype(mc.axes),
+                    moe_matrix.window(mc.axes), seed=mc.seed, indices=mc.axes["indices"])
 
     def atk_call(self, tensors: dict[str, Any], attrs: dict[str, Any], seed: int
                  ) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import schema
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -48,6 +49,8 @@ class MyOpModel(OpModelBase):
                           doc="(1,) max |y| in x's dtype, when with_amax"))
     # OpModelBase gives the rest: no ATK records (aclnn_name, atk_call), no tiling space
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    # the case axes a matrix file's [axes] table spans, and the rule of one value of each
+    matrix_axes = {"dtype": schema.Choice(_DTYPES), "n": schema.Int(minimum=1)}
     sweep_columns = ("n", "dtype")
     tiling_short = (("tileLength", "tile"),)
 
@@ -70,9 +73,8 @@ class MyOpModel(OpModelBase):
                 "bias": "yes" if case.bias else "-", "amax": "yes" if case.amax else "-"}
 
     def matrix_case(self, mc: Any) -> _cases.Case:
-        # a matrix shape {tokens = T, topk = K, hidden = H} is read here as n = T * K * H
-        return _cases.Case(mc.name, mc.tokens * mc.topk * mc.hidden, mc.dtype, 0.75,
-                           seed=mc.seed)
+        # one value of each of matrix_axes: equivalence_matrix.toml's [axes] table
+        return _cases.Case(mc.name, mc.axes["n"], mc.axes["dtype"], 0.75, seed=mc.seed)
 
     # -- shapes and tiling -------------------------------------------------------------------
 

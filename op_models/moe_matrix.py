@@ -1,0 +1,70 @@
+"""The equivalence-matrix case axes the EP-path MoE operators share (``OpModel.matrix_axes``;
+matrix format: ``aicore_sim/verify/matrix.py``).
+
+- ``dtype``: the tokens dtype (grad, permuted tokens), a float type in a case-file spelling
+  (``bfloat16``, ``bf16``, ``DT_FLOAT`` ...);
+- ``probs``: ``"none"`` = no probs (path A), ``"same"`` = the tokens dtype, or a dtype;
+- ``shape``: ``{tokens = N, topk = K, hidden = H}``;
+- ``range``: ``"none"`` = no range attribute, ``"middle_half"`` = ``[T/4, T/4 + T/2)`` of
+  ``T = tokens * topk``, ``[start, end]`` = the raw attribute (negative values wrap, spec
+  §3.8);
+- ``indices``: how the indices are drawn: ``permutation``, ``identity``, ``outside_window``,
+  ``duplicates``.
+
+Each op declares the ones its cases have, in this order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aicore_sim import dtypes, schema
+
+
+def _float_dtype(v: str) -> str:
+    name = dtypes.dtype_name(dtypes.as_dtype(v))
+    if name not in dtypes.SHORT:
+        raise ValueError(f"{v!r} is not a float dtype (bfloat16, float16, float32)")
+    return name
+
+
+def _probs(v: str) -> str:
+    return v.lower() if v.lower() in ("none", "same") else _float_dtype(v)
+
+
+_POS = schema.Int(minimum=1)
+
+DTYPE = schema.Custom(_float_dtype, "a dtype name", (str,))
+PROBS = schema.Custom(_probs, "a dtype name, 'none' or 'same'", (str,))
+PAIRED_PROBS = schema.Choice(("none", "same"))  # an op whose IR pairs probs with the tokens
+SHAPE = schema.Table({"tokens": _POS, "topk": _POS, "hidden": _POS},
+                     required=("tokens", "topk", "hidden"),
+                     what_text="a table {tokens = N, topk = K, hidden = H}")
+RANGE = schema.AnyOf((schema.Choice(("none", "middle_half")),
+                      schema.ListOf(schema.Int(), length=2)))
+INDICES = schema.Choice(("permutation", "identity", "outside_window", "duplicates"))
+
+
+def probs_dtype(axes: Mapping[str, Any]) -> str | None:
+    """The probs dtype of a matrix combination (``None``: no probs)."""
+    pr = axes["probs"]
+    return None if pr == "none" else axes["dtype"] if pr == "same" else pr
+
+
+def shape(axes: Mapping[str, Any]) -> tuple[int, int, int]:
+    """``(tokens, topk, hidden)`` of a matrix combination."""
+    s = axes["shape"]
+    return s["tokens"], s["topk"], s["hidden"]
+
+
+def window(axes: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The range attribute of a matrix combination (``None``: none given)."""
+    rg = axes["range"]
+    tokens, topk, _ = shape(axes)
+    t = tokens * topk
+    if rg == "none":
+        return None
+    if rg == "middle_half":
+        return t // 4, t // 4 + t // 2
+    return int(rg[0]), int(rg[1])
