@@ -53,10 +53,10 @@ def test_run_case_file_and_a_bad_attribute(tmp_path, cli):
 
 def test_verify_small_forward_matrix(tmp_path, cli):
     m = tmp_path / "m.toml"
-    m.write_text('op = "moe_token_unpermute_with_ep"\nstandard = "bit-exact"\n'
-                 'dtypes = ["bfloat16", "float32"]\nprobs = ["none", "bfloat16"]\n'
-                 'shapes = [{tokens = 6, topk = 2, hidden = 40}]\n'
-                 'ranges = ["none", "middle_half"]\nmode = "timed"\n')
+    m.write_text('op = "moe_token_unpermute_with_ep"\nstandard = "bit-exact"\nmode = "timed"\n'
+                 '[axes]\ndtype = ["bfloat16", "float32"]\nprobs = ["none", "bfloat16"]\n'
+                 'shape = [{tokens = 6, topk = 2, hidden = 40}]\n'
+                 'range = ["none", "middle_half"]\n')
     r = cli("verify", "--matrix", m, "--report", tmp_path / "rep", cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
     assert "8 / 8 cases passed" in r.stdout  # 2 dtypes x 2 probs x 2 ranges

@@ -23,14 +23,15 @@ SAMPLE = CASES[::8]
 
 
 def test_matrix_size_and_names():
-    # 3 dtypes x 4 probs x 3 shapes x 2 ranges x 2 platforms x 1 index mode
+    # 3 dtypes x 4 probs x 3 shapes x 2 ranges x 2 platforms
     assert len(CASES) == 144
     assert len({name for name, _, _ in CASES}) == 144
     name, case, _ = CASES[0]
-    assert name == "bf16-noprobs-n12k2h48-norange-permutation-ascend910b1"
+    assert name == ("dtype=bfloat16-probs=none-shape=tokens12_topk2_hidden48-range=none-"
+                    "ascend910b1")
     # "none" = the whole permutation; experts 2 * topk; no zero probs without probs
     assert (case.range, case.experts, case.zero_probs) == ((0, 24), 4, 0.0)
-    mid = next(c for n, c, _ in CASES if "mid" in n and c.probs_dtype)
+    mid = next(c for n, c, _ in CASES if "range=middle_half" in n and c.probs_dtype)
     assert mid.range == (6, 18) and mid.zero_probs == 0.25  # [T/4, T/4 + T/2) of T = 24
 
 
@@ -65,7 +66,8 @@ def test_matrix_all(item, monkeypatch):
 
 
 def test_matrix_errors_name_the_field():
-    doc = {"op": "moe_token_unpermute_with_ep", "dtypes": ["bf17"], "probs": ["none"],
-           "shapes": [{"tokens": 1, "topk": 1, "hidden": 8}]}
-    with pytest.raises(VerifyError, match=r"m.toml: dtypes\[0\]"):
+    doc = {"op": "moe_token_unpermute_with_ep", "axes": {
+        "dtype": ["bf17"], "probs": ["none"], "shape": [{"tokens": 1, "topk": 1, "hidden": 8}],
+        "range": ["none"]}}
+    with pytest.raises(VerifyError, match=r"m.toml: axes.dtype\[0\]"):
         parse_matrix(doc, "m.toml")

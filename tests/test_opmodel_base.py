@@ -49,6 +49,7 @@ def test_a_minimal_operator_is_an_opmodel_with_every_member() -> None:
     assert isinstance(m, OpModel)
     assert all(hasattr(m, k) for k in REQUIRED_MEMBERS)
     assert (m.aclnn_name, m.tiling_space, m.equivalence_matrix) == (None, None, None)
+    assert dict(m.matrix_axes) == {}  # no case axes: no matrix
     assert (m.sweep_columns, m.tiling_short) == ((), ())
 
 

@@ -19,13 +19,14 @@ SAMPLE = CASES[::11]  # 11 is prime to the 2 x 3 x 2 x 2 inner sizes: every axis
 
 
 def test_matrix_size_and_names():
-    # 3 dtypes x 2 probs x 3 shapes x 2 ranges x 2 platforms x 1 index mode
+    # 3 dtypes x 2 probs x 3 shapes x 2 ranges x 2 platforms
     assert len(CASES) == 72
     assert len({name for name, _, _ in CASES}) == 72
     name, case, _ = CASES[0]
-    assert name == "bf16-noprobs-n12k2h48-norange-permutation-ascend910b1"
+    assert name == ("dtype=bfloat16-probs=none-shape=tokens12_topk2_hidden48-range=none-"
+                    "ascend910b1")
     assert (case.range, case.experts, case.probs) == ((0, 24), 4, False)
-    mid = next(c for n, c, _ in CASES if "mid" in n and c.probs)
+    mid = next(c for n, c, _ in CASES if "range=middle_half" in n and c.probs)
     assert mid.range == (6, 18)  # [T/4, T/4 + T/2) of T = 24
 
 

@@ -111,8 +111,9 @@ def test_verify_with_workers_stopped_by_ctrl_c(tmp_path: Path) -> None:
     line saying nothing was written, no report, and no process left within 5 s."""
     shapes = ", ".join(f"{{tokens = {256 + i}, topk = 4, hidden = 1024}}" for i in range(40))
     m = tmp_path / "m.toml"
-    m.write_text(f'op = "moe_token_unpermute_with_ep_grad"\ndtypes = ["bf16"]\n'
-                 f'probs = ["same"]\nshapes = [{shapes}]\n')  # 40 cases, ~4 s on 2 workers
+    m.write_text(f'op = "moe_token_unpermute_with_ep_grad"\n[axes]\ndtype = ["bf16"]\n'
+                 f'probs = ["same"]\nshape = [{shapes}]\nrange = ["none"]\n'
+                 f'indices = ["permutation"]\n')  # 40 cases, ~4 s on 2 workers
     marker = f"AICORE_SIM_TEST_{uuid.uuid4().hex}"
     env = dict(os.environ, PYTHONPATH=str(REPO), **{marker: "1"})
     proc = subprocess.Popen([sys.executable, "-m", "aicore_sim", "verify", "--matrix", str(m),

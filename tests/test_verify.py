@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from aicore_sim.dtypes import bfloat16, float16, float32, int32
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.atk import load_atk, select_records
 from aicore_sim.verify.compare import compare
-from aicore_sim.verify.matrix import expand, parse_matrix
+from aicore_sim.verify.matrix import expand, label, parse_matrix
 from aicore_sim.verify.standards import CANN_THRESHOLDS, parse_standard
 
 # --------------------------------------------------------------------------------------------
@@ -114,45 +115,67 @@ def test_shape_and_dtype_mismatch_reported():
 # matrix
 # --------------------------------------------------------------------------------------------
 
-MINI = {"op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16", "DT_FLOAT"],
-        "probs": ["none", "same", "float16"], "shapes": [{"tokens": 4, "topk": 2, "hidden": 40}],
-        "ranges": ["none", "middle_half", [-3, -1]],
+MINI = {"op": "moe_token_unpermute_with_ep_grad",
+        "axes": {"dtype": ["bf16", "DT_FLOAT"], "probs": ["none", "same", "float16"],
+                 "shape": [{"tokens": 4, "topk": 2, "hidden": 40}],
+                 "range": ["none", "middle_half", [-3, -1]], "indices": ["permutation"]},
         "platforms": ["tiny", {"preset": "ascend910b1", "aiv_cores": 2}]}
+
+
+def _axes(**change):
+    return {**MINI, "axes": {**MINI["axes"], **change}}
 
 
 def test_matrix_expansion():
     m = parse_matrix(MINI, "mini.toml")
     cases = expand(m)
-    assert len(cases) == len(m) == 2 * 3 * 1 * 3 * 2
+    assert len(cases) == len(m) == 2 * 3 * 1 * 3 * 1 * 2
     names = [c.name for c in cases]
     assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"[A-Za-z0-9._=-]+", n) for n in names)
     c = cases[0]
-    assert (c.dtype, c.probs, c.range, c.platform.name) == ("bfloat16", None, None, "tiny")
-    mid = [c for c in cases if "-mid-" in c.name][0]
-    assert mid.range == (2, 6)  # T = 8: [T/4, T/4 + T/2)
-    same = [c for c in cases if c.dtype == "float32" and c.probs == "float32"]
-    assert same and all("fp32-fp32" in c.name for c in same)
+    assert c.axes == {"dtype": "bfloat16", "probs": "none",
+                      "shape": {"tokens": 4, "topk": 2, "hidden": 40}, "range": "none",
+                      "indices": "permutation"}
+    assert c.name == ("dtype=bfloat16-probs=none-shape=tokens4_topk2_hidden40-range=none-"
+                      "indices=permutation-tiny")
+    assert cases[2].axes["range"] == "middle_half"
+    assert cases[4].axes["range"] == (-3, -1) and "-range=m3_m1-" in cases[4].name
     assert cases[1].platform.aiv_core_num == 2
-    assert cases[1].name.endswith("ascend910b1_aiv_cores2")
+    assert cases[1].name.endswith("-ascend910b1_aiv_cores2")
+    # the op reads its case from the axes: the middle half of T = 8 is [2, 6)
+    from aicore_sim.registry import get_op
+
+    assert get_op(m.op).matrix_case(cases[2]).range == (2, 6)
     # seeds depend on the case, not on its position in the matrix
-    again = expand(parse_matrix({**MINI, "dtypes": ["DT_FLOAT", "bf16"]}, "mini.toml"))
+    again = expand(parse_matrix(_axes(dtype=["DT_FLOAT", "bf16"]), "mini.toml"))
     assert {c.name: c.seed for c in again} == {c.name: c.seed for c in cases}
+    assert len({c.seed for c in cases}) == len(cases) // 2  # one per combination of the axes
+
+
+def test_matrix_label_reduces_values_to_name_parts():
+    assert [label(v) for v in ("bf16", 7, -10, (-3, 4), {"a": 1, "b": -2}, True, "x y/z")] == [
+        "bf16", "7", "m10", "m3_4", "a1_bm2", "true", "x_y_z"]
 
 
 @pytest.mark.parametrize("change,field", [
-    ({"dtypes": ["bf17"]}, "dtypes[0]"),
-    ({"dtypes": ["int32"]}, "dtypes[0]"),
-    ({"probs": []}, "probs"),
-    ({"shapes": [{"tokens": 4, "topk": 2}]}, "shapes[0].hidden"),
-    ({"shapes": [{"tokens": 4, "topk": 2, "hidden": 0}]}, "shapes[0].hidden"),
-    ({"shapes": [{"tokens": 4, "topk": 2, "hidden": 8, "k": 1}]}, "shapes[0].k"),
-    ({"ranges": [[1, 2, 3]]}, "ranges[0]"),
+    (_axes(dtype=["bf17"]), "axes.dtype[0]"),
+    (_axes(dtype=["int32"]), "axes.dtype[0]"),
+    (_axes(dtype=["bf16", "bfloat16"]), "axes.dtype"),
+    (_axes(probs=[]), "axes.probs"),
+    (_axes(shape=[{"tokens": 4, "topk": 2}]), "axes.shape[0].hidden"),
+    (_axes(shape=[{"tokens": 4, "topk": 2, "hidden": 0}]), "axes.shape[0].hidden"),
+    (_axes(shape=[{"tokens": 4, "topk": 2, "hidden": 8, "k": 1}]), "axes.shape[0].k"),
+    (_axes(range=[[1, 2, 3]]), "axes.range[0]"),
+    (_axes(indices=["random"]), "axes.indices[0]"),
+    (_axes(colour=["red"]), "axes.colour"),
     ({"platforms": ["ascend123"]}, "platforms[0]"),
-    ({"indices": ["random"]}, "indices[0]"),
     ({"mode": "fast"}, "mode"),
     ({"standard": "fuzzy"}, "standard"),
     ({"colour": 1}, "colour"),
+    ({"dtypes": ["bf16"]}, "dtypes"),
     ({"op": "other_op"}, "op"),
+    ({"axes": [1]}, "axes"),
 ])
 def test_matrix_errors_name_the_field(change, field):
     with pytest.raises(VerifyError) as e:
@@ -160,10 +183,38 @@ def test_matrix_errors_name_the_field(change, field):
     assert str(e.value).startswith(f"mini.toml: {field}:")
 
 
-def test_matrix_missing_required_field():
-    doc = {k: v for k, v in MINI.items() if k != "shapes"}
-    with pytest.raises(VerifyError, match="mini.toml: shapes: missing"):
+def test_matrix_missing_required_field_and_axis():
+    with pytest.raises(VerifyError, match="mini.toml: axes: missing"):
+        parse_matrix({k: v for k, v in MINI.items() if k != "axes"}, "mini.toml")
+    doc = {**MINI, "axes": {k: v for k, v in MINI["axes"].items() if k != "indices"}}
+    with pytest.raises(VerifyError, match="mini.toml: axes.indices: missing"):
         parse_matrix(doc, "mini.toml")
+
+
+def test_matrix_axis_values_with_one_name_part_are_refused():
+    doc = _axes(range=[[-3, -1], "none"], dtype=["bf16"])
+    parse_matrix(doc, "mini.toml")
+    doc["axes"]["probs"] = ["float16", "float16 "]
+    with pytest.raises(VerifyError) as e:
+        parse_matrix(doc, "mini.toml")
+    assert str(e.value).startswith("mini.toml: axes.probs:")
+
+
+def test_matrix_of_an_op_without_axes_is_refused(monkeypatch):
+    from aicore_sim.registry import get_op
+
+    monkeypatch.setattr(type(get_op("moe_token_permute_with_ep")), "matrix_axes", {})
+    with pytest.raises(VerifyError, match=r"mini.toml: op: op moe_token_permute_with_ep "
+                                          r"declares no matrix axes"):
+        parse_matrix({"op": "moe_token_permute_with_ep", "axes": {}}, "mini.toml")
+
+
+def test_generic_matrix_code_knows_no_operator_words():
+    root = Path(__file__).resolve().parents[1] / "aicore_sim" / "verify"
+    words = re.compile(r"tokens|topk|top_k|hidden|probs|permut|moe", re.IGNORECASE)
+    hits = [f"{p.name}:{i}" for p in sorted(root.rglob("*.py"))
+            for i, line in enumerate(p.read_text().splitlines(), 1) if words.search(line)]
+    assert hits == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -349,18 +400,19 @@ def test_bad_arguments_exit_2(tmp_path, capsys, argv, rule):
 
 def test_bad_matrix_file_exit_2(tmp_path, capsys):
     m = tmp_path / "m.toml"
-    m.write_text('op = "moe_token_unpermute_with_ep_grad"\ndtypes = ["bf16"]\nprobs = ["none"]\n'
-                 'shapes = [{tokens = 2, topk = 1, hidden = -4}]\n')
+    m.write_text('op = "moe_token_unpermute_with_ep_grad"\n[axes]\ndtype = ["bf16"]\n'
+                 'probs = ["none"]\nshape = [{tokens = 2, topk = 1, hidden = -4}]\n'
+                 'range = ["none"]\nindices = ["permutation"]\n')
     rc, _, err = _verify(capsys, "--matrix", str(m), "--report", str(tmp_path / "r"))
-    assert rc == 2 and "m.toml: shapes[0].hidden: expected an integer >= 1" in err
+    assert rc == 2 and "m.toml: axes.shape[0].hidden: expected an integer >= 1" in err
 
 
 def test_case_that_cannot_run_fails_with_exit_1(tmp_path, capsys):
     """A tiling rejection is a failed case (exit 1), reported, not a bad verify input."""
     m = tmp_path / "m.json"
-    m.write_text(json.dumps({"op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16"],
-                             "probs": ["none"], "shapes": [{"tokens": 2, "topk": 600,
-                                                            "hidden": 8}]}))
+    m.write_text(json.dumps({"op": "moe_token_unpermute_with_ep_grad", "axes": {
+        "dtype": ["bf16"], "probs": ["none"], "shape": [{"tokens": 2, "topk": 600, "hidden": 8}],
+        "range": ["none"], "indices": ["permutation"]}}))
     rc, out, _ = _verify(capsys, "--matrix", str(m), "--report", str(tmp_path / "r"))
     assert rc == 1 and "(not run)" in out and "561002" in out
 
@@ -381,9 +433,10 @@ def test_workers_give_the_serial_report(tmp_path, capsys):
     the same order, as --workers 1 (12 cases: 2 dtypes x 2 probs x 3 shapes); the printed lines
     too."""
     m = tmp_path / "m.toml"
-    m.write_text('op = "moe_token_unpermute_with_ep_grad"\ndtypes = ["bf16", "fp32"]\n'
-                 'probs = ["none", "same"]\nshapes = [{tokens = 4, topk = 2, hidden = 16}, '
-                 '{tokens = 7, topk = 3, hidden = 40}, {tokens = 2, topk = 1, hidden = 8}]\n')
+    m.write_text('op = "moe_token_unpermute_with_ep_grad"\n[axes]\ndtype = ["bf16", "fp32"]\n'
+                 'probs = ["none", "same"]\nshape = [{tokens = 4, topk = 2, hidden = 16}, '
+                 '{tokens = 7, topk = 3, hidden = 40}, {tokens = 2, topk = 1, hidden = 8}]\n'
+                 'range = ["none"]\nindices = ["permutation"]\n')
     reports, printed = [], []
     for workers in ("1", "2"):
         rc, out, _ = _verify(capsys, "--matrix", str(m), "--workers", workers, "--no-progress",
@@ -405,9 +458,11 @@ def test_a_dask_cluster_gives_the_serial_report(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.chdir(tmp_path)  # the workers resolve the relative matrix path from here too
     (tmp_path / "m.json").write_text(json.dumps({
-        "op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16", "fp32"],
-        "probs": ["none", "same"], "shapes": [{"tokens": 4, "topk": 2, "hidden": 16},
-                                              {"tokens": 2, "topk": 600, "hidden": 8}]}))
+        "op": "moe_token_unpermute_with_ep_grad", "axes": {
+            "dtype": ["bf16", "fp32"], "probs": ["none", "same"],
+            "shape": [{"tokens": 4, "topk": 2, "hidden": 16},
+                      {"tokens": 2, "topk": 600, "hidden": 8}],
+            "range": ["none"], "indices": ["permutation"]}}))
     reports, printed = [], []
     for how in (["--workers", "1"], ["--scheduler", "local:2"]):
         rc, out, _ = _verify(capsys, "--matrix", "m.json", *how, "--no-progress", "--report",
@@ -425,11 +480,10 @@ def test_a_case_that_cannot_run_in_a_worker(tmp_path, capsys):
     """A case the tiling rejects (topk 600) is reported from its worker as it is serially:
     exit 1, the same lines."""
     m = tmp_path / "m.json"
-    m.write_text(json.dumps({"op": "moe_token_unpermute_with_ep_grad", "dtypes": ["bf16"],
-                             "probs": ["none"], "shapes": [{"tokens": 2, "topk": 600,
-                                                            "hidden": 8},
-                                                           {"tokens": 2, "topk": 1,
-                                                            "hidden": 8}]}))
+    m.write_text(json.dumps({"op": "moe_token_unpermute_with_ep_grad", "axes": {
+        "dtype": ["bf16"], "probs": ["none"],
+        "shape": [{"tokens": 2, "topk": 600, "hidden": 8}, {"tokens": 2, "topk": 1, "hidden": 8}],
+        "range": ["none"], "indices": ["permutation"]}}))
     got = [_verify(capsys, "--matrix", str(m), "--workers", w, "--report",
                    str(tmp_path / f"r{w}"))[:2] for w in ("1", "2")]
     assert got[0][0] == got[1][0] == 1

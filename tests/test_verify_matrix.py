@@ -15,11 +15,11 @@ from aicore_sim.verify.matrix import BUNDLED_MATRIX, expand, load_matrix
 
 def test_bundled_matrix_covers_every_dtype_combination_and_path_a():
     cases = expand(load_matrix("default"))
-    combos = {(c.dtype, c.probs) for c in cases}
+    combos = {(c.axes["dtype"], c.axes["probs"]) for c in cases}
     floats = {"bfloat16", "float16", "float32"}
-    assert combos == {(t, p) for t in floats for p in floats | {None}}  # 9 IR combos + path A
+    assert combos == {(t, p) for t in floats for p in floats | {"none"}}  # 9 IR combos + path A
     assert {c.platform.name for c in cases} == {"ascend910b1", "tiny"}
-    assert {c.range is None for c in cases} == {True, False}
+    assert {c.axes["range"] == "none" for c in cases} == {True, False}
     assert load_matrix(BUNDLED_MATRIX).name == "equivalence"
 
 
@@ -36,7 +36,8 @@ def test_bundled_matrix_passes_then_one_ulp_fails(tmp_path, capsys):
     assert summary["standards_by_dtype"] == {d: ["bit-exact"]
                                              for d in ("bfloat16", "float16", "float32")}
 
-    case = "bf16-fp16-n6k2h130-mid-outside_window-tiny"
+    case = ("dtype=bfloat16-probs=float16-shape=tokens6_topk2_hidden130-range=middle_half-"
+            "indices=outside_window-tiny")
     f = gold / case / "permuted_tokens_grad.npy"
     a = np.load(f)  # bf16 saved by numpy: 2-byte void; perturb the raw bits
     bits = a.view(np.uint16)

@@ -4,7 +4,7 @@ Step of the flow: the *case* at the head of the pipeline, from an upstream syste
 The format (as ATK writes it, e.g. ``tests/st/<aclnn name>/atk_<aclnn name>.json`` in CANN op
 repositories) is a JSON list of records::
 
-    {"id": 0, "name": "...", "aclnn_name": "MoeTokenUnpermuteWithEpGrad",
+    {"id": 0, "name": "...", "aclnn_name": "<aclnn name>",
      "standard": {"acc": "md5", "perf": "not_key"},
      "inputs": [
         {"name": "x", "type": "tensor", "dtype": "bf16", "shape": [N, H],

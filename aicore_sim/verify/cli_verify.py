@@ -23,7 +23,7 @@ PROG = "aicore-sim"
 
 _EXAMPLES = """\
 examples:
-  aicore-sim verify tiny hidden_40_mask            bundled cases, built-in golden, bit-exact
+  aicore-sim verify tiny mixtral                   bundled cases, built-in golden, bit-exact
   aicore-sim verify --matrix                       the default op's bundled equivalence matrix
   aicore-sim verify --matrix OPNAME                that op's bundled matrix ('aicore-sim cases')
   aicore-sim verify --matrix my_matrix.toml --mode timed --standard threshold
