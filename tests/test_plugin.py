@@ -155,7 +155,7 @@ def _template_commands(tmp_path: Path, cli) -> None:
     assert r.returncode == 0, r.stderr
     assert "golden y: exact (5000 elements)" in r.stdout
 
-    # 2 dtypes x 2 shapes x 2 platforms, timed, bit-exact
+    # 2 dtypes x 2 sizes x 2 platforms, timed, bit-exact
     r = cli("verify", "--matrix", "my_op", "--report", tmp_path / "m",
             "--no-progress", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
