@@ -99,8 +99,8 @@ def _platform(v: Any) -> tuple[str, Platform]:
     if isinstance(v, str):
         return v, plat
     extra = "+".join(f"{k}={v[k]}" for k in v if k != "preset")
-    label = str(v.get("preset", plat.name)) + (f"+{extra}" if extra else "")
-    return label, plat
+    name = str(v.get("preset", plat.name)) + (f"+{extra}" if extra else "")
+    return name, plat
 
 
 def _standard(v: str) -> str:
