@@ -68,3 +68,16 @@ def window(axes: Mapping[str, Any]) -> tuple[int, int] | None:
     if rg == "middle_half":
         return t // 4, t // 4 + t // 2
     return int(rg[0]), int(rg[1])
+
+
+def label(axes: Mapping[str, Any]) -> str:
+    """The name (and seed) stem of a matrix combination, as these ops' matrices named their
+    cases before the axes were the ops' own: ``bf16-noprobs-n4k2h16-norange-permutation``."""
+    tokens, topk, hidden = shape(axes)
+    probs = probs_dtype(axes)
+    rg = axes.get("range", "none")
+    rng = ("norange" if rg == "none" else "mid" if rg == "middle_half"
+           else f"r{rg[0]}_{rg[1]}")
+    return (f"{dtypes.SHORT[axes['dtype']]}-"
+            f"{'noprobs' if probs is None else dtypes.SHORT[probs]}-"
+            f"n{tokens}k{topk}h{hidden}-{rng}-{axes.get('indices', 'permutation')}")

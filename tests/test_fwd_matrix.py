@@ -27,11 +27,10 @@ def test_matrix_size_and_names():
     assert len(CASES) == 144
     assert len({name for name, _, _ in CASES}) == 144
     name, case, _ = CASES[0]
-    assert name == ("dtype=bfloat16-probs=none-shape=tokens12_topk2_hidden48-range=none-"
-                    "ascend910b1")
+    assert name == "bf16-noprobs-n12k2h48-norange-permutation-ascend910b1"
     # "none" = the whole permutation; experts 2 * topk; no zero probs without probs
     assert (case.range, case.experts, case.zero_probs) == ((0, 24), 4, 0.0)
-    mid = next(c for n, c, _ in CASES if "range=middle_half" in n and c.probs_dtype)
+    mid = next(c for n, c, _ in CASES if "-mid-" in n and c.probs_dtype)
     assert mid.range == (6, 18) and mid.zero_probs == 0.25  # [T/4, T/4 + T/2) of T = 24
 
 

@@ -23,10 +23,9 @@ def test_matrix_size_and_names():
     assert len(CASES) == 72
     assert len({name for name, _, _ in CASES}) == 72
     name, case, _ = CASES[0]
-    assert name == ("dtype=bfloat16-probs=none-shape=tokens12_topk2_hidden48-range=none-"
-                    "ascend910b1")
+    assert name == "bf16-noprobs-n12k2h48-norange-permutation-ascend910b1"
     assert (case.range, case.experts, case.probs) == ((0, 24), 4, False)
-    mid = next(c for n, c, _ in CASES if "range=middle_half" in n and c.probs)
+    mid = next(c for n, c, _ in CASES if "-mid-" in n and c.probs)
     assert mid.range == (6, 18)  # [T/4, T/4 + T/2) of T = 24
 
 

@@ -36,8 +36,7 @@ def test_bundled_matrix_passes_then_one_ulp_fails(tmp_path, capsys):
     assert summary["standards_by_dtype"] == {d: ["bit-exact"]
                                              for d in ("bfloat16", "float16", "float32")}
 
-    case = ("dtype=bfloat16-probs=float16-shape=tokens6_topk2_hidden130-range=middle_half-"
-            "indices=outside_window-tiny")
+    case = "bf16-fp16-n6k2h130-mid-outside_window-tiny"
     f = gold / case / "permuted_tokens_grad.npy"
     a = np.load(f)  # bf16 saved by numpy: 2-byte void; perturb the raw bits
     bits = a.view(np.uint16)

@@ -238,12 +238,20 @@ def load_matrix(spec: str | Path) -> Matrix:
 
 
 def expand(m: Matrix) -> list[MatrixCase]:
-    """Every combination of the matrix as a :class:`MatrixCase`, in a fixed order."""
+    """Every combination of the matrix as a :class:`MatrixCase`, in a fixed order. A case's
+    name (and its seed) starts with the op's ``matrix_label(axes)`` when the op has one (an op
+    keeps the names and seeds, so the inputs, of matrices written before), else with
+    ``axis=value`` parts."""
+    from aicore_sim.registry import get_op
+
     out = []
     keys = tuple(m.axes)
+    own = getattr(get_op(m.op), "matrix_label", None)
     for *values, (plabel, plat) in product(*m.axes.values(), m.platforms):
-        base = "-".join(f"{k}={label(v)}" for k, v in zip(keys, values, strict=True))
+        axes = dict(zip(keys, values, strict=True))
+        base = own(axes) if own is not None else "-".join(
+            f"{k}={label(v)}" for k, v in axes.items())
         name = f"{base}-{_LABEL_CHARS.sub('_', plabel.replace('=', '').replace('+', '_'))}"
         seed = (m.seed + zlib.crc32(base.encode())) & 0x7FFFFFFF
-        out.append(MatrixCase(name, dict(zip(keys, values, strict=True)), plat, seed))
+        out.append(MatrixCase(name, axes, plat, seed))
     return out

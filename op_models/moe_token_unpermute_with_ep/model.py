@@ -54,6 +54,7 @@ class MoeTokenUnpermuteWithEpModel:
     aclnn_name = "MoeTokenUnpermuteWithEp"
     tiling_space = "op_models.moe_token_unpermute_with_ep.tiling_space"
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
     matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
                    "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
     sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")

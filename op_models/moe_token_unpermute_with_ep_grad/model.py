@@ -57,6 +57,7 @@ class MoeTokenUnpermuteWithEpGradModel:
     aclnn_name = "MoeTokenUnpermuteWithEpGrad"
     tiling_space = "op_models.moe_token_unpermute_with_ep_grad.tiling_space"
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
+    matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
     matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
                    "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE,
                    "indices": moe_matrix.INDICES}
