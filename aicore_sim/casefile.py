@@ -176,10 +176,6 @@ def _case_name(value: str) -> str:
     return value
 
 
-def _platform(value: Any) -> Platform:
-    return load_platform(value)
-
-
 # The case file's fields; "inputs" and "attrs" depend on the operator named by "op" and are
 # checked once it is known (:func:`_op_fields`).
 _CASE = schema.Table({
@@ -188,7 +184,7 @@ _CASE = schema.Table({
     "description": schema.Text(empty=True),
     "inputs": schema.Anything(),
     "attrs": schema.Anything(),
-    "platform": schema.Custom(_platform, "a preset name or an object", (str, Mapping)),
+    "platform": schema.Custom(load_platform, "a preset name or an object", (str, Mapping)),
     "mode": schema.Choice(MODES),
     "data": schema.Table({"seed": schema.Int(minimum=0)}),
 }, required=("inputs",), null_is_absent=True,

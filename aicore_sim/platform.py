@@ -13,6 +13,7 @@ unit suffix in its key and a ``# source:`` comment). Instruction-cost parameters
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -542,6 +543,7 @@ LIMITS: dict[str, tuple[float, float]] = {
 UNITS: dict[str, str] = {f.name: f.metadata["unit"] for f in _DECLARED}
 
 
+@functools.cache  # a handful of distinct rules, asked for on every override and load
 def _scalar_rule(kind: type, limits: tuple[float, float] | None = None) -> schema.Rule:
     """The rule of a scalar platform or cost field: a non-empty string, or a number of the
     field's type (an int field takes ``4.0``) within ``limits`` (default: >= 0)."""

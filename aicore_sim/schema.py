@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,14 +56,14 @@ def item_path(path: str, index: int) -> str:
     return f"{path}[{index}]"
 
 
-class Rule:
+class Rule(ABC):
     """What one field accepts. ``what`` completes "expected ..." in messages."""
 
     what = "a value"
 
+    @abstractmethod
     def check(self, value: Any, path: str) -> Any:
         """The value in canonical form, or :class:`FieldError` naming ``path`` and the rule."""
-        raise NotImplementedError
 
     def fail(self, value: Any, path: str) -> FieldError:
         return FieldError(path, f"expected {self.what}, got {shown(value)}")

@@ -23,10 +23,11 @@ from aicore_sim import dtypes, schema
 
 
 def _float_dtype(v: str) -> str:
-    name = dtypes.dtype_name(dtypes.as_dtype(v))
-    if name not in dtypes.SHORT:
+    dtypes.as_dtype(v)  # an unknown spelling is refused naming the known ones
+    dt = dtypes.float_dtype(v)
+    if dt is None:
         raise ValueError(f"{v!r} is not a float dtype (bfloat16, float16, float32)")
-    return name
+    return dtypes.dtype_name(dt)
 
 
 def _probs(v: str) -> str:

@@ -168,8 +168,9 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     def platform(v: str) -> str:
         from aicore_sim.platform import load_platform
 
-        load_platform(resolve_path(v))
-        return resolve_path(v)
+        path = resolve_path(v)
+        load_platform(path)
+        return path
 
     # the rule of each axis's values, in canonical order: case, case axes, platform axes,
     # strategy, knobs
