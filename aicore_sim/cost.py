@@ -312,13 +312,17 @@ def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int, int]:
     if addr % GM_ALIGN_BEST_BYTES and 0.0 < ratio < 1.0:
         nbytes /= ratio
     if c.copy_model == "pipelined":
-        issue, per_row, rate, latency, scale = (
+        issue, per_row, rate, latency, scale, overlaps = (
             (c.mte2_issue_cycles, c.mte2_row_cycles, c.mte2_core_bytes_per_cycle,
-             c.mte2_latency_cycles, c.mte2_scale) if gm_to_ub else
-            (c.mte3_issue_cycles, c.mte3_row_cycles, c.mte3_core_bytes_per_cycle,
-             c.mte3_latency_cycles, c.mte3_scale))
+             c.mte2_latency_cycles, c.mte2_scale, c.mte2_latency_overlaps_stream) if gm_to_ub
+            else (c.mte3_issue_cycles, c.mte3_row_cycles, c.mte3_core_bytes_per_cycle,
+                  c.mte3_latency_cycles, c.mte3_scale, c.mte3_latency_overlaps_stream))
         cycles = max(issue + per_row * max(rows - 1, 0), nbytes / rate) * scale
-        result = (_round(cycles), bus, _round(latency * scale) if latency > 0 else 0)
+        occupancy = _round(cycles)
+        tail = latency * scale
+        if overlaps:  # visible max(occupancy, latency) after the start
+            tail = max(tail - occupancy, 0.0)
+        result = (occupancy, bus, _round(tail) if tail > 0 else 0)
     else:
         curve = t.mte2 if gm_to_ub else t.mte3
         cycles = curve(nbytes)

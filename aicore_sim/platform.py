@@ -34,7 +34,7 @@ _UB_RESERVED_BYTES = 256
 _UB_RESERVED_SOCS = frozenset({"Ascend910B", "Ascend910_93"})
 
 # Types of the scalar fields, by their annotations (strings: postponed evaluation).
-_TYPES = {"int": int, "float": float, "str": str}
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
 
 # The preset each family falls back to when a dict spec gives only some fields.
 _FAMILY_BASE_PRESET = {
@@ -137,6 +137,12 @@ class Costs:
     mte3_row_cycles: float = 0.0
     mte3_core_bytes_per_cycle: float = 0.0
     mte3_latency_cycles: float = 0.0
+    # latency_overlaps_stream (optional key, default false): the copy's completion latency runs
+    # alongside its own streaming, so its data is visible max(occupancy, latency) after its
+    # start instead of occupancy + latency (a write whose last byte is acknowledged as it is
+    # sent: UB -> GM on A2, from the board's write times being proportional to their bytes).
+    mte2_latency_overlaps_stream: bool = False
+    mte3_latency_overlaps_stream: bool = False
     # The L2 cache in front of HBM ([l2]; engine/l2.py): line (allocation) size in bytes,
     # 0 = no L2 model (every GM byte is an HBM byte, as before).
     l2_line_bytes: int = 0
@@ -207,7 +213,7 @@ class Costs:
 # (the structured tables are data files).
 _COSTS_SCALARS: dict[str, type] = {
     f.name: _TYPES[f.type] for f in dataclasses.fields(Costs)
-    if f.type in ("int", "float", "str") and f.name != "family"}
+    if f.type in _TYPES and f.name != "family"}
 
 _COSTS_CACHE: dict[str, Costs] = {}
 
@@ -245,6 +251,7 @@ def _calibration(table: Mapping[str, Any]) -> dict[str, float]:
 
 
 _PIPELINE_KEYS = ("issue_cycles", "row_cycles", "core_bytes_per_cycle", "latency_cycles")
+_PIPELINE_OPTIONAL = ("latency_overlaps_stream",)
 
 
 def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -257,7 +264,7 @@ def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
     for pipe, table in tables.items():
         if table is None:
             raise ValueError(f"[{pipe}.pipeline] missing: give both MTE2 and MTE3 pipelines")
-        unknown = sorted(set(table) - set(_PIPELINE_KEYS))
+        unknown = sorted(set(table) - set(_PIPELINE_KEYS) - set(_PIPELINE_OPTIONAL))
         missing = sorted(set(_PIPELINE_KEYS) - set(table))
         if unknown or missing:
             raise ValueError(f"[{pipe}.pipeline]: unknown keys {unknown}, missing {missing}")
@@ -267,6 +274,9 @@ def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"[{pipe}.pipeline] {key} must be "
                                  f"{'> 0' if key == 'core_bytes_per_cycle' else '>= 0'}")
             out[f"{pipe}_{key}"] = value
+        out[f"{pipe}_latency_overlaps_stream"] = _check_value(
+            "latency_overlaps_stream", table.get("latency_overlaps_stream", False), bool,
+            "costs")
     return out
 
 
@@ -549,6 +559,8 @@ def _scalar_rule(kind: type, limits: tuple[float, float] | None = None) -> schem
     field's type (an int field takes ``4.0``) within ``limits`` (default: >= 0)."""
     if kind is str:
         return schema.Text()
+    if kind is bool:
+        return schema.Flag()
     lo, hi = limits if limits is not None else (0, None)
     if kind is int:
         return schema.Int(minimum=lo, maximum=hi, whole_floats=True)

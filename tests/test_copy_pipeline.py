@@ -165,3 +165,29 @@ def test_multi_row_occupancy_is_issue_plus_rows_or_bytes_over_rate(rows, block_l
     # the curve model: 100 + bytes, no latency after it
     assert cost.occupancy_cycles(copy, CURVE) == 100 + rows * block_len
     assert cost.latency_cycles(copy, CURVE) == 0
+
+
+def _write_back(nbytes):
+    def kernel(z, tiling):
+        g = GlobalTensor(float32)
+        g.SetGlobalBuffer(z, nbytes // 4)
+        DataCopy(g, LocalTensor(float32, TPosition.VECCALC, 0, nbytes // 4), nbytes // 4)
+
+    return kernel
+
+
+@pytest.mark.parametrize("overlaps, nbytes, row", [
+    # latency after the stream: [1, 1 + occ), visible 100 later
+    (False, 256, (1, 11, 111)),  # occ = max(issue 10, 256 / 32 = 8) = 10
+    (False, 8192, (1, 257, 357)),  # occ = max(10, 8192 / 32 = 256) = 256
+    # latency beside the stream: visible max(occ, 100) after the start
+    (True, 256, (1, 11, 101)),  # max(10, 100) = 100: a small write is still seen late
+    (True, 8192, (1, 257, 257)),  # max(256, 100) = 256: the last byte's ack is the end
+])
+def test_a_write_whose_latency_overlaps_its_stream_is_visible_at_the_later_of_the_two(
+        overlaps, nbytes, row):
+    platform = PIPELINED.with_overrides(costs={"mte3_latency_overlaps_stream": overlaps})
+    z = np.zeros(nbytes // 4, np.float32)
+    r = launch(_write_back(nbytes), ["z", {}], {"z": z}, {"z": (z.dtype, z.shape)}, platform,
+               block_dim=1, mode="timing-only")
+    assert _of(_rows(r), Opcode.COPY_UB_TO_GM) == [row]
