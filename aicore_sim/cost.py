@@ -550,6 +550,25 @@ def latency_cycles(instr: Instr, platform: Platform) -> int:
     return 0
 
 
+def kernel_entry_cycles(platform: Platform, cores: int) -> tuple[int, int]:
+    """(cycles, of which queued) the scalar unit of each of ``cores`` cores launched together
+    spends reading the kernel's parameter block from GM on entry.
+
+    ``platform.kernel_entry_reads`` granules, each a data-cache miss (``dcache_miss_cycles``)
+    that every core of the launch requests at once, so, as a copy's same-granule rule
+    (``engine/l2.py``), it lasts at least cores x ``gm_serial_cycles``; the excess over the
+    miss is the queued part (a ``same_granule`` stall). E.g. A2, 48 cores: max(200, 48 x
+    47.6) = 2285 cycles, 2085 of them queued; one core: 200.
+    """
+    reads = int(platform.kernel_entry_reads)
+    if reads <= 0:
+        return 0, 0
+    miss = float(platform.dcache_miss_cycles)
+    serial = float(platform.costs.gm_serial_cycles) * max(int(cores), 1)
+    total = int(reads * max(miss, serial) + 0.5)
+    return total, int(reads * max(serial - miss, 0.0) + 0.5)
+
+
 def issue_cycles(instr: Instr, platform: Platform) -> int:
     """Cycles the scalar unit spends issuing ``instr`` into its pipe queue.
 
@@ -581,6 +600,7 @@ __all__ = [
     "bank_conflict_cycles",
     "copy_occupancy_many",
     "issue_cycles",
+    "kernel_entry_cycles",
     "latency_cycles",
     "occupancy_cycles",
     "tail_cycles",

@@ -417,6 +417,9 @@ class Platform:
     dcache_miss_cycles: int = _field("dcache_miss_cycles", "cycles", (0, 1e6))
     ub_read_cycles: int = _field("ub_read_cycles", "cycles", (0, 1e6))
     op_head_cycles: int = _field("op_head_cycles", "cycles", (0, 1e9))
+    # GM granules of the kernel's parameter block each core reads with scalar loads on entry
+    # (cost.kernel_entry_cycles)
+    kernel_entry_reads: int = _field("kernel_entry_reads", "granules", (0, 1024))
     system_counter_mhz: float = _field("system_counter_mhz", "MHz", (1e-3, 1e6))
     launch_fixed_ns: float = _field("launch_fixed_ns", "ns", (0, 1e12))
     launch_per_core_ns: float = _field("launch_per_core_ns", "ns", (0, 1e9))

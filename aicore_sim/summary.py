@@ -129,9 +129,10 @@ def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
         "pipe_time_cycles": {p.name: core.pipe_time_cycles(p) for p in PIPE_ORDER},
         # cycles of VECTOR execution lost to UB bank conflicts (msprof's bank-conflict counters)
         "bank_conflict_cycles": core.stall_cycles(Pipe.VECTOR, "bank_conflict"),
-        # cycles of copies queued behind other cores' requests to the same GM granules
+        # cycles of copies (and the scalar entry read of the kernel's parameter block) queued
+        # behind other cores' requests to the same GM granules
         "same_granule_cycles": sum(core.stall_cycles(p, "same_granule")
-                                   for p in (Pipe.MTE2, Pipe.MTE3)),
+                                   for p in (Pipe.SCALAR, Pipe.MTE2, Pipe.MTE3)),
         "utilisation": {k: (v / makespan if makespan else 0.0) for k, v in busy.items()},
         "busy_share": {k: (v / finish if finish else 0.0) for k, v in busy.items()},
         "occupied_share": {k: ((v + stretch[k]) / finish if finish else 0.0)

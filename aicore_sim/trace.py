@@ -17,7 +17,8 @@ Per core the trace holds, as numpy arrays:
   pipe being drained (``barrier``), the vector instruction whose operands collide in the UB
   banks (``bank_conflict``: cycles of its own execution, not a wait for anything else), the
   copy whose GM granules other cores request at the same time (``same_granule``: the part of
-  its occupancy spent queued behind them), the SyncAll the core waits at for the other cores
+  its occupancy spent queued behind them; -1 on SCALAR: the kernel's entry read of its
+  parameter block, ``cost.kernel_entry_cycles``), the SyncAll the core waits at for the other cores
   (``sync_all``: its number on the core, from 1);
 - ``stalls``: the same rows as tuples with the cause and the ``what`` in words (built on
   first use; bulk readers use ``stall_rows``).
@@ -63,6 +64,8 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
     if name == "bank_conflict":
         return f"{stream[what].op.value}: UB bank conflict of its operands"
     if name == "same_granule":
+        if what < 0:
+            return "kernel entry: the parameter block's GM granule, read by every core at once"
         return f"{stream[what].op.value}: GM granule requested by other cores at once"
     if name == "sync_all":
         return f"SyncAll #{what}: the other cores"

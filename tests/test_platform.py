@@ -54,9 +54,10 @@ def test_910b1_figures() -> None:
     assert (p.dcache_size, p.dcache_line) == (32768, 64)
     assert (p.dcache_hit_cycles, p.dcache_miss_cycles, p.ub_read_cycles) == (4, 200, 11)
     assert p.ub_physical_size == 196608
-    # launch overhead 460 ns + 126.5 ns per core beyond the first, at 1.85 GHz:
-    # (460 + 47 x 126.5) x 1.85 = 11,850.2 -> 11,850 cycles
-    assert p.launch_cycles(48) == 11850
+    # launch overhead 460 ns + 139.1 ns per core beyond the first, at 1.85 GHz:
+    # (460 + 47 x 139.1) x 1.85 = 12,945.7 -> 12,946 cycles
+    assert p.launch_cycles(48) == 12946
+    assert p.kernel_entry_reads == 1
     assert p.op_head_cycles == 300
     assert p.costs.family == "a2"
 
@@ -192,6 +193,7 @@ def test_load_from_toml_path(tmp_path) -> None:
         "dcache_line_bytes = 64\ndcache_hit_cycles = 1\ndcache_miss_cycles = 10\n"
         "ub_read_cycles = 1\nop_head_cycles = 0\nsystem_counter_mhz = 50.0\n"
         "ub_physical_bytes = 4096\nlaunch_fixed_ns = 0.0\nlaunch_per_core_ns = 0.0\n"
+        "kernel_entry_reads = 0\n"
     )
     path = tmp_path / "tiny.toml"
     path.write_text(src)

@@ -11,6 +11,7 @@ import gc
 
 import simpy
 
+from aicore_sim.cost import kernel_entry_cycles
 from aicore_sim.engine.core import ChipBarrier, Columns, CoreSim, prepare
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.engine.groups import groups
@@ -84,10 +85,11 @@ def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
         parts = [[c] for c in range(len(streams))]
     cores = []
     barrier = ChipBarrier(env, len(streams))  # SyncAll
+    entry = kernel_entry_cycles(platform, len(streams))
     for members in parts:
         c = members[0]
         sim = CoreSim(env, c, streams[c], platform, gm, image, start, columns[c],
-                      weight=len(members), barrier=barrier)
+                      weight=len(members), barrier=barrier, entry=entry)
         cores.append(sim)
         env.process(sim.issuer_process())
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):

@@ -131,7 +131,7 @@ class CoreSim:
     def __init__(self, env: simpy.Environment, core: int, stream: list[Instr], platform,
                  gm: GmBandwidth, image: MemoryImage | None, start: int,
                  prepared: Columns | None = None, weight: int = 1,
-                 barrier: ChipBarrier | None = None) -> None:
+                 barrier: ChipBarrier | None = None, entry: tuple[int, int] = (0, 0)) -> None:
         self.env, self.core, self.stream = env, core, stream
         self.barrier = barrier  # the launch's SyncAll barrier
         self.syncs = 0  # SyncAll calls passed
@@ -143,6 +143,9 @@ class CoreSim:
         self.image = image
         self.ub = image.ub[core] if image is not None else None
         self.start = start
+        # the scalar unit's kernel entry (cost.kernel_entry_cycles): (cycles, of which queued
+        # behind the other cores' reads of the same granule)
+        self.entry = entry
         self.q: list[deque] = [deque(), deque(), deque(), deque()]
         self.wake: list[simpy.Event | None] = [None, None, None, None]
         self.space_waiter: tuple[int, simpy.Event] | None = None
@@ -358,7 +361,10 @@ class CoreSim:
         queues, wake, issued = self.q, self.wake, self.issued
         events, spans, stalls = self.events, self.spans, self.stalls
         popped, pipe_of, issued_at = self.popped, self.pipe_of, self.issued_at
-        t = span = self.start
+        span = self.start
+        t = span + self.entry[0]
+        if self.entry[1]:  # reading the parameter block, queued behind the other cores
+            stalls += (S, t - self.entry[1], t, _GRANULE, -1)
         for i, ins in enumerate(stream):
             p = pipe_of[i]
             if p:
