@@ -132,22 +132,15 @@ class OpModel(Protocol):
     aclnn_name: str | None
     """The ``aclnn_name`` of its ATK system-test records (``None``: no ATK support)."""
 
-    tiling_space: str | None
-    """Import path of its tiling-space module for ``sweep`` / ``search`` (``None``: none);
-    :mod:`aicore_sim.sweep.ops` documents what that module holds."""
-
     equivalence_matrix: Path | None
     """Its bundled equivalence matrix (``verify --matrix NAME``), or ``None``. An op with a
     matrix also has the optional member ``matrix_axes``: its case axes, axis name -> the
     :class:`aicore_sim.schema.Rule` one value follows (:class:`OpModelBase`: none, i.e. no
-    matrix); a matrix file's ``[axes]`` table lists values for exactly these axes."""
+    matrix); a matrix file's ``[axes]`` table lists values for exactly these axes.
 
-    sweep_columns: tuple[str, ...]
-    """Result columns of a sweep row that identify the case (after ``case``), in order."""
-
-    tiling_short: tuple[tuple[str, ...], ...]
-    """``(tiling field, short label)`` pairs a sweep report shows for a tiling; a third item
-    names the field counting the loops over it (shown as ``hA=2048x2`` when > 1)."""
+    An op that ``sweep`` and ``search`` can explore also has the optional member
+    ``tiling_space``: a :class:`aicore_sim.tilingspace.TilingSpace` (case axes, knobs,
+    strategies, plan, search space; none or ``None``: no sweep)."""
 
     def cases(self) -> Mapping[str, Any]:
         """The bundled cases by name (each with ``name``, ``description``, ``seed``)."""
@@ -214,10 +207,9 @@ class OpModel(Protocol):
 
 
 REQUIRED_MEMBERS: tuple[str, ...] = (
-    "name", "description", "inputs", "attrs", "outputs", "aclnn_name", "tiling_space",
-    "equivalence_matrix", "sweep_columns", "tiling_short", "cases", "case_specs", "case_inputs",
-    "case_row", "matrix_case", "atk_call", "infer_outputs", "tiling", "prepare", "execute",
-    "golden",
+    "name", "description", "inputs", "attrs", "outputs", "aclnn_name", "equivalence_matrix",
+    "cases", "case_specs", "case_inputs", "case_row", "matrix_case", "atk_call", "infer_outputs",
+    "tiling", "prepare", "execute", "golden",
 )
 
 
@@ -230,11 +222,9 @@ class OpModelBase:
     input's shape and dtype and each attribute."""
 
     aclnn_name: str | None = None
-    tiling_space: str | None = None
+    tiling_space: Any = None  # a TilingSpace
     equivalence_matrix: Path | None = None
     matrix_axes: Mapping[str, Any] = MappingProxyType({})
-    sweep_columns: tuple[str, ...] = ()
-    tiling_short: tuple[tuple[str, ...], ...] = ()
 
     def case_row(self, case: Any) -> dict[str, str]:
         """Each input as ``shape dtype`` (``-`` when absent), then each attribute."""

@@ -50,7 +50,6 @@ def test_a_minimal_operator_is_an_opmodel_with_every_member() -> None:
     assert all(hasattr(m, k) for k in REQUIRED_MEMBERS)
     assert (m.aclnn_name, m.tiling_space, m.equivalence_matrix) == (None, None, None)
     assert dict(m.matrix_axes) == {}  # no case axes: no matrix
-    assert (m.sweep_columns, m.tiling_short) == ((), ())
 
 
 def test_the_default_case_row_shows_inputs_then_attributes() -> None:
