@@ -64,3 +64,20 @@ def test_ub_budget_rule_and_search_space():
     assert space and all(ts.plan(CASE, A2, knobs=k).feasible for k in space)
     with pytest.raises(ValueError, match="unknown tiling knob"):
         ts.plan(CASE, A2, knobs={"indicesReserveNum": 3})
+
+
+def test_the_space_is_found_by_op_name_import_path_or_registration():
+    from aicore_sim.sweep import ops, register_op
+
+    path = "op_models.moe_token_unpermute_with_ep.tiling_space"
+    assert ops.get_op("moe_token_unpermute_with_ep") is ts
+    assert ops.get_op(path) is ts and ops.get_op(f"{path}:TILING_SPACE") is ts
+    with pytest.raises(ValueError, match=r"module op_models.moe_matrix lacks TILING_SPACE"):
+        ops.get_op("op_models.moe_matrix")
+    with pytest.raises(ValueError, match="has no tiling space: it cannot be swept"):
+        ops.get_op("moe_token_permute_with_ep")
+    register_op("fwd_alias", path)
+    try:
+        assert ops.get_op("fwd_alias") is ts and "fwd_alias" in ops.op_names()
+    finally:
+        ops._EXTRA.pop("fwd_alias")
