@@ -27,7 +27,8 @@ from typing import Any
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
-from aicore_sim.tilingspace import Plan, TilingSpace
+from aicore_sim.tilingspace import Plan
+from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
     TensorDesc,
@@ -152,44 +153,14 @@ def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
     return out
 
 
-class ForwardTilingSpace(TilingSpace):
+class ForwardTilingSpace(MoeTilingSpace):
     """The forward's knobs and rules (one strategy: ``upstream``)."""
 
     op = "moe_token_unpermute_with_ep"
-    case_axes = {
-        "tokens_num": "number of tokens N",
-        "top_k": "topK K (experts grow to fit)",
-        "hidden": "hidden size H",
-        "dtype": "tokens dtype: bfloat16, float16 or float32",
-        "probs": "probs dtype (bfloat16, float16, float32) or 'none' (no probs, key 0)",
-    }
-    case_axis_types = {"tokens_num": int, "top_k": int, "hidden": int}
+    cases, case_from_file = _cases, staticmethod(_case_from_file)
     knobs = ("cores", "tokens_splited_length", "hidden_splited_length", "buffer_num")
     tiling_short = (("tokens_splited_length", "tok"),
                     ("hidden_splited_length", "h", "hidden_splited_num"), ("buffer_num", "buf"))
-
-    def resolve_case(self, value: str, axes: dict[str, Any]) -> _cases.Case:
-        """The case named ``value`` (bundled name or case-file path) with case axes applied."""
-        case = _case_from_file(value) if value.endswith(".json") or "/" in value \
-            else _cases.get_case(value)
-        changes: dict[str, Any] = {k: int(axes[k]) for k in ("tokens_num", "top_k", "hidden")
-                                   if k in axes}
-        if "top_k" in changes and changes["top_k"] > case.experts:
-            changes["experts"] = _up(changes["top_k"], case.ep)
-        if "dtype" in axes:
-            _cases.np_dtype(str(axes["dtype"]))
-            changes["dtype"] = str(axes["dtype"])
-        if "probs" in axes:
-            p = axes["probs"]
-            none = p is None or str(p).lower() in ("none", "null", "false")
-            if not none:
-                _cases.np_dtype(str(p))
-            changes["probs_dtype"] = None if none else str(p)
-        return case.with_(**changes) if changes else case
-
-    def case_columns(self, case: _cases.Case) -> dict[str, Any]:
-        return {"case": case.name, "tokens_num": case.tokens_num, "top_k": case.top_k,
-                "hidden": case.hidden, "dtype": case.dtype, "probs": case.probs_dtype or "none"}
 
     def plan(self, case: _cases.Case, platform: Platform, strategy: str = "upstream",
              knobs: dict[str, int] | None = None) -> Plan:

@@ -39,7 +39,8 @@ import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
-from aicore_sim.tilingspace import Plan, TilingSpace
+from aicore_sim.tilingspace import Plan
+from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     TensorDesc,
@@ -312,18 +313,11 @@ def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
     return out
 
 
-class GradTilingSpace(TilingSpace):
+class GradTilingSpace(MoeTilingSpace):
     """The backward's knobs, strategies and rules."""
 
     op = "moe_token_unpermute_with_ep_grad"
-    case_axes = {
-        "tokens_num": "number of tokens N (e.g. cut a case to 512 tokens)",
-        "top_k": "topK K",
-        "hidden": "hidden size H",
-        "dtype": "tokens dtype: bfloat16, float16 or float32",
-        "probs": "probs dtype (bfloat16, float16, float32) or 'none' for the path without probs",
-    }
-    case_axis_types = {"tokens_num": int, "top_k": int, "hidden": int}
+    cases, case_from_file = _cases, staticmethod(_case_from_file)
     knobs = ("cores", "indicesReserveNum", "inputReserveNum", "indicesReserveNumAlign",
              "hiddenSizeAlign")
     strategies = {
@@ -340,33 +334,6 @@ class GradTilingSpace(TilingSpace):
     tiling_short = (("indicesReserveNum", "E"), ("inputReserveNum", "R"),
                     ("indicesReserveNumAlign", "EA"),
                     ("hiddenSizeAlign", "hA", "hiddenSizeLoopTimes"))
-
-    def resolve_case(self, value: str, axes: dict[str, Any]) -> _cases.Case:
-        """The case named ``value`` (bundled name or case-file path) with case axes applied."""
-        if value.endswith(".json") or "/" in value:
-            case = _case_from_file(value)
-        else:
-            case = _cases.get_case(value)
-        changes: dict[str, Any] = {}
-        for key in ("tokens_num", "top_k", "hidden"):
-            if key in axes:
-                changes[key] = int(axes[key])
-        if "dtype" in axes:
-            _cases.np_dtype(str(axes["dtype"]))
-            changes["dtype"] = str(axes["dtype"])
-        if "probs" in axes:
-            p = axes["probs"]
-            if p is None or str(p).lower() in ("none", "null", "false"):
-                changes["probs_dtype"] = None
-            else:
-                _cases.np_dtype(str(p))
-                changes["probs_dtype"] = str(p)
-        return case.with_(**changes) if changes else case
-
-    def case_columns(self, case: _cases.Case) -> dict[str, Any]:
-        """The case's identity as result columns."""
-        return {"case": case.name, "tokens_num": case.tokens_num, "top_k": case.top_k,
-                "hidden": case.hidden, "dtype": case.dtype, "probs": case.probs_dtype or "none"}
 
     def check_resources(self, case: _cases.Case, platform: Platform) -> None:
         """``ResourceError`` (before any work) when one launch of ``case`` - inputs, outputs and a
