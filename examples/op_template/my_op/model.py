@@ -54,7 +54,7 @@ class MyOpModel(OpModelBase):
 
     def golden(self, inputs: dict[str, Any], attrs: dict[str, Any], pc: PreparedCall) -> dict:
         return golden.golden(inputs["x"], pc.state.args[0], inputs.get("bias"),
-                             bool(attrs.get("with_amax")))
+                             bool(attrs.get("with_amax")))  # args[0]: the kernel's scale
 
 
 MODEL = MyOpModel()
