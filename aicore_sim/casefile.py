@@ -256,21 +256,12 @@ def load_case(path: str | os.PathLike) -> CaseFile:
 
 def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray | None]:
     """Seeded random values for every present input (see the module docstring)."""
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    ranges = dict(zip(case.op.inputs, case.op.value_ranges))
-    out: dict[str, np.ndarray | None] = {}
-    for name, spec in case.inputs.items():
-        if spec is None:
-            out[name] = None
-            continue
-        size = int(np.prod(spec.shape, dtype=np.int64))
-        if spec.dtype.kind in "iu":
-            out[name] = rng.permutation(size).astype(spec.dtype).reshape(spec.shape)
-            continue
-        lo, hi = ranges.get(name, (-2.0, 2.0))
-        v = rng.random(size, dtype=np.float32) * np.float32(hi - lo) + np.float32(lo)
-        out[name] = v.astype(spec.dtype).reshape(spec.shape)
-    return out
+    from aicore_sim.opmodel import draw_inputs
+
+    return draw_inputs({k: None if s is None else (s.shape, s.dtype)
+                        for k, s in case.inputs.items()},
+                       dict(zip(case.op.inputs, case.op.value_ranges)),
+                       case.seed if seed is None else seed)
 
 
 def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray | None]:

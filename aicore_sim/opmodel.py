@@ -20,7 +20,7 @@ value, or by a verify standard).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -31,6 +31,7 @@ import numpy as np
 __all__ = [
     "ATTR_KINDS",
     "AttrSpec",
+    "KernelLaunch",
     "OpModel",
     "OpModelBase",
     "PreparedCall",
@@ -38,6 +39,7 @@ __all__ = [
     "Spec",
     "TensorSpec",
     "call",
+    "draw_inputs",
     "retiled_state",
 ]
 
@@ -132,22 +134,15 @@ class OpModel(Protocol):
     aclnn_name: str | None
     """The ``aclnn_name`` of its ATK system-test records (``None``: no ATK support)."""
 
-    tiling_space: str | None
-    """Import path of its tiling-space module for ``sweep`` / ``search`` (``None``: none);
-    :mod:`aicore_sim.sweep.ops` documents what that module holds."""
-
     equivalence_matrix: Path | None
     """Its bundled equivalence matrix (``verify --matrix NAME``), or ``None``. An op with a
     matrix also has the optional member ``matrix_axes``: its case axes, axis name -> the
     :class:`aicore_sim.schema.Rule` one value follows (:class:`OpModelBase`: none, i.e. no
-    matrix); a matrix file's ``[axes]`` table lists values for exactly these axes."""
+    matrix); a matrix file's ``[axes]`` table lists values for exactly these axes.
 
-    sweep_columns: tuple[str, ...]
-    """Result columns of a sweep row that identify the case (after ``case``), in order."""
-
-    tiling_short: tuple[tuple[str, ...], ...]
-    """``(tiling field, short label)`` pairs a sweep report shows for a tiling; a third item
-    names the field counting the loops over it (shown as ``hA=2048x2`` when > 1)."""
+    An op that ``sweep`` and ``search`` can explore also has the optional member
+    ``tiling_space``: a :class:`aicore_sim.tilingspace.TilingSpace` (case axes, knobs,
+    strategies, plan, search space; none or ``None``: no sweep)."""
 
     def cases(self) -> Mapping[str, Any]:
         """The bundled cases by name (each with ``name``, ``description``, ``seed``)."""
@@ -214,27 +209,37 @@ class OpModel(Protocol):
 
 
 REQUIRED_MEMBERS: tuple[str, ...] = (
-    "name", "description", "inputs", "attrs", "outputs", "aclnn_name", "tiling_space",
-    "equivalence_matrix", "sweep_columns", "tiling_short", "cases", "case_specs", "case_inputs",
-    "case_row", "matrix_case", "atk_call", "infer_outputs", "tiling", "prepare", "execute",
-    "golden",
+    "name", "description", "inputs", "attrs", "outputs", "aclnn_name", "equivalence_matrix",
+    "cases", "case_specs", "case_inputs", "case_row", "matrix_case", "atk_call", "infer_outputs",
+    "tiling", "prepare", "execute", "golden",
 )
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """The ``PreparedCall.state`` :meth:`OpModelBase.execute` launches: the kernel entry, the
+    call's inputs by name, the platform, and the kernel's arguments after the tiling."""
+
+    kernel: Callable[..., None]
+    inputs: Mapping[str, np.ndarray | None]
+    platform: Any
+    args: tuple[Any, ...] = ()
 
 
 class OpModelBase:
     """Defaults for the :class:`OpModel` members most operators do not need, so that a new
     operator writes only its own: ``name``, ``description``, ``inputs``, ``attrs``,
-    ``outputs``, ``cases``, ``case_specs``, ``case_inputs``, ``infer_outputs``, ``tiling``,
-    ``prepare``, ``execute`` and ``golden``. By default it has no ATK records, no tiling space
-    (no ``sweep`` / ``search``), no equivalence matrix, and ``aicore-sim cases`` shows each
-    input's shape and dtype and each attribute."""
+    ``outputs``, ``cases``, ``case_specs``, ``infer_outputs``, ``prepare`` and ``golden``. By
+    default a case's inputs are drawn as a case file's are (:func:`draw_inputs`), ``tiling`` is
+    ``prepare`` on the shapes alone, ``execute`` launches the kernel of a :class:`KernelLaunch`
+    as aclnn does, there are no ATK records, no tiling space (no ``sweep`` / ``search``), no
+    equivalence matrix, and ``aicore-sim cases`` shows each input's shape and dtype and each
+    attribute."""
 
     aclnn_name: str | None = None
-    tiling_space: str | None = None
+    tiling_space: Any = None  # a TilingSpace
     equivalence_matrix: Path | None = None
     matrix_axes: Mapping[str, Any] = MappingProxyType({})
-    sweep_columns: tuple[str, ...] = ()
-    tiling_short: tuple[tuple[str, ...], ...] = ()
 
     def case_row(self, case: Any) -> dict[str, str]:
         """Each input as ``shape dtype`` (``-`` when absent), then each attribute."""
@@ -243,6 +248,54 @@ class OpModelBase:
                for k, s in specs.items()}
         row.update((k, "-" if v is None else str(v)) for k, v in attrs.items())
         return row
+
+    def case_inputs(self, case: Any, seed: int | None = None) -> dict[str, np.ndarray | None]:
+        """Seeded draws in each input's ``value_range`` (:func:`draw_inputs`)."""
+        return draw_inputs(self.case_specs(case)[0],  # type: ignore[attr-defined]
+                           {t.name: t.value_range for t in self.inputs},  # type: ignore
+                           case.seed if seed is None else seed)
+
+    def tiling(self, input_specs: dict[str, Spec | None], attrs: Any, platform: Any
+               ) -> dict[str, Any]:
+        """``prepare`` on inputs of these shapes and dtypes (zero-strided: no memory) and
+        ``attrs`` (a list: the values of IR attributes 0, 1, ...); an argument or a tiling
+        ``prepare`` refuses with an aclnn code is ``failed`` with its message."""
+        if not isinstance(attrs, Mapping):
+            attrs = {a.name: v for a, v in zip(self.attrs, attrs)}  # type: ignore
+        arrays = {k: None if s is None else np.broadcast_to(np.zeros((), s[1]), s[0])
+                  for k, s in input_specs.items()}
+        try:
+            pc = self.prepare(arrays, attrs, platform)  # type: ignore[attr-defined]
+        except Exception as e:
+            if getattr(e, "code", None) is None:
+                raise
+            return {"status": "failed", "tiling_key": None, "tiling_data": None,
+                    "workspace": [], "block_dim": None, "error": str(e)}
+        return {"status": "success", "tiling_key": pc.tiling_key, "tiling_data":
+                None if pc.tiling is None else pc.tiling.as_dict(),
+                "workspace": [pc.workspace_size], "block_dim": pc.block_dim, "error": None}
+
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+        """The launch aclnn makes of ``pc.state``, a :class:`KernelLaunch`: the kernel gets
+        the GM addresses of every input and output in IR order (``None`` for an absent one)
+        and of the workspace (``None`` when ``pc.workspace_size`` is 0), then ``pc.tiling``
+        and the launch's ``args``. Outputs start as zeros; the workspace is not delivered."""
+        from aicore_sim.recording import Recording
+
+        kl: KernelLaunch = pc.state
+        tensors = {k: np.ascontiguousarray(v) for k, v in kl.inputs.items() if v is not None}
+        outputs = {}
+        for name, spec in pc.out_shapes.items():
+            if spec is not None:  # an output not asked for is a null GM_ADDR
+                tensors[name] = np.zeros(spec[0], spec[1])
+                outputs[name] = (np.dtype(spec[1]), tuple(spec[0]))
+        if pc.workspace_size:
+            tensors["workspace"] = np.zeros(pc.workspace_size, np.uint8)
+            outputs["workspace"] = (np.dtype(np.uint8), (pc.workspace_size,))
+        names = [t.name for t in (*self.inputs, *self.outputs)]  # type: ignore[attr-defined]
+        gm = [n if n in tensors else None for n in (*names, "workspace")]
+        return Recording(kl.kernel, [*gm, pc.tiling, *kl.args], tensors, outputs, kl.platform,
+                         block_dim=pc.block_dim, mode=mode, scratch=("workspace",), **launch_kw)
 
     def matrix_case(self, mc: Any) -> Any:
         raise ValueError(f"op {self.name} has no equivalence matrix "  # type: ignore[attr-defined]
@@ -274,6 +327,27 @@ def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, 
     rec = model.execute(pc, mode=mode, **launch_kw)
     rec.expected = lambda: model.golden(inputs, attrs, pc)
     return pc, rec
+
+
+def draw_inputs(specs: Mapping[str, Spec | None], ranges: Mapping[str, tuple[float, float]],
+                seed: int) -> dict[str, np.ndarray | None]:
+    """Seeded random inputs of these ``(shape, dtype)`` (``None`` = absent): floats uniform in
+    the input's range (default ``[-2, 2)``), integers a random permutation of ``[0, size)``."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray | None] = {}
+    for name, spec in specs.items():
+        if spec is None:
+            out[name] = None
+            continue
+        shape, dtype = spec[0], np.dtype(spec[1])
+        size = int(np.prod(shape, dtype=np.int64))
+        if dtype.kind in "iu":
+            out[name] = rng.permutation(size).astype(dtype).reshape(shape)
+            continue
+        lo, hi = ranges.get(name, (-2.0, 2.0))
+        v = rng.random(size, dtype=np.float32) * np.float32(hi - lo) + np.float32(lo)
+        out[name] = v.astype(dtype).reshape(shape)
+    return out
 
 
 def retiled_state(pc: PreparedCall) -> Any:

@@ -25,7 +25,7 @@ from aicore_sim.casefile import case_document
 from op_models.moe_token_unpermute_with_ep_grad import cases
 from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
 from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
-from op_models.moe_token_unpermute_with_ep_grad.tiling_space import plan
+from op_models.moe_token_unpermute_with_ep_grad.tiling_space import TILING_SPACE
 
 PLATFORM = "ascend910b1"
 COMMAND = [sys.executable, "-m", "aicore_sim"]  # the installed command's own entry point
@@ -119,7 +119,7 @@ def _golden_seconds(case: cases.Case, folder: Path) -> float:
     if probs is not None:
         probs = probs.view(cases.np_dtype(case.probs_dtype))
     start, end, num_out = normalise_range(case.range, case.flat_size)
-    chunk = plan(case, _platform(), "upstream", {}).tiling.hiddenSizeAlign
+    chunk = TILING_SPACE.plan(case, _platform(), "upstream", {}).tiling.hiddenSizeAlign
     pg, prg = golden(grad, ins["sorted_indices"], perm, probs, start=start, end=end,
                      num_out_tokens=num_out, hidden_chunk=chunk)
     with tempfile.TemporaryDirectory(dir=job.folder) as d:

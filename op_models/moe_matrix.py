@@ -1,5 +1,6 @@
-"""The equivalence-matrix case axes the EP-path MoE operators share (``OpModel.matrix_axes``;
-matrix format: ``aicore_sim/verify/matrix.py``).
+"""The case axes the EP-path MoE operators share: of their equivalence matrices
+(``OpModel.matrix_axes``; matrix format: ``aicore_sim/verify/matrix.py``) and of their sweeps
+(:class:`MoeTilingSpace`).
 
 - ``dtype``: the tokens dtype (grad, permuted tokens), a float type in a case-file spelling
   (``bfloat16``, ``bf16``, ``DT_FLOAT`` ...);
@@ -17,9 +18,11 @@ Each op declares the ones its cases have, in this order.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from aicore_sim import dtypes, schema
+from aicore_sim.tilingspace import TilingSpace
 
 
 def _float_dtype(v: str) -> str:
@@ -82,3 +85,44 @@ def label(axes: Mapping[str, Any]) -> str:
     return (f"{dtypes.SHORT[axes['dtype']]}-"
             f"{'noprobs' if probs is None else dtypes.SHORT[probs]}-"
             f"n{tokens}k{topk}h{hidden}-{rng}-{axes.get('indices', 'permutation')}")
+
+
+class MoeTilingSpace(TilingSpace):
+    """The sweep case axes of the MoE unpermute ops, on cases with ``tokens_num``, ``top_k``,
+    ``hidden``, ``dtype``, ``probs_dtype`` and ``with_()``: a subclass gives its ``cases``
+    module (``get_case``, ``np_dtype``) and ``case_from_file(path)``."""
+
+    case_axes = MappingProxyType({
+        "tokens_num": "number of tokens N (e.g. cut a case to 512 tokens)",
+        "top_k": "topK K (a forward case's experts grow to fit)",
+        "hidden": "hidden size H",
+        "dtype": "tokens dtype: bfloat16, float16 or float32",
+        "probs": "probs dtype (bfloat16, float16, float32) or 'none' for the path without probs",
+    })
+    case_axis_types = MappingProxyType({"tokens_num": int, "top_k": int, "hidden": int})
+    cases: Any
+    case_from_file: Any
+
+    def resolve_case(self, value: str, axes: Mapping[str, Any]) -> Any:
+        """The case named ``value`` (bundled name or case-file path) with case axes applied."""
+        case = self.case_from_file(value) if value.endswith(".json") or "/" in value \
+            else self.cases.get_case(value)
+        changes: dict[str, Any] = {k: int(axes[k]) for k in ("tokens_num", "top_k", "hidden")
+                                   if k in axes}
+        experts = getattr(case, "experts", None)  # a forward case: its experts grow to fit
+        if experts is not None and changes.get("top_k", 0) > experts:
+            changes["experts"] = -(-changes["top_k"] // case.ep) * case.ep
+        if "dtype" in axes:
+            self.cases.np_dtype(str(axes["dtype"]))
+            changes["dtype"] = str(axes["dtype"])
+        if "probs" in axes:
+            p = axes["probs"]
+            none = p is None or str(p).lower() in ("none", "null", "false")
+            if not none:
+                self.cases.np_dtype(str(p))
+            changes["probs_dtype"] = None if none else str(p)
+        return case.with_(**changes) if changes else case
+
+    def case_columns(self, case: Any) -> dict[str, Any]:
+        return {"case": case.name, "tokens_num": case.tokens_num, "top_k": case.top_k,
+                "hidden": case.hidden, "dtype": case.dtype, "probs": case.probs_dtype or "none"}

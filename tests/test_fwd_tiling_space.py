@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from aicore_sim.platform import load_platform
-from aicore_sim.sweep import ops
-from op_models.moe_token_unpermute_with_ep import tiling_space as ts
+from op_models.moe_token_unpermute_with_ep.tiling_space import TILING_SPACE
 
 A2 = load_platform("ascend910b1")
+ts = TILING_SPACE  # the space under test
 CASE = ts.resolve_case("tiny_bf16_probs_bf16", {})  # 12 tokens x K 2, H 48, window 10 rows
 
 
@@ -29,9 +29,9 @@ def test_ub_budget_equals_the_kernels_buffers_and_points_verify(knobs):
     """ub_bytes is what the kernel's InitBuffer calls take; every point is exact."""
     p = ts.plan(CASE, A2, knobs=knobs)
     assert p.feasible, p.violations
-    res = ops.launch(ts, CASE, A2, p, mode="functional")
+    res = ts.launch(CASE, A2, p, mode="functional")
     assert sum(a.nbytes for a in res.program.allocations[0]) == p.ub_bytes
-    assert ops.verify(ts, CASE, A2, p)["status"] == "verified"
+    assert ts.verify(CASE, A2, p)["status"] == "verified"
 
 
 def test_derived_fields_and_remainder_cores():
@@ -64,3 +64,20 @@ def test_ub_budget_rule_and_search_space():
     assert space and all(ts.plan(CASE, A2, knobs=k).feasible for k in space)
     with pytest.raises(ValueError, match="unknown tiling knob"):
         ts.plan(CASE, A2, knobs={"indicesReserveNum": 3})
+
+
+def test_the_space_is_found_by_op_name_import_path_or_registration():
+    from aicore_sim.sweep import ops, register_op
+
+    path = "op_models.moe_token_unpermute_with_ep.tiling_space"
+    assert ops.get_op("moe_token_unpermute_with_ep") is ts
+    assert ops.get_op(path) is ts and ops.get_op(f"{path}:TILING_SPACE") is ts
+    with pytest.raises(ValueError, match=r"module op_models.moe_matrix lacks TILING_SPACE"):
+        ops.get_op("op_models.moe_matrix")
+    with pytest.raises(ValueError, match="has no tiling space: it cannot be swept"):
+        ops.get_op("moe_token_permute_with_ep")
+    register_op("fwd_alias", path)
+    try:
+        assert ops.get_op("fwd_alias") is ts and "fwd_alias" in ops.op_names()
+    finally:
+        ops._EXTRA.pop("fwd_alias")

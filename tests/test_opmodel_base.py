@@ -6,11 +6,24 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim.opmodel import REQUIRED_MEMBERS, OpModel, OpModelBase, TensorSpec
+from aicore_sim.ascendc.host import aclnn_invalid
+from aicore_sim.opmodel import (
+    REQUIRED_MEMBERS,
+    AttrSpec,
+    KernelLaunch,
+    OpModel,
+    OpModelBase,
+    PreparedCall,
+    TensorSpec,
+    call,
+    draw_inputs,
+)
+from tests.conftest import TINY
+from tests.kernels import copy_in
 
 
 class _Minimal(OpModelBase):
-    """The thirteen members an operator writes itself (bodies trivial: only the defaults are
+    """The ten members an operator writes itself (bodies trivial: only the defaults are
     under test)."""
 
     name = "minimal"
@@ -25,19 +38,10 @@ class _Minimal(OpModelBase):
     def case_specs(self, case):
         return {"x": ((4, 2), np.dtype(np.float32)), "b": None}, {"alpha": 0.5, "mode": None}
 
-    def case_inputs(self, case, seed=None):
-        return {"x": np.zeros((4, 2), np.float32), "b": None}
-
     def infer_outputs(self, input_specs, attrs):
         return {"y": input_specs["x"]}
 
-    def tiling(self, input_specs, attrs, platform):
-        return {}
-
     def prepare(self, inputs, attrs, platform):
-        raise NotImplementedError
-
-    def execute(self, pc, *, mode="timed", **launch_kw):
         raise NotImplementedError
 
     def golden(self, inputs, attrs, pc):
@@ -50,7 +54,6 @@ def test_a_minimal_operator_is_an_opmodel_with_every_member() -> None:
     assert all(hasattr(m, k) for k in REQUIRED_MEMBERS)
     assert (m.aclnn_name, m.tiling_space, m.equivalence_matrix) == (None, None, None)
     assert dict(m.matrix_axes) == {}  # no case axes: no matrix
-    assert (m.sweep_columns, m.tiling_short) == ((), ())
 
 
 def test_the_default_case_row_shows_inputs_then_attributes() -> None:
@@ -65,3 +68,74 @@ def test_no_atk_records_and_no_matrix_are_named_refusals() -> None:
     with pytest.raises(ValueError) as e:
         _Minimal().matrix_case(None)
     assert str(e.value) == "op minimal has no equivalence matrix (rule matrix_op)"
+
+
+class _Tiling(dict):
+    def as_dict(self):
+        return dict(self)
+
+
+class _Copy(_Minimal):
+    """y = x through UB on each core, ``n`` fp32 per core; an optional input ``b`` (unused)
+    and an attribute ``ws`` (workspace bytes) to see the default launch's GM arguments."""
+
+    attrs = (AttrSpec("ws", "int", 0), AttrSpec("sync", "bool", True))
+    seen: list = []
+
+    def prepare(self, inputs, attrs, platform):
+        x = inputs["x"]
+        if x.dtype != np.float32:
+            raise aclnn_invalid(f"x: float32 expected, got {x.dtype}", "x_dtype")
+        if x.size % 2:
+            raise ValueError("not an aclnn refusal")
+
+        def kernel(x, b, y, workspace, tiling, tag):
+            self.seen.append((x, b, y, workspace, tag))
+            copy_in(x, y, tiling)
+
+        return PreparedCall(self.name, {"y": (x.shape, x.dtype)},
+                            _Tiling(n=x.size // 2, sync=attrs.get("sync", True)), 7, 2,
+                            int(attrs.get("ws", 0)), KernelLaunch(kernel, inputs, platform, (2.5,)))
+
+    def golden(self, inputs, attrs, pc):
+        return {"y": inputs["x"]}
+
+
+def test_default_case_inputs_are_a_case_files_seeded_draws() -> None:
+    class _Ranged(_Minimal):
+        inputs = (TensorSpec("x", value_range=(0.5, 1.0)), TensorSpec("b", optional=True))
+
+    a = _Ranged().case_inputs(type("C", (), {"seed": 3})())
+    assert a["b"] is None and a["x"].shape == (4, 2) and a["x"].dtype == np.float32
+    assert ((a["x"] >= 0.5) & (a["x"] < 1.0)).all()
+    want = draw_inputs({"x": ((4, 2), np.dtype(np.float32)), "b": None}, {"x": (0.5, 1.0)}, 3)
+    assert np.array_equal(a["x"], want["x"])
+    assert not np.array_equal(_Ranged().case_inputs(type("C", (), {"seed": 3})(), seed=4)["x"],
+                              a["x"])
+
+
+def test_default_tiling_is_prepare_on_the_shapes() -> None:
+    m, f32 = _Copy(), np.dtype(np.float32)
+    t = m.tiling({"x": ((8,), f32), "b": None}, {"ws": 64}, TINY)
+    assert t == {"status": "success", "tiling_key": 7, "tiling_data": {"n": 4, "sync": True},
+                 "workspace": [64], "block_dim": 2, "error": None}
+    # a list: attribute values by IR index
+    assert m.tiling({"x": ((8,), f32)}, [0, False], TINY)["tiling_data"]["sync"] is False
+    t = m.tiling({"x": ((8,), np.dtype(np.float16))}, {}, TINY)
+    assert t["status"] == "failed" and t["error"] == ("[161002] x: float32 expected, got "
+                                                      "float16 (rule x_dtype)")
+    with pytest.raises(ValueError, match="not an aclnn refusal"):
+        m.tiling({"x": ((7,), f32)}, {}, TINY)
+
+
+@pytest.mark.parametrize("ws", [0, 96])
+def test_default_execute_passes_inputs_outputs_workspace_tiling_then_args(ws) -> None:
+    m = _Copy()
+    m.seen = []
+    x = np.arange(16, dtype=np.float32)
+    pc, rec = call(m, {"x": x, "b": None}, {"ws": ws}, TINY)
+    assert np.array_equal(rec.outputs["y"], x) and list(rec.outputs) == ["y"]
+    assert rec.compare()["y"]["exact"] and not rec.hazards
+    gx, gb, gy, gw, tag = m.seen[0]
+    assert (gx.name, gb, gy.name, tag) == ("x", None, "y", 2.5)
+    assert gw is None if ws == 0 else gw.name == "workspace"

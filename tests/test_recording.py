@@ -74,11 +74,11 @@ def test_sweep_records_once_and_replays_what_ifs(calls) -> None:
 
 def test_calibrate_replays_one_recording(calls) -> None:
     from aicore_sim.correlate import calibrate
-    from aicore_sim.sweep.ops import get_op, launch
+    from aicore_sim.sweep.ops import get_op
 
     op = get_op("moe_token_unpermute_with_ep_grad")
     case = op.resolve_case("seed_example", {})
-    rec = launch(op, case, TINY, op.plan(case, TINY, "upstream", {}))
+    rec = op.launch(case, TINY, op.plan(case, TINY, "upstream", {}))
     launch = calibrate.Launch("x", None, "seed_example", rec)
     base = calibrate.simulate(launch, TINY)
     slower = calibrate.simulate(launch, calibrate._knob_platform(TINY, np.log([2, 1, 1, 1])))

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from aicore_sim.platform import load_platform
-from aicore_sim.sweep import ops
-from op_models.moe_token_unpermute_with_ep_grad import tiling_space as ts
+from op_models.moe_token_unpermute_with_ep_grad.tiling_space import TILING_SPACE
 
 A2 = load_platform("ascend910b1")
+ts = TILING_SPACE  # the space under test
 
 # (case, case axes, strategy, knobs, UB bytes). Path B (probs) allocates, each rounded up to 32
 # bytes: 2 hA t (unpermuted, double buffer) + 2 R hA t (permuted rows) + 2 x 2 EA p (probs in,
@@ -49,10 +49,10 @@ def test_ub_budget_equals_the_kernels_buffers_and_points_verify(name, axes, stra
     p = ts.plan(case, A2, strategy, knobs)
     assert p.feasible, p.violations
     assert p.ub_bytes == ub
-    res = ops.launch(ts, case, A2, p, mode="functional")
+    res = ts.launch(case, A2, p, mode="functional")
     used = {sum(a.nbytes for a in allocs) for allocs in res.program.allocations if allocs}
     assert used == {ub}  # every core that allocates takes exactly the budget
-    assert ops.verify(ts, case, A2, p)["status"] == "verified"
+    assert ts.verify(case, A2, p)["status"] == "verified"
 
 
 def test_a_budget_over_the_ub_is_refused_with_its_figure():

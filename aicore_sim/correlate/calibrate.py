@@ -194,7 +194,7 @@ def fit(launches: list[Launch], base: Platform) -> tuple[np.ndarray, list[str], 
 
 
 def _load(spec: str, platform: Platform, op_name: str | None) -> Launch:
-    from aicore_sim.sweep.ops import get_op, launch, op_for_case
+    from aicore_sim.sweep.ops import get_op, op_for_case
 
     folder, sep, case = spec.rpartition(":")
     if not sep or not folder or not case:
@@ -215,7 +215,7 @@ def _load(spec: str, platform: Platform, op_name: str | None) -> Launch:
     if not plan.feasible:
         raise CalibrateError(f"{spec}: case {case!r}: tiling breaks "
                              f"{'; '.join(m for _, m in plan.violations)}")
-    rec = launch(op, c, platform, plan)  # timing-only
+    rec = op.launch(c, platform, plan)  # timing-only
     n = len(rec.program.streams)
     if n != measured.n_blocks:
         raise CalibrateError(

@@ -5,7 +5,8 @@ sweep file, :mod:`.points` expands it into hashed points, :mod:`.worker` runs ba
 (in any process), :mod:`.run` drives any ``concurrent.futures.Executor`` and writes one result
 row per point, :mod:`.search` looks for the fastest legal tiling of one case, and :mod:`.report`
 turns result rows into markdown and PNG charts. Operator knowledge (tiling knobs, strategies,
-constraints) comes from the operator's tiling-space module through :mod:`.ops`.
+constraints) comes from the operator's ``TilingSpace`` (:mod:`aicore_sim.tilingspace`), found
+by name through :mod:`.ops`.
 """
 
 from aicore_sim.sweep.ops import get_op, register_op

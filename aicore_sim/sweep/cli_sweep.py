@@ -172,8 +172,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         case = op.resolve_case(args.case, case_axes)
     except (KeyError, ValueError, OSError) as e:
         raise _usage(f"CASE {args.case}: {e.args[0] if e.args else e}") from None
-    if hasattr(op, "check_resources"):  # refuse up front what cannot fit in memory
-        op.check_resources(case, platform)
+    op.check_resources(case, platform)  # refuse up front what cannot fit in memory
     label = f"search-{_slug(Path(args.case).stem)}-{_slug(Path(args.platform).stem)}"
     if args.tokens is not None:
         label += f"-n{args.tokens}"

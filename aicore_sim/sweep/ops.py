@@ -1,40 +1,26 @@
-"""The tiling spaces sweeps explore, one per operator (step: sweep set-up).
+"""The tiling spaces sweeps explore, found by operator name (step: sweep set-up).
 
-The sweep machinery knows no operator. Each :class:`~aicore_sim.opmodel.OpModel` names its
-*tiling-space module* (``OpModel.tiling_space``, an import path) holding:
-
-``NAME``, ``CASE_AXES`` (dict), optionally ``CASE_AXIS_TYPES`` (axis -> ``int`` / ``str``,
-default ``str``), ``KNOBS`` (tuple of tiling fields a sweep may override),
-``STRATEGIES`` (dict name -> description), ``resolve_case(value, axes)``, ``case_columns(case)``,
-``plan(case, platform, strategy, knobs)`` -> an object with ``feasible``, ``violations``,
-``tiling_dict()``, ``tiling``, ``tiling_key``, ``block_dim``, ``ub_bytes``, ``record_key()``,
-and ``search_space(case, platform)`` -> list of knob dicts. A point runs through the op's one
-call path (:func:`launch`, :func:`verify`: :func:`aicore_sim.opmodel.call`,
-``Recording.compare``) unless the module has ``launch`` / ``verify`` functions of its own (same
-arguments, after the module).
-
-Operators are found by name through :mod:`aicore_sim.registry` (entry points), so worker
-processes (local or on a Dask cluster) find the same ones; :func:`register_op` adds a
-tiling-space module under a name in this process, and a sweep spec may also name a module by
-its import path.
+The sweep machinery knows no operator: it asks :func:`get_op` for the
+:class:`~aicore_sim.tilingspace.TilingSpace` of the ``op`` a sweep, search or calibration names
+(``OpModel.tiling_space``; that module documents what a space holds). Operators are found by
+name through :mod:`aicore_sim.registry` (entry points), so worker processes (local or on a Dask
+cluster) find the same ones; :func:`register_op` adds a tiling space under a name in this
+process, and a sweep's ``op`` may also be the import path of one: ``package.module`` (its
+``TILING_SPACE``) or ``package.module:object``.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
-from types import ModuleType
-from typing import Any
 
-_EXTRA: dict[str, str] = {}
+from aicore_sim.tilingspace import TilingSpace
 
-_REQUIRED = ("CASE_AXES", "KNOBS", "STRATEGIES", "resolve_case", "case_columns", "plan",
-             "search_space")
+_EXTRA: dict[str, TilingSpace | str] = {}
 
 
-def register_op(name: str, module: str) -> None:
-    """Make ``name`` refer to the tiling-space module at import path ``module``."""
-    _EXTRA[name] = module
+def register_op(name: str, space: TilingSpace | str) -> None:
+    """Make ``name`` refer to tiling space ``space`` (or to the one at that import path)."""
+    _EXTRA[name] = space
 
 
 def op_names() -> list[str]:
@@ -71,76 +57,34 @@ def op_for_case(value: object) -> str:
         return default_op_name()
 
 
-def _module_path(name: str) -> str:
-    from aicore_sim.registry import UnknownOpError, get_op
-
-    if name in _EXTRA:
-        return _EXTRA[name]
-    try:
-        model = get_op(name)
-    except UnknownOpError:
-        return name  # an import path
-    if not model.tiling_space:
-        raise ValueError(f"op {name!r} has no tiling space: it cannot be swept or searched")
-    return model.tiling_space
-
-
-def get_op(name: str) -> ModuleType:
-    """The tiling-space module of operator ``name`` (a registered name or an import path)."""
-    path = _module_path(name)
-    try:
-        mod = importlib.import_module(path)
-    except ImportError as e:
-        raise ValueError(f"op {name!r}: cannot import its tiling-space module {path!r} ({e}); "
-                         f"registered ops: {', '.join(op_names())}") from None
-    missing = [a for a in _REQUIRED if not hasattr(mod, a)]
-    if missing:
-        raise ValueError(f"op {name!r}: module {path} lacks {', '.join(missing)}")
-    return mod
-
-
-def op_model_name(name: str) -> str | None:
-    """The registered op a sweep's ``op`` refers to (``None`` for a bare module path)."""
-    from aicore_sim.registry import op_names as all_names
-
-    if name in all_names():
-        return name
-    mod = get_op(name)
-    n = getattr(mod, "NAME", None)
-    return n if n in all_names() else None
-
-
-@functools.lru_cache(maxsize=2)  # a sweep records many tilings of one case
-def _case_call(name: str, case: Any, seed: int | None) -> tuple[Any, dict, dict]:
-    """The op model named ``name``, the case's inputs for ``seed`` and its attributes."""
+def get_op(name: str) -> TilingSpace:
+    """The tiling space of operator ``name`` (a registered name or an import path)."""
+    from aicore_sim.registry import UnknownOpError
     from aicore_sim.registry import get_op as get_model
 
-    model = get_model(name)
-    return model, model.case_inputs(case, seed), model.case_specs(case)[1]
+    space = _EXTRA.get(name)
+    if space is None:
+        try:
+            model = get_model(name)
+        except UnknownOpError:
+            space = name  # an import path
+        else:
+            space = getattr(model, "tiling_space", None)
+            if space is None:
+                raise ValueError(f"op {name!r} has no tiling space: it cannot be swept or "
+                                 "searched")
+    return _imported(name, space) if isinstance(space, str) else space
 
 
-def launch(op: ModuleType, case: Any, platform: Any, plan: Any, mode: str = "timing-only",
-           races: bool = False, seed: int | None = None) -> Any:
-    """The :class:`~aicore_sim.recording.Recording` of ``case`` with ``plan``'s tiling, through
-    the op's call path (op ``op.NAME``)."""
-    if hasattr(op, "launch"):
-        return op.launch(case, platform, plan, mode=mode, races=races, seed=seed)
-    from aicore_sim.opmodel import call
-
-    model, inputs, attrs = _case_call(op.NAME, case, seed)
-    return call(model, inputs, attrs, platform, mode=mode, races=races,
-                tiling=(plan.tiling, plan.tiling_key, plan.block_dim))[1]
-
-
-def verify(op: ModuleType, case: Any, platform: Any, plan: Any, seed: int | None = None
-           ) -> dict[str, Any]:
-    """A timed run with numerics compared bit for bit with the golden of this tiling:
-    ``status`` (``verified`` / ``mismatch``), ``detail`` and ``cycles``."""
-    if hasattr(op, "verify"):
-        return op.verify(case, platform, plan, seed=seed)
-    rec = launch(op, case, platform, plan, mode="timed", seed=seed)
-    cmp, hz = rec.compare(), sorted({h.kind for h in rec.hazards})
-    exact = all(v.get("exact", False) for v in cmp.values())
-    detail = "; ".join(f"{k}: {'exact' if v.get('exact') else v}" for k, v in cmp.items())
-    return {"status": "verified" if exact and not hz else "mismatch",
-            "detail": detail + (f"; hazards: {', '.join(hz)}" if hz else ""), "cycles": rec.cycles}
+def _imported(name: str, path: str) -> TilingSpace:
+    module, _, attr = path.partition(":")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise ValueError(f"op {name!r}: cannot import its tiling-space module {module!r} ({e}); "
+                         f"registered ops: {', '.join(op_names())}") from None
+    space = getattr(mod, attr or "TILING_SPACE", None)
+    if not isinstance(space, TilingSpace):
+        raise ValueError(f"op {name!r}: module {module} lacks {attr or 'TILING_SPACE'} "
+                         "(a TilingSpace)")
+    return space

@@ -36,18 +36,16 @@ def _rows(folder: Path, name: str) -> list[dict[str, Any]]:
 
 
 def tiling_short(op: str | None) -> tuple[tuple[str, ...], ...]:
-    """``(tiling field, label)`` pairs the op's rows are shown with (``OpModel.tiling_short``);
-    none for an unknown op."""
+    """``(tiling field, label)`` pairs the op's rows are shown with
+    (``TilingSpace.tiling_short``); none for an unknown op."""
     if not op:
         return ()
-    from aicore_sim.registry import get_op
-    from aicore_sim.sweep.ops import op_model_name
+    from aicore_sim.sweep.ops import get_op
 
     try:
-        name = op_model_name(op)
+        return tuple(get_op(op).tiling_short)
     except ValueError:
         return ()
-    return tuple(get_op(name).tiling_short) if name else ()
 
 
 def _atomic_text(path: Path, text: str) -> None:

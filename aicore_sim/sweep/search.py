@@ -86,13 +86,13 @@ def search(case: str, executor: Executor, out: str | Path, *, platform: str = "a
     """Find the fastest feasible tiling of ``case`` on ``platform`` within ``budget`` points
     (``op`` ``None``: the op of the case, :func:`~aicore_sim.sweep.ops.op_for_case`)."""
     op = op or op_for_case(case)
-    mod = get_op(op)
+    space = get_op(op)
     out = Path(out)
     case_axes = dict(case_axes or {})
     base = {"case": case, **case_axes, "platform": platform}
     plat = build_platform({"platform": platform})
-    cobj = mod.resolve_case(case, case_axes)
-    grid: list[dict[str, int]] = mod.search_space(cobj, plat)
+    cobj = space.resolve_case(case, case_axes)
+    grid: list[dict[str, int]] = space.search_space(cobj, plat)
     mode = "timing-only"
 
     def pt(strategy: str, knobs: dict[str, int]) -> Point:
@@ -109,7 +109,7 @@ def search(case: str, executor: Executor, out: str | Path, *, platform: str = "a
             done[r["key"]] = r
         all_rows.extend(done[p.key] for p in points if p.key in done)
 
-    strategies = [pt(s, {}) for s in mod.STRATEGIES]
+    strategies = [pt(s, {}) for s in space.strategies]
     left = max(0, budget - len(strategies))
     if len(grid) <= left:
         run(strategies + [pt("upstream", k) for k in grid])
@@ -125,7 +125,7 @@ def search(case: str, executor: Executor, out: str | Path, *, platform: str = "a
                 break
             best = min(ok, key=lambda r: r["makespan_cycles"])
             td = best.get("tiling") or {}
-            bk = {"cores": best.get("block_dim"), **{k: td.get(k) for k in mod.KNOBS
+            bk = {"cores": best.get("block_dim"), **{k: td.get(k) for k in space.knobs
                                                      if k in td}}
             cand = [k for k in _neighbours(bk, grid) if pt("upstream", k).key not in tried]
             if not cand:

@@ -11,7 +11,7 @@ A sweep file has three tables (JSON: three objects with the same names)::
 
     [axes]                        # every value is a list (a scalar means a list of one)
     case = ["p1_deepseek_v3", "examples/cases/tiny.json"]   # bundled name or case file
-    tokens_num = [512]            # case axes of the op (its tiling space's CASE_AXES; e.g.
+    tokens_num = [512]            # case axes of the op (its tiling space's case_axes; e.g.
     dtype = ["bfloat16"]          #   tokens_num, top_k, hidden, dtype, probs)
     platform = ["ascend910b1"]    # preset name or preset TOML path
     ub_size = [196608]            # what-if platform fields: ub_size, core_num,
@@ -145,8 +145,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     seed = head.get("seed")
     top = head.get("verify_top", 1)
 
-    case_axes = dict(op.CASE_AXES)
-    knobs = tuple(op.KNOBS)
+    case_axes = dict(op.case_axes)
+    knobs = tuple(op.knobs)
     axes: dict[str, list[Any]] = {}
     raw_axes = checked.get("axes", {})
     raw_tiling = checked.get("tiling", {})
@@ -174,13 +174,13 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
 
     # the rule of each axis's values, in canonical order: case, case axes, platform axes,
     # strategy, knobs
-    types = getattr(op, "CASE_AXIS_TYPES", {})
+    types = op.case_axis_types
     rules: dict[str, schema.Rule] = {
         "case": schema.Custom(resolve_path, _VALUE[str].what, (str,)),
         **{k: _VALUE[types.get(k, str)] for k in case_axes},
         **{k: _VALUE[t] for k, t in PLATFORM_AXES.items()},
         "platform": schema.Custom(platform, "a preset name or a platform file", (str,)),
-        "strategy": schema.Choice(tuple(op.STRATEGIES)),
+        "strategy": schema.Choice(tuple(op.strategies)),
         **{k: _KNOB for k in knobs},
     }
     try:

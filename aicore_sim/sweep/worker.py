@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from aicore_sim.platform import Platform, load_platform
-from aicore_sim.sweep.ops import get_op, launch, verify
+from aicore_sim.sweep.ops import get_op
 from aicore_sim.sweep.points import Point
 from aicore_sim.sweep.spec import AUTO, PLATFORM_AXES
 
@@ -27,7 +27,7 @@ DEFAULT_PLATFORM = "ascend910b1"
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
 
 # Result columns, in CSV order (dict/list values are JSON text in the CSV): these, then the
-# op's case columns (``OpModel.sweep_columns``), then TAIL_COLUMNS.
+# op's case columns (``TilingSpace.sweep_columns``), then TAIL_COLUMNS.
 HEAD_COLUMNS: tuple[str, ...] = ("key", "group", "status", "rule", "error", "case")
 TAIL_COLUMNS: tuple[str, ...] = (
     "platform", "ub_size", "core_num", "hbm_gbps", "clock_mhz", "strategy", "overrides",
@@ -58,15 +58,11 @@ def columns(op: str) -> tuple[str, ...]:
 
 
 def case_columns_of(op: str) -> tuple[str, ...]:
-    """The op's case columns (none for a tiling-space module no registered op owns)."""
-    from aicore_sim.registry import get_op as get_model
-    from aicore_sim.sweep.ops import op_model_name
-
+    """The op's case columns (none for an op without a tiling space)."""
     try:
-        name = op_model_name(op)
+        return tuple(get_op(op).sweep_columns)
     except ValueError:
         return ()
-    return tuple(get_model(name).sweep_columns) if name else ()
 
 
 _RECORDS: OrderedDict[tuple, Any] = OrderedDict()  # record key -> Recording
@@ -100,9 +96,9 @@ def check_platforms(axes: dict[str, list[Any]], limit: int = 4096) -> None:
 
 def split_axes(op: Any, axes: dict[str, Any]) -> tuple[dict, dict, str, dict]:
     """(case axes, platform axes, strategy, knob overrides) of a point."""
-    case_axes = {k: v for k, v in axes.items() if k in op.CASE_AXES}
+    case_axes = {k: v for k, v in axes.items() if k in op.case_axes}
     plat = {k: v for k, v in axes.items() if k in PLATFORM_AXES}
-    knobs = {k: int(v) for k, v in axes.items() if k in op.KNOBS and v != AUTO}
+    knobs = {k: int(v) for k, v in axes.items() if k in op.knobs and v != AUTO}
     return case_axes, plat, str(axes.get("strategy", "upstream")), knobs
 
 
@@ -123,7 +119,7 @@ def _base_row(point: Point) -> dict[str, Any]:
     row["op"] = point.op  # in results.jsonl only (not a CSV column): what the report names
     row["axes"] = dict(point.axes)
     try:
-        row["group"] = group_label(point.axes, get_op(point.op).KNOBS)
+        row["group"] = group_label(point.axes, get_op(point.op).knobs)
     except ValueError:
         row["group"] = group_label(point.axes, ())
     return row
@@ -144,8 +140,8 @@ def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple
 
 
 def _planned(point: Point) -> tuple[Any, Any, Platform, Any]:
-    """The point's op model, resolved case, platform and host tiling plan (raises what they
-    raise)."""
+    """The point's tiling space, resolved case, platform and host tiling plan (raises what
+    they raise)."""
     op = get_op(point.op)
     case_axes, plat_axes, strategy, knobs = split_axes(op, point.axes)
     platform = build_platform(plat_axes)
@@ -202,7 +198,7 @@ def run_point(point: Point) -> dict[str, Any]:
         rec = _RECORDS.get(rkey) if rkey is not None else None
         row["record_reused"] = rec is not None
         if rec is None:
-            rec = launch(op, case, platform, plan, mode=point.mode, seed=point.seed)
+            rec = op.launch(case, platform, plan, mode=point.mode, seed=point.seed)
             if rkey is not None:  # its what-if replays share its record and its costs
                 _RECORDS[rkey] = rec
                 # the cached record lives on: keep the cyclic collector from rescanning its
@@ -245,7 +241,7 @@ def verify_point(point: Point) -> dict[str, Any]:
     out: dict[str, Any] = {"key": point.key}
     try:
         op, case, platform, plan = _planned(point)
-        out.update(verify(op, case, platform, plan, seed=point.seed))
+        out.update(op.verify(case, platform, plan, seed=point.seed))
     except Exception as e:  # noqa: BLE001
         out.update(status="error", detail=f"{type(e).__name__}: {e}")
     out["wall_s"] = round(time.perf_counter() - t0, 4)
@@ -253,8 +249,8 @@ def verify_point(point: Point) -> dict[str, Any]:
 
 
 def ping(op: str) -> str:
-    """Import check for remote workers: returns the op module's name."""
-    return get_op(op).__name__
+    """Import check for remote workers: returns the name of the op the tiling space runs."""
+    return get_op(op).op
 
 
 def row_json(row: dict[str, Any]) -> str:

@@ -56,8 +56,6 @@ class MoeTokenPermuteWithEpModel:
     matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
     matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PAIRED_PROBS,
                    "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
-    sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
-    tiling_short = (("coreNum", "cores"), ("topK", "k"))
 
     # -- cases -------------------------------------------------------------------------------
 

@@ -57,9 +57,6 @@ class MoeTokenPermuteWithEpGradModel:
     matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
     matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PAIRED_PROBS,
                    "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
-    sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
-    tiling_short = (("hidden_splited_length", "h", "hidden_splited_num"),
-                    ("tokens_splited_length", "tok"), ("buffer_num", "buf"))
 
     # -- cases -------------------------------------------------------------------------------
 

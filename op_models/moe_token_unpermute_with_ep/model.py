@@ -52,15 +52,16 @@ class MoeTokenUnpermuteWithEpModel:
     )
     outputs = (TensorSpec("unpermuted_tokens", _FLOATS, 2, doc="(N, H) in the tokens dtype"),)
     aclnn_name = "MoeTokenUnpermuteWithEp"
-    tiling_space = "op_models.moe_token_unpermute_with_ep.tiling_space"
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
     matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
     matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
                    "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
-    sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
-    tiling_short = (("tokens_splited_length", "tok"),
-                    ("hidden_splited_length", "h", "hidden_splited_num"),
-                    ("buffer_num", "buf"))
+
+    @property
+    def tiling_space(self) -> Any:
+        from op_models.moe_token_unpermute_with_ep.tiling_space import TILING_SPACE
+
+        return TILING_SPACE
 
     # -- cases -------------------------------------------------------------------------------
 

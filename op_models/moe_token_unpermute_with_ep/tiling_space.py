@@ -1,9 +1,10 @@
 """Tiling design space of ``MoeTokenUnpermuteWithEp`` (step "op tiling", for sweeps).
 
-What the generic sweep machinery (``aicore_sim.sweep``, see ``aicore_sim/sweep/ops.py``) needs
-to know about the forward: case axes, the tiling fields a sweep may override ("knobs"), the
-strategies, the kernel's constraints on a tiling (named rules) and the UB budget (a point is
-launched and verified through the op's one call path: ``aicore_sim.sweep.ops``).
+:data:`TILING_SPACE` (the model's ``tiling_space``, a :class:`~aicore_sim.tilingspace.TilingSpace`)
+is what the generic sweep machinery (``aicore_sim.sweep``) needs to know about the forward: case
+axes, the tiling fields a sweep may override ("knobs"), the kernel's constraints on a tiling
+(named rules) and the UB budget (a point is launched and verified through the op's one call
+path, the space's defaults).
 
 Knobs (tiling fields the kernel reads):
 
@@ -26,7 +27,8 @@ from typing import Any
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
-from aicore_sim.sweep.plan import Plan, check_knobs
+from aicore_sim.tilingspace import Plan
+from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
     TensorDesc,
@@ -34,19 +36,6 @@ from op_models.moe_token_unpermute_with_ep.tiling import (
     TilingData,
     tiling_func,
 )
-
-NAME = "moe_token_unpermute_with_ep"
-
-CASE_AXES: dict[str, str] = {
-    "tokens_num": "number of tokens N",
-    "top_k": "topK K (experts grow to fit)",
-    "hidden": "hidden size H",
-    "dtype": "tokens dtype: bfloat16, float16 or float32",
-    "probs": "probs dtype (bfloat16, float16, float32) or 'none' (no probs, key 0)",
-}
-CASE_AXIS_TYPES: dict[str, type] = {"tokens_num": int, "top_k": int, "hidden": int}
-KNOBS = ("cores", "tokens_splited_length", "hidden_splited_length", "buffer_num")
-STRATEGIES: dict[str, str] = {"upstream": "the ported host tiling (the knobs override it)"}
 
 MAX_BLOCK_LEN = 2097151  # DataCopyPad blockLen (bytes)
 MAX_BUFFER_NUM = 4
@@ -77,31 +66,6 @@ def _case_from_file(path: str) -> _cases.Case:
                        dtype_name(tok.dtype), None if probs is None else dtype_name(probs.dtype),
                        experts=2 * k, range=(int(rng[0]), int(rng[1])),
                        description=cf.description, seed=cf.seed)
-
-
-def resolve_case(value: str, axes: dict[str, Any]) -> _cases.Case:
-    """The case named ``value`` (bundled name or case-file path) with case axes applied."""
-    case = _case_from_file(value) if value.endswith(".json") or "/" in value \
-        else _cases.get_case(value)
-    changes: dict[str, Any] = {k: int(axes[k]) for k in ("tokens_num", "top_k", "hidden")
-                               if k in axes}
-    if "top_k" in changes and changes["top_k"] > case.experts:
-        changes["experts"] = _up(changes["top_k"], case.ep)
-    if "dtype" in axes:
-        _cases.np_dtype(str(axes["dtype"]))
-        changes["dtype"] = str(axes["dtype"])
-    if "probs" in axes:
-        p = axes["probs"]
-        none = p is None or str(p).lower() in ("none", "null", "false")
-        if not none:
-            _cases.np_dtype(str(p))
-        changes["probs_dtype"] = None if none else str(p)
-    return case.with_(**changes) if changes else case
-
-
-def case_columns(case: _cases.Case) -> dict[str, Any]:
-    return {"case": case.name, "tokens_num": case.tokens_num, "top_k": case.top_k,
-            "hidden": case.hidden, "dtype": case.dtype, "probs": case.probs_dtype or "none"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,33 +126,6 @@ def ub_bytes(case: _cases.Case, td: TilingData) -> int:
     return sum(_up(b, 32) for b in bufs)
 
 
-def plan(case: _cases.Case, platform: Platform, strategy: str = "upstream",
-         knobs: dict[str, int] | None = None) -> Plan:
-    """The tiling of one point: the host tiling, the overridden knobs, derived fields, checks."""
-    knobs = dict(knobs or {})
-    check_knobs(knobs, strategy, KNOBS, STRATEGIES)
-    cores = int(knobs.pop("cores", min(platform.aiv_core_num, case.tokens_num)))
-    if not 1 <= cores <= min(platform.aiv_core_num, case.tokens_num):
-        return Plan(None, None, cores, 0, (("cores_range", (
-            f"cores {cores} must be in [1, {min(platform.aiv_core_num, case.tokens_num)}] "
-            "(the platform's AIV cores, at most one per token)")),))
-    td0, key, _ = upstream_tiling(case, platform, cores)
-    td = TilingData.from_list(td0.as_list())
-    N, H = case.tokens_num, case.hidden
-    td.tokens_core_length, td.tokens_core_remain = divmod(N, cores)
-    tsl = int(knobs.get("tokens_splited_length", min(td.tokens_splited_length,
-                                                      td.tokens_core_length)))
-    td.tokens_splited_length = tsl
-    if tsl >= 1:
-        td.tokens_splited_num, td.tokens_splited_remain = divmod(td.tokens_core_length, tsl)
-    hsl = int(knobs.get("hidden_splited_length", td.hidden_splited_length))
-    td.hidden_splited_length = hsl
-    if hsl >= 1:
-        td.hidden_splited_num, td.hidden_splited_remain = divmod(H, hsl)
-    td.buffer_num = int(knobs.get("buffer_num", td.buffer_num))
-    return Plan(td, key, cores, ub_bytes(case, td), tuple(violations(case, platform, td, cores)))
-
-
 def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
                ) -> list[tuple[str, str]]:
     """The kernel rules tiling ``td`` breaks, as ``(rule, message)``."""
@@ -216,25 +153,61 @@ def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
     return out
 
 
-def search_space(case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
-    """Legal knob combinations: a few core counts x token loops x 1-4 hidden chunks x 2-4
-    buffers (only combinations that pass :func:`violations`)."""
-    N, H = case.tokens_num, case.hidden
-    P = min(platform.aiv_core_num, N)
-    cores_opts = sorted({P, max(1, P // 2)}, reverse=True)
-    hiddens = sorted({_up(-(-H // n), 16) if n > 1 else H for n in range(1, 5)}, reverse=True)
-    out: list[dict[str, int]] = []
-    for cores in cores_opts:
-        per = -(-N // cores)
-        tokens = sorted({per, max(1, per // 2), max(1, per // 4), 1}, reverse=True)
-        for tsl, hsl, bn in itertools.product(tokens, hiddens, (2, 3, 4)):
-            k = {"cores": cores, "tokens_splited_length": tsl,
-                 "hidden_splited_length": min(hsl, H), "buffer_num": bn}
-            if plan(case, platform, "upstream", k).feasible:
-                out.append(k)
-    return out
+class ForwardTilingSpace(MoeTilingSpace):
+    """The forward's knobs and rules (one strategy: ``upstream``)."""
+
+    op = "moe_token_unpermute_with_ep"
+    cases, case_from_file = _cases, staticmethod(_case_from_file)
+    knobs = ("cores", "tokens_splited_length", "hidden_splited_length", "buffer_num")
+    tiling_short = (("tokens_splited_length", "tok"),
+                    ("hidden_splited_length", "h", "hidden_splited_num"), ("buffer_num", "buf"))
+
+    def plan(self, case: _cases.Case, platform: Platform, strategy: str = "upstream",
+             knobs: dict[str, int] | None = None) -> Plan:
+        """The tiling of one point: the host tiling, the overridden knobs, derived fields,
+        checks."""
+        knobs = dict(knobs or {})
+        self.check_knobs(knobs, strategy)
+        cores = int(knobs.pop("cores", min(platform.aiv_core_num, case.tokens_num)))
+        if not 1 <= cores <= min(platform.aiv_core_num, case.tokens_num):
+            return Plan(None, None, cores, 0, (("cores_range", (
+                f"cores {cores} must be in [1, {min(platform.aiv_core_num, case.tokens_num)}] "
+                "(the platform's AIV cores, at most one per token)")),))
+        td0, key, _ = upstream_tiling(case, platform, cores)
+        td = TilingData.from_list(td0.as_list())
+        N, H = case.tokens_num, case.hidden
+        td.tokens_core_length, td.tokens_core_remain = divmod(N, cores)
+        tsl = int(knobs.get("tokens_splited_length", min(td.tokens_splited_length,
+                                                          td.tokens_core_length)))
+        td.tokens_splited_length = tsl
+        if tsl >= 1:
+            td.tokens_splited_num, td.tokens_splited_remain = divmod(td.tokens_core_length, tsl)
+        hsl = int(knobs.get("hidden_splited_length", td.hidden_splited_length))
+        td.hidden_splited_length = hsl
+        if hsl >= 1:
+            td.hidden_splited_num, td.hidden_splited_remain = divmod(H, hsl)
+        td.buffer_num = int(knobs.get("buffer_num", td.buffer_num))
+        return Plan(td, key, cores, ub_bytes(case, td),
+                    tuple(violations(case, platform, td, cores)))
+
+    def search_space(self, case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
+        """Legal knob combinations: a few core counts x token loops x 1-4 hidden chunks x 2-4
+        buffers (only combinations that pass :func:`violations`)."""
+        N, H = case.tokens_num, case.hidden
+        P = min(platform.aiv_core_num, N)
+        cores_opts = sorted({P, max(1, P // 2)}, reverse=True)
+        hiddens = sorted({_up(-(-H // n), 16) if n > 1 else H for n in range(1, 5)},
+                         reverse=True)
+        out: list[dict[str, int]] = []
+        for cores in cores_opts:
+            per = -(-N // cores)
+            tokens = sorted({per, max(1, per // 2), max(1, per // 4), 1}, reverse=True)
+            for tsl, hsl, bn in itertools.product(tokens, hiddens, (2, 3, 4)):
+                k = {"cores": cores, "tokens_splited_length": tsl,
+                     "hidden_splited_length": min(hsl, H), "buffer_num": bn}
+                if self.plan(case, platform, "upstream", k).feasible:
+                    out.append(k)
+        return out
 
 
-__all__ = ["CASE_AXES", "CASE_AXIS_TYPES", "KNOBS", "NAME", "Plan", "STRATEGIES",
-           "case_columns", "plan", "resolve_case", "search_space", "ub_bytes",
-           "upstream_tiling", "violations"]
+TILING_SPACE = ForwardTilingSpace()

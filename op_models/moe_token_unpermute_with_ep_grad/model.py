@@ -55,16 +55,17 @@ class MoeTokenUnpermuteWithEpGradModel:
         TensorSpec("probs_grad", _FLOATS, 2, optional=True, doc="(N, K), only with probs"),
     )
     aclnn_name = "MoeTokenUnpermuteWithEpGrad"
-    tiling_space = "op_models.moe_token_unpermute_with_ep_grad.tiling_space"
     equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
     matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
     matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
                    "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE,
                    "indices": moe_matrix.INDICES}
-    sweep_columns = ("tokens_num", "top_k", "hidden", "dtype", "probs")
-    tiling_short = (("indicesReserveNum", "E"), ("inputReserveNum", "R"),
-                    ("indicesReserveNumAlign", "EA"),
-                    ("hiddenSizeAlign", "hA", "hiddenSizeLoopTimes"))
+
+    @property
+    def tiling_space(self) -> Any:
+        from op_models.moe_token_unpermute_with_ep_grad.tiling_space import TILING_SPACE
+
+        return TILING_SPACE
 
     # -- cases -------------------------------------------------------------------------------
 

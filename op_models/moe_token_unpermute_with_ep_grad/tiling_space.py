@@ -1,10 +1,11 @@
 """Tiling design space of ``MoeTokenUnpermuteWithEpGrad`` (step "op tiling", for sweeps).
 
-What the generic sweep machinery (``aicore_sim.sweep``) needs to know about this operator, and
+:data:`TILING_SPACE` (the model's ``tiling_space``, a :class:`~aicore_sim.tilingspace.TilingSpace`)
+is what the generic sweep machinery (``aicore_sim.sweep``) needs to know about this operator, and
 nothing else: which case axes exist, which tiling fields a sweep may override ("knobs"), named
 tiling strategies, the kernel's constraints on a tiling (each a named rule) and the UB budget
-(a point is launched and verified against the golden through the op's one call path:
-``aicore_sim.sweep.ops``).
+(a point is launched and verified against the golden through the op's one call path, the
+space's defaults).
 
 Knobs (the tiling fields the kernel reads, spec §3.2, §5, §6):
 
@@ -38,7 +39,8 @@ import numpy as np
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
-from aicore_sim.sweep.plan import Plan, check_knobs
+from aicore_sim.tilingspace import Plan
+from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     TensorDesc,
@@ -46,40 +48,6 @@ from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     TilingData,
     tiling_func,
 )
-
-NAME = "moe_token_unpermute_with_ep_grad"
-
-# Case axes a sweep may vary (besides the case itself) and what they replace.
-CASE_AXES: dict[str, str] = {
-    "tokens_num": "number of tokens N (e.g. cut a case to 512 tokens)",
-    "top_k": "topK K",
-    "hidden": "hidden size H",
-    "dtype": "tokens dtype: bfloat16, float16 or float32",
-    "probs": "probs dtype (bfloat16, float16, float32) or 'none' for the path without probs",
-}
-
-# Value type of each case axis in a sweep file (the others are strings).
-CASE_AXIS_TYPES: dict[str, type] = {"tokens_num": int, "top_k": int, "hidden": int}
-
-KNOBS: tuple[str, ...] = (
-    "cores",
-    "indicesReserveNum",
-    "inputReserveNum",
-    "indicesReserveNumAlign",
-    "hiddenSizeAlign",
-)
-
-STRATEGIES: dict[str, str] = {
-    "upstream": "the ported host tiling, unchanged",
-    "wide_e": "path B: E up to the kernel's 512-entry scalar arrays instead of upstream's 256 "
-              "(R refitted); path A: as upstream",
-    "balanced": "E chosen so every outer loop of a core has the same number of tokens "
-                "(no short last loop), never more loops than upstream",
-    "max_rows": "path B: hidden dim split so that all K permuted rows of a token fit in one "
-                "group (R = K); path A: as upstream",
-    "one_row": "path B: one permuted row per group (R = 1), so each row's copy overlaps the "
-               "vector work on the previous one; path A: as upstream",
-}
 
 MAX_INDICES = 512  # the kernel's fixed scalar arrays in path B (spec §3.11)
 MAX_BLOCK_COUNT = 4095  # DataCopyPad blockCount limit (path A grad rows per copy)
@@ -149,35 +117,6 @@ def _dtype_name(dt: Any) -> str:
         if np.dtype(dt) == d:
             return name
     raise ValueError(f"dtype {dt} is not a float dtype of this operator")
-
-
-def resolve_case(value: str, axes: dict[str, Any]) -> _cases.Case:
-    """The case named ``value`` (bundled name or case-file path) with case axes applied."""
-    if value.endswith(".json") or "/" in value:
-        case = _case_from_file(value)
-    else:
-        case = _cases.get_case(value)
-    changes: dict[str, Any] = {}
-    for key in ("tokens_num", "top_k", "hidden"):
-        if key in axes:
-            changes[key] = int(axes[key])
-    if "dtype" in axes:
-        _cases.np_dtype(str(axes["dtype"]))
-        changes["dtype"] = str(axes["dtype"])
-    if "probs" in axes:
-        p = axes["probs"]
-        if p is None or str(p).lower() in ("none", "null", "false"):
-            changes["probs_dtype"] = None
-        else:
-            _cases.np_dtype(str(p))
-            changes["probs_dtype"] = str(p)
-    return case.with_(**changes) if changes else case
-
-
-def case_columns(case: _cases.Case) -> dict[str, Any]:
-    """The case's identity as result columns."""
-    return {"case": case.name, "tokens_num": case.tokens_num, "top_k": case.top_k,
-            "hidden": case.hidden, "dtype": case.dtype, "probs": case.probs_dtype or "none"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -254,27 +193,6 @@ def instruction_bound(td: TilingData, block_dim: int) -> int:
     return 64 * int(block_dim) + 30 * rows * max(1, int(td.hiddenSizeLoopTimes))
 
 
-def check_resources(case: _cases.Case, platform: Platform) -> None:
-    """``ResourceError`` (before any work) when one launch of ``case`` - inputs, outputs and a
-    golden copy, one UB image per core, the instruction streams - cannot fit in memory."""
-    from aicore_sim.errors import ResourceError
-    from aicore_sim.resources import BYTES_PER_INSTRUCTION, check_fits
-
-    t, p, r = _sizes(case)
-    N, K, H, T = case.tokens_num, case.top_k, case.hidden, case.flat_size
-    items = {"inputs": N * H * t + T * r + T * H * t + (N * K * p if case.probs_dtype else 0),
-             "outputs and their golden": 2 * (T * H * t + N * K * p),
-             "UB images": 2 * platform.aiv_core_num * platform.ub_size}
-    rows = max(0, case.window()[1] - case.window()[0])
-    chunks = -(-H // max(1, _up(min(H, 8192), 16))) if H else 1
-    items["instruction streams"] = (64 * platform.aiv_core_num + 30 * rows * chunks) \
-        * BYTES_PER_INSTRUCTION
-    try:
-        check_fits(items)
-    except MemoryError as e:
-        raise ResourceError(f"case {case.name} (tokens {N}, topK {K}, hidden {H}): {e}") from None
-
-
 def _fit_r(case: _cases.Case, td: TilingData, ub: int) -> int:
     """Largest divisor of K whose path-B budget fits ``ub`` (at least 1)."""
     best = 1
@@ -341,49 +259,8 @@ def _strategy_knobs(name: str, case: _cases.Case, platform: Platform, td: Tiling
         return {}
     if name == "one_row":
         return {"inputReserveNum": 1} if case.probs_dtype is not None else {}
-    raise ValueError(f"unknown tiling strategy {name!r}; valid: {', '.join(STRATEGIES)}")
-
-
-def plan(case: _cases.Case, platform: Platform, strategy: str = "upstream",
-         knobs: dict[str, int] | None = None) -> Plan:
-    """The tiling of one point: strategy, then overridden knobs, then checks."""
-    knobs = dict(knobs or {})
-    check_knobs(knobs, strategy, KNOBS, STRATEGIES)
-    cores = int(knobs.pop("cores", platform.aiv_core_num))
-    if not 1 <= cores <= platform.aiv_core_num:
-        return Plan(None, None, cores, 0, (("cores_range", f"cores {cores} must be in [1, "
-                                             f"{platform.aiv_core_num}] (the platform's AIV "
-                                             "cores)"),))
-    td0, key, _ = upstream_tiling(case, platform, cores)
-    td = TilingData.from_list(td0.as_list())
-    chosen = _strategy_knobs(strategy, case, platform, td)
-    chosen.update(knobs)
-    H = case.hidden
-    ub = platform.core_mem_size_ub
-    path_b = case.probs_dtype is not None
-    _set_split(td, cores, case)
-    if "hiddenSizeAlign" in chosen:
-        _set_hidden(td, int(chosen["hiddenSizeAlign"]), H)
-    if "indicesReserveNum" in chosen:
-        td.indicesReserveNum = int(chosen["indicesReserveNum"])
-        if not path_b:
-            td.inputReserveNum = td.indicesReserveNumAlign = td.indicesReserveNum
-    if path_b:
-        p = _sizes(case)[1]
-        if "indicesReserveNumAlign" in chosen:
-            td.indicesReserveNumAlign = int(chosen["indicesReserveNumAlign"])
-        elif "indicesReserveNum" in chosen:
-            td.indicesReserveNumAlign = _up(td.indicesReserveNum, 32 // p)
-        if "inputReserveNum" in chosen:
-            td.inputReserveNum = int(chosen["inputReserveNum"])
-        elif chosen.keys() & {"indicesReserveNum", "indicesReserveNumAlign", "hiddenSizeAlign"}:
-            td.inputReserveNum = _fit_r(case, td, ub)
-    else:
-        if "inputReserveNum" in chosen:
-            td.inputReserveNum = int(chosen["inputReserveNum"])
-        if "indicesReserveNumAlign" in chosen:
-            td.indicesReserveNumAlign = int(chosen["indicesReserveNumAlign"])
-    return Plan(td, key, cores, ub_bytes(case, td), tuple(violations(case, platform, td, cores)))
+    raise ValueError(f"unknown tiling strategy {name!r}; valid: "
+                     f"{', '.join(GradTilingSpace.strategies)}")
 
 
 def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
@@ -436,54 +313,126 @@ def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
     return out
 
 
-def search_space(case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
-    """Legal knob combinations for a search: E × R (path B) × 1-4 hidden chunks × cores.
+class GradTilingSpace(MoeTilingSpace):
+    """The backward's knobs, strategies and rules."""
 
-    Only combinations that pass :func:`violations` are returned. Core counts tried: all cores
-    and a few counts that split the tokens more evenly.
-    """
-    K, H, N = case.top_k, case.hidden, case.tokens_num
-    P = platform.aiv_core_num
-    step = _hidden_step(case)
-    core_opts = sorted({P} | {c for c in range(max(1, P - 8), P) if N % c == 0 or
-                              -(-N // c) < -(-N // P)}, reverse=True)[:3]
-    # at most 4 hidden chunks: every chunk multiplies the instruction count of a point
-    hiddens = sorted({min(_up(-(-H // n), step), _up(H, step)) for n in range(1, 5)},
-                     reverse=True)
-    out: list[dict[str, int]] = []
-    for cores in core_opts:
-        rows = -(-N // cores) * K
-        if case.probs_dtype is not None:
-            emax = min(_down(MAX_INDICES, K), rows) if K <= MAX_INDICES // 2 else K
-            es = sorted({K * m for m in range(1, max(1, emax // K) + 1)})
-            if len(es) > 12:  # thin out: geometric-ish choice plus the ends
-                es = sorted({es[0], es[-1], *es[:: max(1, len(es) // 10)]})
-            rs = [d for d in range(1, K + 1) if K % d == 0]
+    op = "moe_token_unpermute_with_ep_grad"
+    cases, case_from_file = _cases, staticmethod(_case_from_file)
+    knobs = ("cores", "indicesReserveNum", "inputReserveNum", "indicesReserveNumAlign",
+             "hiddenSizeAlign")
+    strategies = {
+        "upstream": "the ported host tiling, unchanged",
+        "wide_e": "path B: E up to the kernel's 512-entry scalar arrays instead of upstream's "
+                  "256 (R refitted); path A: as upstream",
+        "balanced": "E chosen so every outer loop of a core has the same number of tokens "
+                    "(no short last loop), never more loops than upstream",
+        "max_rows": "path B: hidden dim split so that all K permuted rows of a token fit in one "
+                    "group (R = K); path A: as upstream",
+        "one_row": "path B: one permuted row per group (R = 1), so each row's copy overlaps the "
+                   "vector work on the previous one; path A: as upstream",
+    }
+    tiling_short = (("indicesReserveNum", "E"), ("inputReserveNum", "R"),
+                    ("indicesReserveNumAlign", "EA"),
+                    ("hiddenSizeAlign", "hA", "hiddenSizeLoopTimes"))
+
+    def check_resources(self, case: _cases.Case, platform: Platform) -> None:
+        """``ResourceError`` (before any work) when one launch of ``case`` - inputs, outputs and a
+        golden copy, one UB image per core, the instruction streams - cannot fit in memory."""
+        from aicore_sim.errors import ResourceError
+        from aicore_sim.resources import BYTES_PER_INSTRUCTION, check_fits
+
+        t, p, r = _sizes(case)
+        N, K, H, T = case.tokens_num, case.top_k, case.hidden, case.flat_size
+        items = {"inputs": N * H * t + T * r + T * H * t + (N * K * p if case.probs_dtype else 0),
+                 "outputs and their golden": 2 * (T * H * t + N * K * p),
+                 "UB images": 2 * platform.aiv_core_num * platform.ub_size}
+        rows = max(0, case.window()[1] - case.window()[0])
+        chunks = -(-H // max(1, _up(min(H, 8192), 16))) if H else 1
+        items["instruction streams"] = (64 * platform.aiv_core_num + 30 * rows * chunks) \
+            * BYTES_PER_INSTRUCTION
+        try:
+            check_fits(items)
+        except MemoryError as e:
+            raise ResourceError(f"case {case.name} (tokens {N}, topK {K}, hidden {H}): {e}"
+                                ) from None
+
+    def plan(self, case: _cases.Case, platform: Platform, strategy: str = "upstream",
+             knobs: dict[str, int] | None = None) -> Plan:
+        """The tiling of one point: strategy, then overridden knobs, then checks."""
+        knobs = dict(knobs or {})
+        self.check_knobs(knobs, strategy)
+        cores = int(knobs.pop("cores", platform.aiv_core_num))
+        if not 1 <= cores <= platform.aiv_core_num:
+            return Plan(None, None, cores, 0, (("cores_range", f"cores {cores} must be in [1, "
+                                                 f"{platform.aiv_core_num}] (the platform's AIV "
+                                                 "cores)"),))
+        td0, key, _ = upstream_tiling(case, platform, cores)
+        td = TilingData.from_list(td0.as_list())
+        chosen = _strategy_knobs(strategy, case, platform, td)
+        chosen.update(knobs)
+        H = case.hidden
+        ub = platform.core_mem_size_ub
+        path_b = case.probs_dtype is not None
+        _set_split(td, cores, case)
+        if "hiddenSizeAlign" in chosen:
+            _set_hidden(td, int(chosen["hiddenSizeAlign"]), H)
+        if "indicesReserveNum" in chosen:
+            td.indicesReserveNum = int(chosen["indicesReserveNum"])
+            if not path_b:
+                td.inputReserveNum = td.indicesReserveNumAlign = td.indicesReserveNum
+        if path_b:
+            p = _sizes(case)[1]
+            if "indicesReserveNumAlign" in chosen:
+                td.indicesReserveNumAlign = int(chosen["indicesReserveNumAlign"])
+            elif "indicesReserveNum" in chosen:
+                td.indicesReserveNumAlign = _up(td.indicesReserveNum, 32 // p)
+            if "inputReserveNum" in chosen:
+                td.inputReserveNum = int(chosen["inputReserveNum"])
+            elif chosen.keys() & {"indicesReserveNum", "indicesReserveNumAlign", "hiddenSizeAlign"}:
+                td.inputReserveNum = _fit_r(case, td, ub)
         else:
-            td0, _, _ = upstream_tiling(case, platform, cores)
-            e0 = max(K, td0.indicesReserveNum // K * K)
-            es = sorted({max(K, _down(e0 * f // 8, K)) for f in range(1, 9)} | {e0})
-            rs = [0]
-        for E, R, hA in itertools.product(es, rs, hiddens):
-            k = {"cores": cores, "indicesReserveNum": E, "hiddenSizeAlign": hA}
+            if "inputReserveNum" in chosen:
+                td.inputReserveNum = int(chosen["inputReserveNum"])
+            if "indicesReserveNumAlign" in chosen:
+                td.indicesReserveNumAlign = int(chosen["indicesReserveNumAlign"])
+        return Plan(td, key, cores, ub_bytes(case, td),
+                    tuple(violations(case, platform, td, cores)))
+
+    def search_space(self, case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
+        """Legal knob combinations for a search: E × R (path B) × 1-4 hidden chunks × cores.
+
+        Only combinations that pass :func:`violations` are returned. Core counts tried: all cores
+        and a few counts that split the tokens more evenly.
+        """
+        K, H, N = case.top_k, case.hidden, case.tokens_num
+        P = platform.aiv_core_num
+        step = _hidden_step(case)
+        core_opts = sorted({P} | {c for c in range(max(1, P - 8), P) if N % c == 0 or
+                                  -(-N // c) < -(-N // P)}, reverse=True)[:3]
+        # at most 4 hidden chunks: every chunk multiplies the instruction count of a point
+        hiddens = sorted({min(_up(-(-H // n), step), _up(H, step)) for n in range(1, 5)},
+                         reverse=True)
+        out: list[dict[str, int]] = []
+        for cores in core_opts:
+            rows = -(-N // cores) * K
             if case.probs_dtype is not None:
-                k["inputReserveNum"] = R
-            if plan(case, platform, "upstream", k).feasible:
-                out.append(k)
-    return out
+                emax = min(_down(MAX_INDICES, K), rows) if K <= MAX_INDICES // 2 else K
+                es = sorted({K * m for m in range(1, max(1, emax // K) + 1)})
+                if len(es) > 12:  # thin out: geometric-ish choice plus the ends
+                    es = sorted({es[0], es[-1], *es[:: max(1, len(es) // 10)]})
+                rs = [d for d in range(1, K + 1) if K % d == 0]
+            else:
+                td0, _, _ = upstream_tiling(case, platform, cores)
+                e0 = max(K, td0.indicesReserveNum // K * K)
+                es = sorted({max(K, _down(e0 * f // 8, K)) for f in range(1, 9)} | {e0})
+                rs = [0]
+            for E, R, hA in itertools.product(es, rs, hiddens):
+                k = {"cores": cores, "indicesReserveNum": E, "hiddenSizeAlign": hA}
+                if case.probs_dtype is not None:
+                    k["inputReserveNum"] = R
+                if self.plan(case, platform, "upstream", k).feasible:
+                    out.append(k)
+        return out
 
 
-__all__ = [
-    "CASE_AXES",
-    "KNOBS",
-    "NAME",
-    "Plan",
-    "STRATEGIES",
-    "case_columns",
-    "plan",
-    "resolve_case",
-    "search_space",
-    "ub_bytes",
-    "upstream_tiling",
-    "violations",
-]
+TILING_SPACE = GradTilingSpace()

@@ -1,5 +1,6 @@
-"""Named cases of ``my_op`` (what ``aicore-sim cases`` lists and ``run --case`` runs) and their
-reproducible inputs. Case names must be unique across all installed operators."""
+"""Named cases of ``my_op`` (what ``aicore-sim cases`` lists and ``run --case`` runs); their
+inputs are seeded draws in each input's ``value_range`` (``OpModelBase.case_inputs``). Case
+names must be unique across all installed operators."""
 
 from __future__ import annotations
 
@@ -31,11 +32,3 @@ CASES: dict[str, Case] = {c.name: c for c in (
     Case("my_op_bias_amax", 3000, "float32", 1.5, "3000 fp32 elements with a bias, and amax "
          "(two passes: SyncAll between them)", seed=2, bias=True, amax=True),
 )}
-
-
-def make_inputs(case: Case, seed: int | None = None) -> dict[str, np.ndarray | None]:
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    x = rng.uniform(-2.0, 2.0, case.n).astype(np.float32).astype(DTYPES[case.dtype])
-    bias = (rng.uniform(-1.0, 1.0, case.n).astype(np.float32).astype(DTYPES[case.dtype])
-            if case.bias else None)
-    return {"x": x, "bias": bias}

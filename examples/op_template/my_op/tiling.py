@@ -1,22 +1,34 @@
-"""Host tiling of ``my_op`` (the port of ``op_host/<op>_tiling.cpp``).
+"""Host side of ``my_op``: the port of ``op_host/<op>_tiling.cpp`` and the checks of its aclnn
+first phase (a real port keeps those in ``api.py``, as ``op_models/`` ops do).
 
 Keep upstream's TilingData field names and order, its checks and its tiling keys; the kernel
 reads only these fields. Here: the elements split over the cores in 32-byte blocks
 (``blockLength`` per core, the last core the rest), each core's part in tiles of
 ``tileLength`` elements such that every tile-sized buffer fits the UB: input and output, the
 bias when given, the |y| buffer and one 32-byte block per core plus two when amax is asked
-for.
-Failures raise the host layer's ``TilingError`` naming the rule (``aicore_sim.ascendc.host``).
+for; with amax the GM workspace holds, after the library's system part, one 32-byte block per
+core for the partial maxima (``GetUserWorkspace``). The tiling's failures raise the host
+layer's ``TilingError`` naming the rule (``aicore_sim.ascendc.host``); aclnn returns 561002.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
-from aicore_sim.ascendc.host import TilingError
+from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    AclnnError,
+    TilingError,
+    aclnn_invalid,
+    aclnn_tensor,
+)
+from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
 
 BLOCK_BYTES = 32  # UB access granule
 MAX_TILE = 4096  # elements per tile
+DTYPES = ("float16", "float32")
 
 
 @dataclass(frozen=True)
@@ -32,8 +44,9 @@ class TilingData:
 
 
 def tiling_func(total: int, itemsize: int, core_num: int, ub_bytes: int, bias: bool = False,
-                amax: bool = False) -> tuple[TilingData, int, int]:
-    """``(tiling data, tiling key, block dim)`` for ``total`` elements of ``itemsize`` bytes."""
+                amax: bool = False) -> tuple[TilingData, int, int, int]:
+    """``(tiling data, tiling key, block dim, workspace bytes)`` for ``total`` elements of
+    ``itemsize`` bytes."""
     if total < 1:
         raise TilingError(f"x has {total} elements; at least 1 is needed (rule empty)", "empty")
     align = BLOCK_BYTES // itemsize
@@ -47,4 +60,23 @@ def tiling_func(total: int, itemsize: int, core_num: int, ub_bytes: int, bias: b
     if tile < align:
         raise TilingError(f"UB of {ub_bytes} bytes holds no tile (rule ub_size)", "ub_size")
     key = (0 if itemsize == 4 else 1) + 2 * bias + 4 * amax  # one key per dtype and form
-    return TilingData(total, block, tile), key, block_dim
+    workspace = SYSTEM_WORKSPACE_BYTES + BLOCK_BYTES * block_dim if amax else 0
+    return TilingData(total, block, tile), key, block_dim, workspace
+
+
+def get_workspace_size(x: Any, bias: Any, amax: bool, platform: Any
+                       ) -> tuple[TilingData, int, int, int]:
+    """aclnn's checks of the arguments (161001 / 161002, naming the rule), then
+    :func:`tiling_func` on the platform's AIV cores and usable UB (its refusal: 561002)."""
+    x = aclnn_tensor("x", x, True)
+    if str(x.dtype) not in DTYPES or x.ndim != 1:
+        raise aclnn_invalid(f"x: expected a 1-D tensor of {'/'.join(DTYPES)}, got {x.ndim}-D "
+                            f"{x.dtype}", "x_1d_float")
+    if bias is not None and (bias.dtype != x.dtype or bias.shape != x.shape):
+        raise aclnn_invalid(f"bias: expected {x.shape} {x.dtype} like x, got {bias.shape} "
+                            f"{bias.dtype}", "bias_like_x")
+    try:
+        return tiling_func(x.size, x.itemsize, PlatformAscendC(platform).GetCoreNumAiv(),
+                           platform.core_mem_size_ub, bias is not None, bool(amax))
+    except TilingError as e:
+        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, str(e), e.rule) from None
