@@ -14,12 +14,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from aicore_sim.ascendc import HardEvent
 from aicore_sim.platform import load_platform
 from op_models.moe_token_permute_with_ep import cases as fwd_cases
 from op_models.moe_token_permute_with_ep.golden import golden as fwd_golden
 from op_models.moe_token_permute_with_ep.golden import permutation
 from op_models.moe_token_permute_with_ep_grad import api, cases
 from op_models.moe_token_permute_with_ep_grad.golden import golden
+from op_models.moe_token_unpermute_with_ep import kernel_unpermute
 
 BF16, FP16, FP32 = np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16), np.dtype(np.float32)
 A2 = load_platform("ascend910b1")
@@ -162,6 +164,28 @@ def test_chained_after_the_forward():
                           _bits(np.where(kept, inp["probs"], np.zeros_like(inp["probs"]))))
     assert (start, end) == (0, 10)
     assert kept.sum(axis=1).tolist() == [0, 1, 0, 1, 1, 1, 2, 1, 1, 0, 2, 0]  # 10 rows kept
+
+
+@pytest.mark.parametrize("probs", [False, True], ids=["key0", "key1"])
+def test_probs_pass_zero_fill_fences_in_the_shared_port(monkeypatch, probs):
+    """Both passes run the forward's port of the class (``kernel_unpermute``, which upstream's
+    permute-grad header repeats). Without auto-sync and with the fences before the probs pass's
+    ``Duplicate`` of 0 (MTE3->V, MTE2->V) dropped from that module, the zero fill overwrites a
+    UB slot the previous MTE3 copy still reads; key 0 has no probs pass and stays clean."""
+    dropped = {HardEvent.MTE3_V, HardEvent.MTE2_V}
+    set_flag, wait_flag = kernel_unpermute.SetFlag, kernel_unpermute.WaitFlag
+    monkeypatch.setattr(kernel_unpermute, "SetFlag",
+                        lambda e, i, **kw: None if e in dropped else set_flag(e, i, **kw))
+    monkeypatch.setattr(kernel_unpermute, "WaitFlag",
+                        lambda e, i, **kw: None if e in dropped else wait_flag(e, i, **kw))
+    grad, si, p = _inputs(12, 2, 48, BF16, 2, 16, probs)
+    _, r = api.moe_token_permute_with_ep_grad(grad, si, p, num_topk=2, range=[2, 16],
+                                              auto_sync=False)
+    races = [h for h in r.hazards if h.kind == "race"]
+    assert bool(races) == probs, [str(h) for h in r.hazards]
+    if probs:
+        assert "VECTOR Duplicate ->probs_inoutque" in races[0].message
+        assert "MTE3 DataCopyPad.UB2GM probs_inoutque" in races[0].message
 
 
 @pytest.mark.parametrize("fwd_name,grad_name", [

@@ -1,20 +1,29 @@
-"""Kernel port of ``MoeTokenUnpermuteWithEp`` (step "kernel port" of the flow).
+"""Kernel port of ``KernelMoeTokenUnpermuteWithEp`` (step "kernel port" of the flow).
 
-One AIV core's share of the forward: for each of its output tokens ``i`` and each hidden chunk,
-read the ``K`` row ids ``sorted_indices[i*K + k]`` one by one with the scalar unit, skip those
-outside the EP window ``[start, end)`` (and, with probs, those whose prob is exactly 0), copy
-each accepted permuted row ``sorted_indices[q] - start`` into UB, widen it to fp32, scale it
-by its prob, add it to an fp32 accumulator in ``k`` order, and write the accumulator, narrowed
-with round-to-nearest-even, to output row ``i``. Tokens are split over cores (the first
-``tokens_core_remain`` cores take one more), over loops of ``tokens_splited_length`` tokens
-(one index / probs copy each) and the hidden dimension into chunks of
-``hidden_splited_length``.
+One AIV core's share of one pass over the permuted rows. Tokens are split over cores (the first
+``tokens_core_remain`` cores take one more), over loops of ``tokens_splited_length`` tokens (one
+copy of their ``K`` row ids, and probs, each) and the hidden dimension into chunks of
+``hidden_splited_length``. For each token ``i`` and slot ``k`` the scalar unit reads the row id
+``r = sorted_indices[i*K + k]``; only ``start <= r < end`` (the EP window of this rank) counts.
+
+* ``ISTOKEN = true`` (``MoeTokenUnpermuteWithEp``, and the token pass of
+  ``MoeTokenPermuteWithEpGrad``): copy each counted row ``r - start`` into UB, widen it to fp32,
+  with ``PROBS`` scale it by its prob (a prob of exactly 0 does not count), add it to an fp32
+  accumulator in ``k`` order (the first counted slot initialises it, none at all gives zeros),
+  and write the accumulator, narrowed with round-to-nearest-even, to output row ``i``.
+* ``ISTOKEN = false`` (the probs pass of ``MoeTokenPermuteWithEpGrad``, ``T1`` = the probs
+  dtype, a "hidden size" of 1): for each slot copy element ``r - start`` (or a zero from
+  ``Duplicate`` outside the window) through UB to output ``i*K + k``: pure copies.
 
 Provenance
 ----------
 Upstream: github.com/hicann/ops-transformer (mirror github.com/libochao-huawei/ops-transformer),
 commit ``5778144076def6311557939ab5cbfe8303f13e8f``,
-``moe/moe_token_unpermute_with_ep/op_kernel/moe_token_unpermute_with_ep.h``.
+``moe/moe_token_unpermute_with_ep/op_kernel/moe_token_unpermute_with_ep.h``. The permute-grad
+header at the same commit, ``moe/moe_token_permute_with_ep_grad/op_kernel/
+moe_token_permute_with_ep_grad.h``, holds the same class; the two differ only in the name of
+the tiling struct ``Init`` takes (the same 15 fields), so the class is ported once, here, and
+``op_models.moe_token_permute_with_ep_grad`` imports it.
 
 Our own Python from a side-by-side reading of the upstream header. Class, method, member and
 local names, the statement order and every SetFlag / WaitFlag / PipeBarrier follow upstream so
@@ -24,15 +33,13 @@ Deviations from upstream
 ------------------------
 1. Template parameters ``<T1, T2, T3, PROBS, ISTOKEN>`` are constructor arguments (numpy /
    ml_dtypes dtypes and bools); ``sizeof(T)`` is ``dtype.itemsize``, ``IsSameType<T, float>``
-   a dtype comparison.
-2. Only ``ISTOKEN = true`` is ported (every tiling key of this operator instantiates it). The
-   ``ISTOKEN = false`` flavour (``CalPartOutProb`` / ``CopyProbIn`` / ``CopyProbOut``, the
-   probs path of a permute-grad operator sharing the header) raises ``KernelError``.
-3. ``GetValue`` returns a numpy scalar of the functional image; indices become Python ints and
+   a dtype comparison, ``if constexpr`` a plain ``if``.
+2. ``GetValue`` returns a numpy scalar of the functional image; row ids become Python ints and
    probs Python floats (exactly the fp32 value).
-4. ``SetFlag`` / ``WaitFlag`` / ``PipeBarrier`` are looked up as module attributes at call time,
-   so a test can drop one pair and show what the checker says; the port calls them exactly as
-   upstream does.
+3. ``ASSERT(GetBlockNum() != 0)`` raises ``KernelError``.
+4. ``SetFlag`` / ``WaitFlag`` / ``PipeBarrier`` are looked up as module attributes (of this
+   module) at call time, so a test can drop one pair and show what the checker says; the port
+   calls them exactly as upstream does.
 5. ``#pragma bisheng auto_sync parallel`` and ``likely`` are compiler hints with no effect here
    (the simulator's auto-sync model applies to every scalar UB read, see docs/model.md).
 """
@@ -80,9 +87,6 @@ class KernelMoeTokenUnpermuteWithEp:
     ALIGN_512 = 512
 
     def __init__(self, T1, T2, T3, PROBS: bool, ISTOKEN: bool) -> None:
-        if not ISTOKEN:
-            raise KernelError("KernelMoeTokenUnpermuteWithEp: the ISTOKEN = false flavour "
-                              "(permute-grad probs) is not ported")
         self.T1, self.T2, self.T3 = as_dtype(T1), as_dtype(T2), as_dtype(T3)
         self.PROBS, self.ISTOKEN = bool(PROBS), bool(ISTOKEN)
         self.pipe: TPipe | None = None
@@ -137,7 +141,8 @@ class KernelMoeTokenUnpermuteWithEp:
              probs: GM_ADDR | None, unpermuted_tokens: GM_ADDR | None,
              tiling_data: TilingData, t_pipe: TPipe) -> None:
         """Tiling fields, this core's share (first ``remain`` cores one token more), GM
-        windows, the UB buffers, and the eight event ids fetched from the pipe."""
+        windows (the probs pass spaces its output by ``K`` per token), the UB buffers, and the
+        eight event ids fetched from the pipe."""
         if GetBlockNum() == 0:
             raise KernelError("block dim can not be zero!")
         self.pipe = t_pipe
@@ -191,12 +196,22 @@ class KernelMoeTokenUnpermuteWithEp:
         else:
             out_block_offset = self.tokens_core_length * GetBlockIdx() * self.hidden_size
 
+        # the probs pass: K outputs per token
+        if not self.ISTOKEN:
+            out_block_offset = out_block_offset * self.top_k
+
+        # (the declared size, tokens x hidden, is a debug bound only; the probs pass writes K
+        # per token past it, as upstream)
         self.outGM.SetGlobalBuffer(
             None if unpermuted_tokens is None
             else unpermuted_tokens + out_block_offset * self.T1.itemsize,
             self.tokens_core_length * self.hidden_size)
-        self.pipe.InitBuffer(self.tokens_inque, tiling_data.buffer_num,
-                             hidden_splited_length_align512 * self.T1.itemsize)
+        if self.ISTOKEN:
+            self.pipe.InitBuffer(self.tokens_inque, tiling_data.buffer_num,
+                                 hidden_splited_length_align512 * self.T1.itemsize)
+        else:
+            self.pipe.InitBuffer(self.probs_inoutque, 1,
+                                 hidden_splited_length_align512 * self.T1.itemsize)
         self.pipe.InitBuffer(self.indices_inque, 1, block_splited_length * self.T2.itemsize)
         self.pipe.InitBuffer(self.outque, 1, hidden_splited_length_align512 * self.T1.itemsize)
 
@@ -237,8 +252,8 @@ class KernelMoeTokenUnpermuteWithEp:
                                   self.tokens_splited_remain)
 
     def CalMultiOutToken(self, out_offset: int, out_tokens_number: int) -> None:
-        """One loop: copy its row ids (and probs, widened to fp32 by V unless fp32), then
-        every output token of the loop."""
+        """One loop: copy its row ids (and, with PROBS, the probs, widened to fp32 by V
+        unless fp32), then every token of the loop."""
         self.indicesLocal = self.indices_inque.AllocTensor(self.T2)
         in_offset = out_offset * self.top_k
         self.copyParams.blockLen = out_tokens_number * self.top_k * self.T2.itemsize
@@ -269,25 +284,38 @@ class KernelMoeTokenUnpermuteWithEp:
             self.probs_inque.FreeTensor(self.probs_tensor)
 
     def CalSingleOutToken(self, start_token: int, out_token_idx: int) -> None:
-        """Every hidden chunk of one output token, then the remainder chunk."""
-        for h_index in range(self.hidden_splited_num):
-            self.CalPartOutToken(start_token, h_index, self.hidden_splited_length,
-                                 out_token_idx)
-        if self.hidden_splited_remain > 0:
-            self.CalPartOutToken(start_token, self.hidden_splited_num,
-                                 self.hidden_splited_remain, out_token_idx)
+        """Token pass: every hidden chunk, then the remainder chunk; probs pass: the token's
+        K slots."""
+        if self.ISTOKEN:
+            for h_index in range(self.hidden_splited_num):
+                self.CalPartOutToken(start_token, h_index, self.hidden_splited_length,
+                                     out_token_idx)
+            if self.hidden_splited_remain > 0:
+                self.CalPartOutToken(start_token, self.hidden_splited_num,
+                                     self.hidden_splited_remain, out_token_idx)
+        else:
+            self.CalPartOutProb(start_token, 0, self.permuted_probs_grad_length, out_token_idx)
 
-    def _read_index(self, token_index: int) -> tuple[int, float, bool]:
-        """The flags around one row-id (and prob) read, then the window / zero-prob test."""
+    def _read_index(self, index: int) -> int:
+        """One row id read by the scalar unit between the four flag pairs. (Upstream writes
+        this block inline, twice in ``CalPartOutToken`` and once in ``CalPartOutProb``; it is
+        one helper here, with the same calls in the same order.)"""
         SetFlag(HardEvent.MTE2_S, self.probsMte2ToS)
         WaitFlag(HardEvent.MTE2_S, self.probsMte2ToS)
         SetFlag(HardEvent.V_S, self.probsVToS)
         WaitFlag(HardEvent.V_S, self.probsVToS)
-        acl_token_idx = int(self.indicesLocal.GetValue(token_index))
+        acl_token_idx = int(self.indicesLocal.GetValue(index))
         SetFlag(HardEvent.S_MTE2, self.probsSToMte2)
         WaitFlag(HardEvent.S_MTE2, self.probsSToMte2)
         SetFlag(HardEvent.S_V, self.probsSToV)
         WaitFlag(HardEvent.S_V, self.probsSToV)
+        return acl_token_idx
+
+    # -- the token pass ----------------------------------------------------------------------
+
+    def _read_token(self, token_index: int) -> tuple[int, float, bool]:
+        """The row id, (with PROBS) its prob, and the window / zero-prob test."""
+        acl_token_idx = self._read_index(token_index)
         prob_value = 0.0
         if self.PROBS:
             prob_value = float(self.probs_tensor.GetValue(token_index))
@@ -298,15 +326,14 @@ class KernelMoeTokenUnpermuteWithEp:
 
     def CalPartOutToken(self, start_token: int, h_index: int, h_length: int,
                         out_token_index: int) -> None:
-        """One hidden chunk of one output token: first term (or zeros), the other K - 1
-        terms in order, then the copy out. (Upstream writes the flag block twice inline; it
-        is one helper here, ``_read_index``, with the same calls in the same order.)"""
+        """One hidden chunk of one token: the first slot (or zeros), the other K - 1 slots in
+        order, then the copy out."""
         if self._t1_is_float():
-            self.token_tensor0 = self.outque.AllocTensor(self.T1)
+            self.token_tensor0 = self.outque.AllocTensor(self.T1)  # accumulate in place
         end_token = start_token + self.top_k
 
-        acl_token_idx, prob_value, needCopyIn = self._read_index(start_token)
-        if needCopyIn:  # the first term initialises the accumulator
+        acl_token_idx, prob_value, needCopyIn = self._read_token(start_token)
+        if needCopyIn:  # the first counted slot initialises the accumulator
             self.CopyTokenIn(acl_token_idx, h_index, h_length)
             PipeBarrier(PIPE_V)
             self.CalFirstToken(prob_value, h_length)
@@ -314,7 +341,7 @@ class KernelMoeTokenUnpermuteWithEp:
             PipeBarrier(PIPE_V)
             Duplicate(self.token_tensor0, 0.0, h_length)
         for token_index in range(start_token + 1, end_token):
-            acl_token_idx, prob_value, needCopyIn = self._read_index(token_index)
+            acl_token_idx, prob_value, needCopyIn = self._read_token(token_index)
             if needCopyIn:
                 self.CopyTokenIn(acl_token_idx, h_index, h_length)
                 PipeBarrier(PIPE_V)
@@ -335,7 +362,8 @@ class KernelMoeTokenUnpermuteWithEp:
         self.tokens_inque.EnQue(tokensLocal)
 
     def CalFirstToken(self, prob_value: float, h_length: int) -> None:
-        """Accumulator = the row widened to fp32 (a UB->UB DataCopy for fp32), times prob."""
+        """Accumulator = the row widened to fp32 (a UB->UB DataCopy of whole blocks for
+        fp32), times prob with PROBS."""
         tokensLocal = self.tokens_inque.DeQue(self.T1)
         if not self._t1_is_float():
             Cast(self.token_tensor0, tokensLocal, CAST_NONE, h_length)
@@ -349,7 +377,7 @@ class KernelMoeTokenUnpermuteWithEp:
             Muls(self.token_tensor0, self.token_tensor0, prob_value, h_length)
 
     def CalToken(self, prob_value: float, h_length: int) -> None:
-        """Accumulator += row (fp32) times prob."""
+        """Accumulator += the row in fp32 (times prob with PROBS)."""
         tokensLocal = self.tokens_inque.DeQue(self.T1)
         if not self._t1_is_float():
             Cast(self.token_tensor1, tokensLocal, CAST_NONE, h_length)
@@ -383,6 +411,49 @@ class KernelMoeTokenUnpermuteWithEp:
             self.copyParams.blockLen = h_length * self.T1.itemsize
             DataCopyPad(self.outGM[offset], temp_out_tensors, self.copyParams)
         self.outque.FreeTensor(temp_out_tensors)
+
+    # -- the probs pass ----------------------------------------------------------------------
+
+    def CalPartOutProb(self, start_prob: int, h_index: int, h_length: int,
+                       out_prob_index: int) -> None:
+        """The K slots of one token: read the row id, copy the element (or a zero) in, and
+        out to slot ``out_prob_index * K + k``."""
+        end_prob = start_prob + self.top_k
+        for prob_index in range(start_prob, end_prob):
+            acl_prob_idx = self._read_index(prob_index)
+            self.CopyProbIn(acl_prob_idx, h_index, h_length)
+            self.CopyProbOut(out_prob_index * self.top_k + prob_index - start_prob, h_index,
+                             h_length)
+
+    def CopyProbIn(self, in_prob_index: int, h_index: int, h_length: int) -> None:
+        """Element ``in_prob_index - start`` by DataCopyPad inside the window; else a
+        ``Duplicate`` of 0 fenced against both copy pipes."""
+        probsTmpLocal = self.probs_inoutque.AllocTensor(self.T1)
+        needCopyIn = self.start <= in_prob_index < self.end
+        if needCopyIn:
+            offset = ((in_prob_index - self.start) * self.hidden_size
+                      + h_index * self.hidden_splited_length)
+            self.copyParams.blockLen = h_length * self.T1.itemsize
+            DataCopyPad(probsTmpLocal, self.tokensGM[offset], self.copyParams, self.extParams1)
+        else:
+            SetFlag(HardEvent.MTE3_V, self.probsMte3ToV)
+            WaitFlag(HardEvent.MTE3_V, self.probsMte3ToV)
+            SetFlag(HardEvent.MTE2_V, self.probsMte2ToV)
+            WaitFlag(HardEvent.MTE2_V, self.probsMte2ToV)
+            Duplicate(probsTmpLocal, 0.0, h_length)
+            SetFlag(HardEvent.V_MTE3, self.probsVToMte3)
+            WaitFlag(HardEvent.V_MTE3, self.probsVToMte3)
+            SetFlag(HardEvent.V_MTE2, self.probsVToMte2)
+            WaitFlag(HardEvent.V_MTE2, self.probsVToMte2)
+        self.probs_inoutque.EnQue(probsTmpLocal)
+
+    def CopyProbOut(self, out_prob_index: int, h_index: int, h_length: int) -> None:
+        """The element (``h_length`` of them) from UB to its slot of ``probs_grad``."""
+        probsTmpLocal = self.probs_inoutque.DeQue(self.T1)
+        offset = out_prob_index * self.hidden_size + h_index * self.hidden_splited_length
+        self.copyParams.blockLen = h_length * self.T1.itemsize
+        DataCopyPad(self.outGM[offset], probsTmpLocal, self.copyParams)
+        self.probs_inoutque.FreeTensor(probsTmpLocal)
 
 
 __all__ = ["KernelMoeTokenUnpermuteWithEp"]

@@ -17,9 +17,14 @@ This is our own Python, written from a side-by-side reading of the upstream sour
 names, parameter structs, the order of the steps and the tiling-data field names follow
 upstream so the two can be compared by eye; comments are ours.
 
-The upstream file is shared with a "permute" flavour (``isUnpermute == false``, used by another
-operator); ``TilingMoeTokenUnpermuteWithEp`` always passes ``isUnpermute = true``, so only that
-flavour is ported here.
+Upstream's source computes two flavours with one function (``isUnpermute``): this operator's
+``TilingMoeTokenUnpermuteWithEp`` passes ``isUnpermute = true``; ``false`` is the flavour
+``MoeTokenPermuteWithEpGrad`` registers. That operator's tiling source at the same commit
+(``moe/moe_token_permute_with_ep_grad/op_host/moe_token_permute_with_ep_grad_tiling.{h,cpp}``)
+is this one with other names: the same parameter structs, checks, steps and 15 tiling-data
+fields; only the compute function's name, its workspace (none) and its entries differ. So both
+flavours are ported once, here (:func:`TilingSteps`), and
+``op_models.moe_token_permute_with_ep_grad.tiling`` imports them.
 
 Deviations from upstream
 ------------------------
@@ -31,9 +36,11 @@ Deviations from upstream
    values; upstream then logs an error and the tiling still *succeeds* with a block dim of 0.
    That is reproduced, with a warning in the result (the aclnn layer rejects such a range).
 4. Signed 64-bit overflow is not modelled (Python integers); C truncating division and
-   remainder are.
-5. ``SetTilingKey`` with a probs dtype outside fp32 / fp16 / bf16 logs an error and keeps key
-   0 (upstream's behaviour, asserted by its UT); a warning is added to the result.
+   remainder, the ``int`` truncation of ``num_topk`` and the two's-complement ``AlignN`` of a
+   negative size (a UB smaller than the 5120-byte reserve) are.
+5. ``SetTilingKey`` with a probs dtype outside fp32 / fp16 / bf16 (``isUnpermute`` flavour)
+   logs an error and keeps key 0 (upstream's behaviour, asserted by its UT); a warning is added
+   to the result.
 6. Logging is a list of messages in the result, not the CANN log.
 """
 
@@ -42,7 +49,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from aicore_sim.ascendc.host import (
     GetLengthByType,
@@ -52,6 +59,7 @@ from aicore_sim.ascendc.host import (
     TilingError,
     TilingResult,
     c_div,
+    c_rem,
     canonical_dtype,
     to_i32,
 )
@@ -87,11 +95,9 @@ RANGE_SIZE = 2
 WORKSPACE_SIZE_WITH_M = 16
 BYTE_SIZE_WITH_K = 1024
 SYS_WORKSPACE_SIZE = WORKSPACE_SIZE_WITH_M * BYTE_SIZE_WITH_K * BYTE_SIZE_WITH_K
-MAX_TOPK = 512
+MAX_TOPK = 512  # checked by the isUnpermute flavour only
 RESERVE_SPACE = 5120  # bytes kept for sorted_indices and probs (ComputeMaxHiddenSize)
 
-_INPUT_NAMES = ("permuted_tokens", "sorted_indices", "probs")
-_REQUIRED_INPUTS = (True, True, False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,22 +105,20 @@ _REQUIRED_INPUTS = (True, True, False)
 # --------------------------------------------------------------------------------------------
 
 
-_cdiv, _i32 = c_div, to_i32
-
-
 def AlignN(x: int, N: int) -> int:
-    """``(x + N - 1) & ~(N - 1)``: round up to a power-of-two multiple (two's complement)."""
+    """``(x + N - 1) & ~(N - 1)``: round up to a power-of-two multiple, in int64 two's
+    complement (a negative ``x`` stays negative: -603 -> -512)."""
     return (x + N - 1) & ~(N - 1)
 
 
 def safeMod(a: int, b: int) -> int:
-    """C remainder, 0 for a zero divisor."""
-    return 0 if b == 0 else a - b * _cdiv(a, b)
+    """C remainder (sign of the dividend), 0 for a zero divisor."""
+    return 0 if b == 0 else c_rem(a, b)
 
 
 def safeDiv(a: int, b: int) -> int:
     """C truncating division, 0 for a zero divisor."""
-    return 0 if b == 0 else _cdiv(a, b)
+    return 0 if b == 0 else c_div(a, b)
 
 
 def isFloatDtype(inputDtypeSize: int) -> bool:
@@ -163,6 +167,8 @@ class TilingParam:
 
 @dataclass
 class MoeTokenUnpermuteWithEpParam:
+    """The intermediate record (upstream's permute-grad source keeps this struct name too)."""
+
     input: InputParam = field(default_factory=InputParam)
     hiddenTiling: TilingParam = field(default_factory=TilingParam)
     tokenTiling: TilingParam = field(default_factory=TilingParam)
@@ -172,7 +178,8 @@ class MoeTokenUnpermuteWithEpParam:
 
 @dataclass
 class TilingData:
-    """``MoeTokenUnpermuteWithEpTilingData``: 15 int64 fields, upstream order and names."""
+    """``MoeTokenUnpermuteWithEpTilingData``: 15 int64 fields, upstream order and names (the
+    permute grad's ``MoeTokenPermuteWithEpGradTilingData`` has the same fields)."""
 
     hidden_size: int = 0
     permuted_probs_grad_length: int = 0
@@ -198,6 +205,10 @@ class TilingData:
         """Field name -> value, in serialisation order."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def flat_dict(self) -> dict[str, int]:
+        """Same as :meth:`as_dict` (the struct is flat); the op model's generic name."""
+        return self.as_dict()
+
     def to_string(self) -> str:
         """The values as upstream's UT prints them (``TilingData2Str``: each followed by a
         space)."""
@@ -214,6 +225,9 @@ class TilingData:
         return cls(*(int(v) for v in values))
 
 
+N_FIELDS = len(fields(TilingData))  # 15
+
+
 @dataclass(frozen=True)
 class TilingContext:
     """The inputs of one tiling call.
@@ -221,17 +235,20 @@ class TilingContext:
     ``inputs`` in IR order (``permuted_tokens``, ``sorted_indices``, ``probs``; ``None`` =
     absent). ``attrs`` maps the IR attribute index to its value (0 ``num_topk``, 1 ``range``,
     2 ``padded_mode``, 3 ``restore_shape``); a missing key is an absent attribute.
+    ``INPUT_NAMES``: the operator's input names, for messages.
     """
+
+    INPUT_NAMES: ClassVar[tuple[str, ...]] = ("permuted_tokens", "sorted_indices", "probs")
 
     inputs: tuple[TensorDesc | None, ...]
     attrs: Mapping[int, Any] = field(default_factory=dict)
     node_name: str = OP_TYPE
 
     def __post_init__(self) -> None:
-        padded = tuple(self.inputs) + (None,) * (len(_INPUT_NAMES) - len(self.inputs))
-        if len(padded) != len(_INPUT_NAMES):
-            raise ValueError(f"{OP_TYPE} has {len(_INPUT_NAMES)} inputs, got {len(self.inputs)}")
-        object.__setattr__(self, "inputs", padded)
+        n = len(self.INPUT_NAMES)
+        if len(self.inputs) > n:
+            raise ValueError(f"{self.node_name} has {n} inputs, got {len(self.inputs)}")
+        object.__setattr__(self, "inputs", tuple(self.inputs) + (None,) * (n - len(self.inputs)))
         object.__setattr__(self, "attrs", dict(self.attrs))
 
     @classmethod
@@ -267,9 +284,9 @@ class TilingContext:
         return self.inputs[index] if 0 <= index < len(self.inputs) else None
 
 
-class _RunContext(RunContext):
-    """Mutable stand-in for ``gert::TilingContext`` during one call (private); the generic
-    accessors and logging are :class:`aicore_sim.ascendc.host.RunContext`."""
+class TilingRunContext(RunContext):
+    """Mutable stand-in for ``gert::TilingContext`` during one call (generic accessors and
+    logging: :class:`aicore_sim.ascendc.host.RunContext`)."""
 
     ctx: TilingContext
     platform: PlatformAdapter
@@ -278,7 +295,8 @@ class _RunContext(RunContext):
     def result(self, status: int, param: MoeTokenUnpermuteWithEpParam | None) -> TilingResult:
         if status != GRAPH_SUCCESS:
             rule, msg = self.errors[0] if self.errors else ("unknown", "tiling failed")
-            return TilingResult("failed", error=f"{OP_TYPE} tiling failed [{rule}]: {msg}",
+            return TilingResult("failed", error=f"{self.GetNodeName()} tiling failed [{rule}]: "
+                                f"{msg}",
                                 rule=rule, warnings=tuple(self.warnings), log=tuple(self.log))
         return TilingResult("success", self.tiling_key, self.saved, list(self.workspace),
                             self.block_dim, warnings=tuple(self.warnings), log=tuple(self.log),
@@ -304,10 +322,12 @@ def ComputeMaxHiddenSize(param: MoeTokenUnpermuteWithEpParam, bufferNum: int) ->
     return AlignN(maxHiddenSize - ALIGN_512, ALIGN_512)
 
 
-def MoeTokenUnpermuteWithEpInputParamCheck(context: _RunContext, isUnpermute: bool) -> int:
-    """num_topk >= 1; both required inputs present; tokens 2-D; probs 2-D with dim1 = num_topk,
-    sorted_indices dim0 = probs dim0 x dim1, topK <= 512."""
+def MoeTokenUnpermuteWithEpInputParamCheck(context: TilingRunContext, isUnpermute: bool) -> int:
+    """num_topk >= 1; both required inputs present; tokens 2-D; with probs: in the isUnpermute
+    flavour 2-D with dim1 = num_topk, sorted_indices dim0 = probs dim0 x dim1, topK <= 512;
+    else 1-D."""
     ctx = context.ctx
+    names = ctx.INPUT_NAMES
     tokensShape = ctx.GetInputShape(0)
     indicesShape = ctx.GetInputShape(1)
     probsShape = ctx.GetInputShape(2)
@@ -316,18 +336,18 @@ def MoeTokenUnpermuteWithEpInputParamCheck(context: _RunContext, isUnpermute: bo
         context.LogE("null_attr", "attribute num_topk (IR index 0) is absent; upstream "
                      "dereferences a null pointer here")
         return GRAPH_FAILED
-    inputTopK = _i32(int(tmpTopK))
+    inputTopK = to_i32(int(tmpTopK))  # int inputTopK = *tmpTopK
     if inputTopK < 1:
         context.LogE("topk_min", f"num_topk must be at least 1, got {inputTopK} "
                      "(input num TopK cannot less than 1)")
         return GRAPH_FAILED
     if tokensShape is None or indicesShape is None:
-        missing = "permuted_tokens" if tokensShape is None else "sorted_indices"
+        missing = names[0] if tokensShape is None else names[1]
         context.LogE("null_desc", f"{missing} is missing (permutedTokens or sortedIndices is "
                      "nullptr)")
         return GRAPH_FAILED
     if len(tokensShape) != 2:
-        context.LogE("tokens_dim_num", f"permuted_tokens must be 2-D, got shape "
+        context.LogE("tokens_dim_num", f"{names[0]} must be 2-D, got shape "
                      f"{list(tokensShape)} ({len(tokensShape)} dims)")
         return GRAPH_FAILED
     if probsShape is not None:
@@ -351,10 +371,15 @@ def MoeTokenUnpermuteWithEpInputParamCheck(context: _RunContext, isUnpermute: bo
                 context.LogE("topk_max", f"topK (probs dim1) must not exceed {MAX_TOPK}, "
                              f"got {topK}")
                 return GRAPH_FAILED
+        elif probsDimNum != 1:
+            context.LogE("probs_dim_num", f"{names[2]} must be 1-D, got shape "
+                         f"{list(probsShape)} ({probsDimNum} dims) (permutedProbsGrad's shape "
+                         "is not 1D)")
+            return GRAPH_FAILED
     return GRAPH_SUCCESS
 
 
-def Init(context: _RunContext, topK: int, param: MoeTokenUnpermuteWithEpParam,
+def Init(context: TilingRunContext, topK: int, param: MoeTokenUnpermuteWithEpParam,
          isUnpermute: bool) -> None:
     """Platform limits, dtype sizes, the EP range and the shape fields (deviation 3)."""
     ascendPlaform = context.platform
@@ -372,7 +397,7 @@ def Init(context: _RunContext, topK: int, param: MoeTokenUnpermuteWithEpParam,
         ctx.GetInputTensor(UNPERMUTE_WITH_EP_INPUT_IDX).dtype)
     param.input.isUnpermute = isUnpermute
 
-    inputTopK = _i32(int(context.attr(UNPERMUTE_WITH_EP_ARRT_TOPK)))
+    inputTopK = to_i32(int(context.attr(UNPERMUTE_WITH_EP_ARRT_TOPK)))
     rangePtr = context.attr(UNPERMUTE_WITH_EP_ARRT_RANGE)
     if rangePtr is not None:
         if len(rangePtr) != RANGE_SIZE:
@@ -387,9 +412,9 @@ def Init(context: _RunContext, topK: int, param: MoeTokenUnpermuteWithEpParam,
         param.input.start = 0
         param.input.end = 0
 
-    param.input.numOutTokens = tokensShape[0]  # rows of permuted_tokens
+    param.input.numOutTokens = tokensShape[0]  # rows of the permuted tokens (or grad)
     param.input.hiddenSize = tokensShape[1]
-    param.input.totalLength = sortedIndicesShape[0]  # N * K (tokens may hold fewer rows)
+    param.input.totalLength = sortedIndicesShape[0]  # N * K slots (tokens may hold fewer rows)
     if isUnpermute:
         if probsShape is not None:
             param.input.probsDtypeSize = GetLengthByType(
@@ -403,7 +428,9 @@ def Init(context: _RunContext, topK: int, param: MoeTokenUnpermuteWithEpParam,
             param.input.PermuteProbGradSize = 1
             param.input.haveProbs = False
             param.input.tokensNum = safeDiv(param.input.totalLength, param.input.topK)
-    else:  # the permute flavour of the shared source (not reachable from this operator)
+    else:
+        # the permute grad passes the attribute itself as topK, so only an attribute beyond
+        # int32 (truncated in inputTopK) gives 1
         param.input.topK = topK if inputTopK == topK else 1
         param.input.PermuteProbGradSize = 1
         param.input.haveProbs = probsShape is not None
@@ -474,9 +501,10 @@ def TilingToken(param: MoeTokenUnpermuteWithEpParam) -> None:
         param.tokenTiling.num = safeDiv(param.tokenPerCore.length, maxTokenSize)
 
 
-def SetTilingKey(context: _RunContext, isUnpermute: bool,
+def SetTilingKey(context: TilingRunContext, isUnpermute: bool,
                  param: MoeTokenUnpermuteWithEpParam) -> None:
-    """0 without probs; 1 / 2 / 3 for probs in fp32 / fp16 / bf16 (deviation 5)."""
+    """0 without probs; the isUnpermute flavour 1 / 2 / 3 for probs in fp32 / fp16 / bf16
+    (deviation 5), the other 1."""
     if param.input.haveProbs:
         if isUnpermute:
             dataTensor2Type = canonical_dtype(
@@ -499,9 +527,9 @@ def SetTilingKey(context: _RunContext, isUnpermute: bool,
         param.core.tilingKey = TILINGKEY_PROB_NONE
 
 
-def SetTilingData(context: _RunContext, param: MoeTokenUnpermuteWithEpParam) -> None:
+def SetTilingData(context: TilingRunContext, param: MoeTokenUnpermuteWithEpParam) -> None:
     """Save the 15 fields and the block dim (``usedCoreNum``)."""
-    td = TilingData(
+    context.saved = TilingData(
         hidden_size=param.input.hiddenSize,
         permuted_probs_grad_length=param.input.PermuteProbGradSize,
         top_k=param.input.topK,
@@ -518,23 +546,23 @@ def SetTilingData(context: _RunContext, param: MoeTokenUnpermuteWithEpParam) -> 
         tokens_splited_remain=param.tokenTiling.remain,
         buffer_num=param.core.bufferNum,
     )
-    context.saved = td
-    context.block_dim = param.core.usedCoreNum
+    context.SetBlockDim(param.core.usedCoreNum)
 
 
-def DebugPrint(context: _RunContext, param: MoeTokenUnpermuteWithEpParam) -> None:
+def DebugPrint(context: TilingRunContext, param: MoeTokenUnpermuteWithEpParam) -> None:
     context.LogD(f"coreNum: {param.core.usedCoreNum}, maxCoreMemory: "
-                 f"{param.core.maxCoreMemory}, remainMemorySpace: "
-                 f"{param.core.remainMemorySpace}, tilingKey: {param.core.tilingKey}, "
-                 f"bufferNum: {param.core.bufferNum}")
+                 f"{param.core.maxCoreMemory}, maxCoreNum: {param.core.maxCoreNum}, "
+                 f"remainMemorySpace: {param.core.remainMemorySpace}, tilingKey: "
+                 f"{param.core.tilingKey}, bufferNum: {param.core.bufferNum}")
     context.LogD(f"input: {param.input}")
     context.LogD(f"hiddenTiling: {param.hiddenTiling}, tokenTiling: {param.tokenTiling}, "
                  f"tokenPerCore: {param.tokenPerCore}")
 
 
-def UnpermuteWithEpTilingCompute(context: _RunContext, topK: int, isUnpermute: bool
-                                 ) -> tuple[int, MoeTokenUnpermuteWithEpParam | None]:
-    """Checks, then Init / cores / hidden split / buffers / token split / key / save."""
+def TilingSteps(context: TilingRunContext, topK: int, isUnpermute: bool
+                ) -> tuple[int, MoeTokenUnpermuteWithEpParam | None]:
+    """The body both operators' ``...TilingCompute`` share: checks, then Init / cores / hidden
+    split / buffers / UB left / token split / key / save; no workspace."""
     param = MoeTokenUnpermuteWithEpParam()
     if MoeTokenUnpermuteWithEpInputParamCheck(context, isUnpermute) == GRAPH_FAILED:
         return GRAPH_FAILED, None
@@ -547,9 +575,17 @@ def UnpermuteWithEpTilingCompute(context: _RunContext, topK: int, isUnpermute: b
     SetTilingKey(context, isUnpermute, param)
     SetTilingData(context, param)
     DebugPrint(context, param)
-    context.workspace = [SYS_WORKSPACE_SIZE]
-    context.tiling_key = param.core.tilingKey
+    context.SetTilingKey(param.core.tilingKey)
     return GRAPH_SUCCESS, param
+
+
+def UnpermuteWithEpTilingCompute(context: TilingRunContext, topK: int, isUnpermute: bool
+                                 ) -> tuple[int, MoeTokenUnpermuteWithEpParam | None]:
+    """:func:`TilingSteps`, then the 16 MiB workspace."""
+    status, param = TilingSteps(context, topK, isUnpermute)
+    if status == GRAPH_SUCCESS:
+        context.SetWorkspace([SYS_WORKSPACE_SIZE])
+    return status, param
 
 
 def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: PlatformAdapter
@@ -559,7 +595,7 @@ def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: Plat
     ``platform_ascendc`` is anything with ``GetCoreNumAiv()`` and ``GetCoreMemSize(mem)``,
     normally ``aicore_sim.ascendc.PlatformAscendC(platform)``.
     """
-    run = _RunContext(context, platform_ascendc)
+    run = TilingRunContext(context, platform_ascendc)
     status, param = UnpermuteWithEpTilingCompute(run, -1, True)
     return run.result(status, param)
 
@@ -576,8 +612,10 @@ def TilingPrepareForMoeTokenUnpermuteWithEp(compile_info: object = None) -> int:
 
 
 __all__ = [
-    "GRAPH_FAILED", "GRAPH_SUCCESS", "OP_TYPE", "SYS_WORKSPACE_SIZE", "GetLengthByType",
+    "GRAPH_FAILED", "GRAPH_SUCCESS", "N_FIELDS", "OP_TYPE", "SYS_WORKSPACE_SIZE", "AlignN",
+    "ComputeMaxHiddenSize", "ComputeUnitHSpace", "GetLengthByType",
     "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "TensorDesc", "TilingContext",
     "TilingData", "TilingError", "TilingMoeTokenUnpermuteWithEp",
-    "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult", "canonical_dtype", "tiling_func",
+    "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult", "TilingRunContext", "TilingSteps",
+    "UnpermuteWithEpTilingCompute", "canonical_dtype", "tiling_func",
 ]
