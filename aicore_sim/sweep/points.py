@@ -1,17 +1,20 @@
 """Sweep points: expansion of a spec into hashed points, and batching (step: sweep set-up).
 
 A point is one launch: a value for every axis of the spec. Its key is a hash of the op, the
-mode, the seed and the axis values, so the same point in a later run (``--resume``) or in
-another spec has the same key. Points that differ only in timing-only platform axes (HBM
-bandwidth, clock) share a *record group*: a worker records the kernel once and replays it for
-each of them.
+mode, the seed, the axis values and the simulator build (:func:`model_fingerprint`), so the
+same point in a later run (``--resume``) or in another spec has the same key, and a result is
+never reused by a simulator whose sources, costs or operator port differ. Points that differ
+only in timing-only platform axes (HBM bandwidth, clock) share a *record group*: a worker
+records the kernel once and replays it for each of them.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,15 +45,44 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+_OWN_PACKAGE = Path(__file__).resolve().parents[1]  # aicore_sim
+
+
+@functools.cache
+def model_fingerprint(op: str) -> str:
+    """Hash of the files every result of operator ``op`` depends on besides its point: the
+    simulator's Python sources and data files (costs, platforms) and those of the top-level
+    package holding the op's tiling space (its port, tiling and shared helpers). A few ms,
+    once per process and op."""
+    dirs = [_OWN_PACKAGE]
+    try:
+        from aicore_sim.sweep.ops import get_op
+
+        top = sys.modules[type(get_op(op)).__module__.partition(".")[0]]
+        dirs += [Path(d).resolve() for d in getattr(top, "__path__", ())]
+    except (ValueError, KeyError, ImportError):
+        pass  # an op that cannot be found: its points fail to run, keyed on the simulator
+    h = hashlib.sha256()
+    for d in dict.fromkeys(dirs):
+        files = sorted(f for pattern in ("*.py", "*.toml") for f in d.rglob(pattern)
+                       if "__pycache__" not in f.parts)
+        for f in files:
+            h.update(f.relative_to(d).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def point_key(op: str, mode: str, seed: int | None, axes: dict[str, Any]) -> str:
-    """Stable hash of a point (auto-valued tiling axes are dropped: same as not given)."""
+    """Stable hash of a point and the simulator build (auto-valued tiling axes are dropped:
+    same as not given)."""
     clean = {k: v for k, v in axes.items() if v != AUTO}
-    return _digest({"op": op, "mode": mode, "seed": seed, "axes": clean})
+    return _digest({"op": op, "mode": mode, "seed": seed, "axes": clean,
+                    "model": model_fingerprint(op)})
 
 
 def spec_hash(spec: SweepSpec) -> str:
-    """Hash of what a sweep's rows depend on: the spec less its name and report options, and
-    the bytes of every case file it names (``--resume`` continues only the same sweep)."""
+    """Hash of what a sweep's rows depend on: the spec less its name and report options, the
+    bytes of every case file it names and the simulator build (``--resume`` continues only
+    the same sweep run by the same simulator)."""
     d = {k: v for k, v in asdict(spec).items() if k not in ("name", "heatmap")}
     files = {}
     for c in spec.axes.get("case", []):
@@ -58,7 +90,7 @@ def spec_hash(spec: SweepSpec) -> str:
             files[str(c)] = hashlib.sha256(Path(str(c)).read_bytes()).hexdigest()
         except OSError:
             pass  # a bundled case name
-    return _digest({"spec": d, "case_files": files})
+    return _digest({"spec": d, "case_files": files, "model": model_fingerprint(spec.op)})
 
 
 def make_point(op: str, mode: str, seed: int | None, axes: dict[str, Any]) -> Point:

@@ -284,9 +284,9 @@ def check_out(spec: SweepSpec, out: Path, resume: bool) -> list[dict[str, Any]]:
             old = None
         new = spec_hash(spec)
         if old != new:
-            raise SpecError(f"--resume: {out} holds the results of another sweep spec (spec "
-                            f"hash {old or 'missing'}, this spec {new}); resuming would mix "
-                            "them: choose another --out")
+            raise SpecError(f"--resume: {out} holds the results of another sweep spec or of "
+                            f"another simulator build (spec hash {old or 'missing'}, this "
+                            f"spec here {new}); resuming would mix them: choose another --out")
     return existing
 
 

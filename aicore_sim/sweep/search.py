@@ -20,6 +20,7 @@ from typing import Any
 from aicore_sim.sweep.ops import get_op, op_for_case
 from aicore_sim.sweep.points import Point, make_point
 from aicore_sim.sweep.run import ResultWriter, rank, read_rows, run_points, verify_rows
+from aicore_sim.sweep.spec import SpecError
 from aicore_sim.sweep.worker import build_platform, columns
 
 
@@ -99,6 +100,12 @@ def search(case: str, executor: Executor, out: str | Path, *, platform: str = "a
         return make_point(op, mode, seed, {**base, "strategy": strategy, **knobs})
 
     done = {r["key"]: r for r in read_rows(out)}
+    ours = {pt(s, {}).key for s in space.strategies} | {pt("upstream", k).key for k in grid}
+    foreign = len(done.keys() - ours)
+    if foreign:
+        raise SpecError(f"{out}: holds {foreign} results of another search or of another "
+                        "simulator build; a search continues only its own: choose another "
+                        "folder or empty this one")
     all_rows: list[dict[str, Any]] = []
 
     def run(points: list[Point]) -> None:
