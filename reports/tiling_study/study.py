@@ -51,7 +51,7 @@ def write_summary(rows: list[dict], tokens: int, budget: int, workers: int, wall
     lines = ["| case | platform | points (legal space) | upstream cycles (µs) | upstream tiling "
              "| upstream bound by, % roofline | best cycles (µs) | best tiling | best bound by, "
              "% roofline | speed-up | verified |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    short = default_op().tiling_short  # E, R, EA, hA of the cases' operator
+    short = default_op().tiling_space.tiling_short  # E, R, EA, hA of the cases' operator
     for r in rows:
         u, b = r["upstream"], r["best"]
         lines.append(
