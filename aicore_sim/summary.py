@@ -434,8 +434,8 @@ def format_summary(d: Mapping[str, Any]) -> str:
             lines.append(f"VECTOR cycles lost to UB bank conflicts: "
                          f"{d['bank_conflict_cycles']:,} (all cores)")
         if d.get("same_granule_cycles"):
-            lines.append(f"copy cycles queued on GM granules other cores request at once: "
-                         f"{d['same_granule_cycles']:,} (all cores)")
+            lines.append(f"cycles queued on GM granules other cores request at once (copies "
+                         f"and the kernel entry): {d['same_granule_cycles']:,} (all cores)")
         lines.append(
             f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
             f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s; HBM traffic "
