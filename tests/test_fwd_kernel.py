@@ -195,12 +195,16 @@ def test_removed_mte2_s_and_v_s_is_the_race_on_the_indices(monkeypatch):
     assert "SCALAR GetValue.UB indices_inque" in race.message
 
 
-@pytest.mark.parametrize("case,auto_sync", [(FP32_PROBS, False)], ids=["key1-noauto"])
+@pytest.mark.parametrize("case,auto_sync", [(FP32_PROBS, False), (NO_PROBS, False),
+                                            (BF16_PROBS, True)],
+                         ids=["key1-noauto", "key0-noauto", "key3-auto"])
 def test_removed_v_s_lets_the_scalar_unit_run_ahead(monkeypatch, case, auto_sync):
     """V->S also paces the scalar unit: without it, when the vector pipe lags (Muls + Add per
-    term), the scalar unit sets S->V again before the vector pipe has waited on the last one.
-    (With auto-sync on, bf16 probs: the scalar unit's auto-sync wait for each prob's Cast and
-    its 11-cycle UB reads hold it back enough that the vector pipe no longer lags: covered.)"""
+    term; Cast + Add without probs), the scalar unit sets S->V again before the vector pipe
+    has waited on the last one. Auto-sync does not prevent it either (bf16 probs: the
+    auto-sync wait for each prob's Cast and the 11-cycle UB reads hold the scalar unit back,
+    but not enough). Judged from the timeline (``CoreSim.check_finished``): a judgement from
+    the order the replay's processes ran in once missed the last two."""
     res = run_without(monkeypatch, {HardEvent.V_S}, case, auto_sync)
     doubles = [h for h in res.hazards if h.kind == "double_set"]
     assert doubles, [str(h) for h in res.hazards]
@@ -211,16 +215,13 @@ def test_removed_v_s_lets_the_scalar_unit_run_ahead(monkeypatch, case, auto_sync
 #   MTE2_S alone: V->S covers the copy (MTE2 SetFlag<MTE2_V> -> V WaitFlag (DeQue) -> V->S);
 #   S_MTE2, S_V: the scalar unit is in order and blocking, every later MTE2 / V instruction is
 #     issued after the read has completed (docs/model.md, "Compiler auto-sync");
-#   V_S on the fp16 no-probs case: no vector result is read by the scalar unit and the vector
-#     pipe (Cast + Add only) never lags the scalar unit, so S_V is never set twice;
-#   any pair with auto-sync on: the auto-sync wait orders the read after its producer (and,
-#     for V_S on bf16 probs, paces the scalar unit so S_V is not set twice either).
+#   any pair but V_S with auto-sync on: the auto-sync wait orders the read after its producer
+#     (V_S also paces the scalar unit: test_removed_v_s_lets_the_scalar_unit_run_ahead).
 COVERED = [
     (HardEvent.MTE2_S, BF16_PROBS, False), (HardEvent.MTE2_S, NO_PROBS, False),
     (HardEvent.S_MTE2, BF16_PROBS, False), (HardEvent.S_V, BF16_PROBS, False),
     (HardEvent.S_MTE2, NO_PROBS, False), (HardEvent.S_V, FP32_PROBS, False),
-    (HardEvent.V_S, NO_PROBS, False),
-] + [(e, BF16_PROBS, True) for e in INDEX_FLAGS]
+] + [(e, BF16_PROBS, True) for e in INDEX_FLAGS if e is not HardEvent.V_S]
 
 
 @pytest.mark.parametrize("event,case,auto_sync", COVERED,

@@ -179,16 +179,17 @@ class CoreSim:
         self.releases: list[int] = []  # (WaitFlag index, SetFlag index)
         # (pipe, start, end, cause code, what) as ints; trace.py says what `what` is per cause
         self.stalls: list[int] = []
-        # (SetFlag index, index still pending, cycle of the new set): candidates, confirmed by
-        # check_finished against when the pending one was consumed
+        # (SetFlag index, the earliest set of its flag still pending at its cycle), found by
+        # check_finished from the timeline
         self.double_sets: list[tuple[int, int]] = []
-        self._double: list[tuple[int, int, int]] = []
+        self._sets: dict[int, list[tuple[int, int]]] = {}  # flag key -> (SetFlag, cycle)
 
     # -- flags -------------------------------------------------------------------------------
 
     def _set_flag(self, key: int, index: int, at: int) -> None:
         """SetFlag ``index`` makes flag ``key`` visible at cycle ``at``."""
         self.sets_left[key] -= 1
+        self._sets.setdefault(key, []).append((index, at))
         waiter = self.flag_waiters.pop(key, None)
         if waiter is not None:
             fire_at(self.env, waiter, at - self.env.now, (index, at))
@@ -197,8 +198,6 @@ class CoreSim:
         if pending is None:
             self.flags[key] = deque(((index, at),))
         else:
-            if pending:
-                self._double.append((index, pending[0][0], at))
             pending.append((index, at))
 
     def _wait_flag(self, pipe: int, i: int, t: int):
@@ -462,17 +461,27 @@ class CoreSim:
 
     def check_finished(self) -> None:
         """After the run: anything still queued or blocked is a deadlock; name it. A SetFlag
-        that found its flag still set when the pipe (on its own clock, ahead of SimPy's)
-        executed it is a double set only if the pending set was still unconsumed at the new
-        set's cycle."""
-        if self._double:
+        is a double set when an earlier set of its flag was still unconsumed at its cycle: not
+        consumed at all, or consumed by a WaitFlag that ended at or after it. Judged from the
+        timeline after the run (each flag's sets in program order, with the WaitFlag that
+        consumed each), not from the order in which the processes happened to run, which
+        differs from the cycles when pipes run ahead of SimPy's clock."""
+        if self._sets:
             consumed_by = dict(zip(self.releases[1::2], self.releases[0::2]))  # set -> wait
             ev = self.events
             end_of = {ev[k]: ev[k + 2] for k in range(0, len(ev), 4)}
-            for new, old, at in self._double:
-                wait = consumed_by.get(old)
-                if wait is None or end_of.get(wait, at) >= at:
-                    self.double_sets.append((new, old))
+            for sets in self._sets.values():
+                for k in range(1, len(sets)):
+                    new, at = sets[k]
+                    j = k
+                    while j > 0:
+                        wait = consumed_by.get(sets[j - 1][0])
+                        if wait is not None and end_of.get(wait, at) < at:
+                            break
+                        j -= 1
+                    if j < k:
+                        self.double_sets.append((new, sets[j][0]))
+            self.double_sets.sort()
         if self.blocked:
             pipe, what = next(iter(sorted(self.blocked.items())))
             raise DeadlockError(f"core {self.core}, pipe {Pipe(pipe).name} {what}, "
