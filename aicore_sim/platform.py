@@ -151,6 +151,10 @@ class Costs:
     # their streams holds its MTE for at least k x serial_cycles (0 = off).
     gm_serial_granule_bytes: int = 512
     gm_serial_cycles: float = 0.0
+    # The chip fabric between the cores and GM ([gm] fabric_ai_core_bytes_per_cycle, per AI
+    # core, i.e. per AIC + its AIVs, as the ini ddr_rate; engine/fabric.py): UB -> GM writes
+    # share what the streaming reads leave of it (0 = not modelled).
+    gm_fabric_ai_core_bytes_per_cycle: float = 0.0
     # UB bank groups ([ub]; cost.py): 0 = no bank model. A UB address's bank group is
     # (addr // ub_block_bytes) mod ub_bank_groups, its bank that group and addr // ub_bank_bytes;
     # the APIs in ub_bank_apis cost b + repeats x ub_beat_cycles x beats per repeat.
@@ -360,6 +364,8 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         l2_line_bytes=int(doc.get("l2", {}).get("line_bytes", 0)),
         gm_serial_granule_bytes=int(doc["gm"].get("serial_granule_bytes", 512)),
         gm_serial_cycles=float(doc["gm"].get("serial_cycles_per_request", 0.0)),
+        gm_fabric_ai_core_bytes_per_cycle=float(
+            doc["gm"].get("fabric_ai_core_bytes_per_cycle", 0.0)),
         **_ub_banks(doc.get("ub", {})),
     )
     costs.curve(costs.mte2_profile)

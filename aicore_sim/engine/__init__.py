@@ -13,6 +13,7 @@ import simpy
 
 from aicore_sim.cost import kernel_entry_cycles
 from aicore_sim.engine.core import ChipBarrier, Columns, CoreSim, prepare
+from aicore_sim.engine.fabric import Fabric
 from aicore_sim.engine.gm import GmBandwidth
 from aicore_sim.engine.groups import groups
 from aicore_sim.engine.l2 import L2Result
@@ -62,6 +63,8 @@ def prepare_all(streams: list[list[Instr]], platform, l2_always_hits: bool = Fal
 def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     env = simpy.Environment()
     gm = GmBandwidth(env, platform.hbm_bytes_per_cycle)
+    per_core = float(platform.costs.gm_fabric_ai_core_bytes_per_cycle)
+    fabric = Fabric(env, per_core * int(platform.aic_core_num), gm) if per_core > 0 else None
     start = int(platform.op_head_cycles)
     key = prepared_key(platform)
     held = None if prepared is None else prepared.get(key)
@@ -89,7 +92,7 @@ def _replay(streams, platform, image, allocations, prepared, group) -> Trace:
     for members in parts:
         c = members[0]
         sim = CoreSim(env, c, streams[c], platform, gm, image, start, columns[c],
-                      weight=len(members), barrier=barrier, entry=entry)
+                      weight=len(members), barrier=barrier, entry=entry, fabric=fabric)
         cores.append(sim)
         env.process(sim.issuer_process())
         for p in (Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3):

@@ -36,6 +36,7 @@ S, V, MTE2, MTE3 = Pipe.SCALAR, Pipe.VECTOR, Pipe.MTE2, Pipe.MTE3
 _SET, _WAIT, _BARRIER = Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER
 _SYNC_ALL = Opcode.SYNC_ALL
 _GV_GM, _GV_UB, _SV_UB = Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VALUE_UB
+_WRITE = Opcode.COPY_UB_TO_GM
 _EVENT_INDEX = {e: n for n, e in enumerate(HardEvent)}
 
 
@@ -86,6 +87,7 @@ class Columns(NamedTuple):
     eff: list[bool]  # has a numeric effect
     pipe_of: bytearray  # the pipe number of each instruction
     sets_left: dict[int, int]  # SetFlags per flag key
+    fab: list[int]  # bytes a UB -> GM write moves across the chip fabric (engine/fabric.py)
 
 
 def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Columns:
@@ -97,6 +99,8 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Column
     by the streams of one launch, which share Instr objects."""
     n = len(stream)
     occ, issue, gmb, lat, conf = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n
+    fab = [0] * n
+    fabric = platform.costs.gm_fabric_ai_core_bytes_per_cycle > 0
     kind, fkey, eff = [0] * n, [0] * n, [False] * n
     pipe_of = bytearray(n)
     sets_left: dict[int, int] = {}
@@ -110,6 +114,8 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Column
         if c is None:
             c = priced[id(ins)] = price(ins, platform)
         occ[i], issue[i], gmb[i], lat[i], conf[i] = c
+        if fabric and op is _WRITE:
+            fab[i] = c[2]
         pipe_of[i] = ins.pipe
         if op is _SET or op is _WAIT:
             key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
@@ -122,7 +128,8 @@ def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Column
             kind[i] = 3
         elif op in has_effect:
             eff[i] = True
-    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, pipe_of, sets_left)
+    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, pipe_of, sets_left,
+                   fab)
 
 
 class CoreSim:
@@ -131,8 +138,10 @@ class CoreSim:
     def __init__(self, env: simpy.Environment, core: int, stream: list[Instr], platform,
                  gm: GmBandwidth, image: MemoryImage | None, start: int,
                  prepared: Columns | None = None, weight: int = 1,
-                 barrier: ChipBarrier | None = None, entry: tuple[int, int] = (0, 0)) -> None:
+                 barrier: ChipBarrier | None = None, entry: tuple[int, int] = (0, 0),
+                 fabric=None) -> None:
         self.env, self.core, self.stream = env, core, stream
+        self.fabric = fabric  # the chip fabric writes cross (fabric.py), or None
         self.barrier = barrier  # the launch's SyncAll barrier
         self.syncs = 0  # SyncAll calls passed
         self.weight = weight  # cores whose timeline this one stands for (engine/__init__.py)
@@ -156,6 +165,7 @@ class CoreSim:
         self.occ, self.issue, self.gmb, self.lat = (prepared.occ, prepared.issue,
                                                     prepared.gmb, prepared.lat)
         self.wbb, self.conf = prepared.wbb, prepared.conf
+        self.fab = prepared.fab
         self.kind, self.fkey, self.eff = prepared.kind, prepared.fkey, prepared.eff
         self.pipe_of = prepared.pipe_of
         self.sets_left = dict(prepared.sets_left)  # counted down by the replay
@@ -261,7 +271,10 @@ class CoreSim:
         """
         env, q, occ, gmb, lat, wbb = (self.env, self.q[pipe], self.occ, self.gmb, self.lat,
                                       self.wbb)
-        conf = self.conf
+        conf, fab = self.conf, self.fab
+        fabric = self.fabric.transfer if self.fabric is not None else None
+        reads = pipe == MTE2 and fabric is not None
+        fresh = True  # the next read opens a stream (fabric.py): the pipe waited since
         stream, kind, fkey, eff = self.stream, self.kind, self.fkey, self.eff
         events, ub, done, watch = self.events, self.ub, self.done, self.watch
         ends, popped, issued_at = self.ends[pipe], self.popped[pipe], self.issued_at
@@ -280,6 +293,8 @@ class CoreSim:
             i = q.popleft()
             t_issue = issued_at[i]
             now = env.now
+            if t_issue > t:
+                fresh = True  # the pipe waited for the issuer
             start = t_issue if t_issue > t else t
             if start < now:
                 start = now
@@ -297,8 +312,12 @@ class CoreSim:
                     if at > start:
                         stalls += (pipe, start, at, _FLAG, i)
                         start = at
+                        fresh = True
                 else:
-                    s, start = yield from self._wait_flag(pipe, i, start)
+                    s, at = yield from self._wait_flag(pipe, i, start)
+                    if at > start:
+                        fresh = True
+                    start = at
                 releases += (i, s)
                 t = start + occ[i]
             elif k == 2:
@@ -307,16 +326,28 @@ class CoreSim:
                     start = vis
                 t = start + occ[i]
                 self._set_flag(fkey[i], i, t)
-            elif gmb[i] or wbb[i] or effect:
+            elif gmb[i] or wbb[i] or effect or fab[i]:
                 if start > now:
                     yield timeout(start - now)
                 if wbb[i]:  # write-backs it evicts load HBM; nothing waits for them
                     transfer(wbb[i], env.now, weight)
                 pending = semantics.read(stream[i], ub, gm_mem) if effect and eff[i] else None
                 floor = env.now + occ[i]
-                if gmb[i]:
-                    if (yield transfer(gmb[i], floor, weight)):
+                if fab[i]:  # a write across the chip fabric (fabric.py)
+                    handle = fabric(fab[i], floor, weight)
+                    if gmb[i]:
+                        if (yield transfer(gmb[i], floor, weight)):
+                            stalls += (pipe, floor, env.now, _GM_BW, gmb[i])
+                    else:
+                        yield timeout(occ[i])
+                    if not handle[1]:
+                        late = yield handle[0]
+                        if late and env.now > floor:
+                            stalls += (pipe, floor, env.now, _GM_BW, fab[i])
+                elif gmb[i]:
+                    if (yield transfer(gmb[i], floor, weight, reads and not fresh)):
                         stalls += (pipe, floor, env.now, _GM_BW, gmb[i])
+                    fresh = False
                 else:
                     yield timeout(occ[i])
                 t = env.now

@@ -20,6 +20,10 @@ floating-point rounding:
   fire: a timer that fires before the prediction only re-arms);
 - at a cycle, the drains due then happen before any transfer starting at it is added,
   whatever order SimPy runs the processes of that cycle in.
+
+The server also keeps the streaming reads in flight (their single-core rate -> weight) for the
+chip fabric's writes (``fabric.py``), and tells the fabric before and after each change of its
+population.
 """
 
 from __future__ import annotations
@@ -41,8 +45,12 @@ class GmBandwidth:
         self.vtime = 0.0  # virtual clock at cycle `last`
         self.last = 0
         self.n = 0  # transfers in flight, weights counted
-        # (virtual drain point, sequence, event, not before, weight)
-        self.active: list[tuple[float, int, simpy.Event, int, int]] = []
+        # streaming reads in flight (fabric.py): their single-core rate -> weight
+        self.streams: dict[float, int] = {}
+        self.fabric = None  # the chip fabric the writes cross, when modelled (fabric.py)
+        # (virtual drain point, sequence, event, not before, weight, streaming read's rate
+        # or 0.0)
+        self.active: list[tuple[float, int, simpy.Event, int, int, float]] = []
         self.seq = 0
         self.due: int | None = None  # predicted cycle of the next drain
         self.timer_at: int | None = None  # cycle of the pending timer
@@ -54,20 +62,41 @@ class GmBandwidth:
                 self.vtime += (now - self.last) * self.rate / self.n
             self.last = now
 
-    def transfer(self, nbytes: int, not_before: int, weight: int = 1) -> simpy.Event:
+    def transfer(self, nbytes: int, not_before: int, weight: int = 1,
+                 stream: bool = False) -> simpy.Event:
         """Start draining ``nbytes`` now (``weight`` such transfers at once); the returned
         event fires at the later of the drain and cycle ``not_before`` (the transfer's
         single-core time), with value True when the drain was the later one (the transfer
-        was limited by shared bandwidth)."""
+        was limited by shared bandwidth). ``stream``: a read its MTE2 issued straight after
+        its previous copy (``fabric.py``: writes yield the fabric to it)."""
         if self.due is not None and self.due <= self.env.now:
             self._drain()  # what drains at this cycle goes before what starts at it
         self._advance()
         ev = self.env.event()
         self.seq += 1
-        heapq.heappush(self.active, (self.vtime + nbytes, self.seq, ev, not_before, weight))
+        fabric = self.fabric
+        if fabric is not None:
+            fabric.changed()
+        cap = nbytes / max(not_before - self.env.now, 1) if stream else 0.0
+        heapq.heappush(self.active, (self.vtime + nbytes, self.seq, ev, not_before, weight,
+                                     cap))
         self.n += weight
+        if stream:
+            self.streams[cap] = self.streams.get(cap, 0) + weight
+        if fabric is not None:
+            fabric.settle()
         self._predict()
         return ev
+
+    def streaming(self) -> float:
+        """Bytes per cycle the streaming reads in flight draw now: each the HBM share of a
+        transfer, at most its single-core rate (summed over distinct rates in order, so the
+        figure does not depend on how cores are grouped)."""
+        if not self.streams:
+            return 0.0
+        share = self.rate / self.n
+        return sum(w * (cap if cap < share else share)
+                   for cap, w in sorted(self.streams.items()))
 
     def _drain(self) -> None:
         """Drain, at the predicted cycle, the head of the queue and every transfer whose
@@ -76,12 +105,23 @@ class GmBandwidth:
         now = self.env.now
         self.due = None
         active = self.active
+        fabric = self.fabric
+        if fabric is not None:
+            fabric.changed()
         head = True
         while active and (head or active[0][0] <= self.vtime + 1e-6):
             head = False
-            _, _, ev, not_before, weight = heapq.heappop(active)
+            _, _, ev, not_before, weight, cap = heapq.heappop(active)
             self.n -= weight
+            if cap:
+                left = self.streams[cap] - weight
+                if left:
+                    self.streams[cap] = left
+                else:
+                    del self.streams[cap]
             fire_at(self.env, ev, not_before - now if not_before > now else 0, now > not_before)
+        if fabric is not None:
+            fabric.settle()
 
     def _predict(self) -> None:
         """The cycle of the next drain, from the state of this cycle (at least the next

@@ -46,6 +46,7 @@ def _key(stream: list[Instr], columns: tuple, platform) -> tuple:
     return (array("q", columns.occ).tobytes(), array("q", columns.issue).tobytes(),
             array("q", columns.gmb).tobytes(), array("q", columns.wbb).tobytes(),
             array("q", columns.lat).tobytes(), array("q", columns.conf).tobytes(),
+            array("q", columns.fab).tobytes(),
             array("b", columns.kind).tobytes(), array("q", columns.fkey).tobytes(),
             bytes(pipe_of), tuple(scalar))
 
