@@ -9,8 +9,9 @@ pipe P of SCALAR, MTE2, VECTOR, MTE3:
   cost of every instruction and the data-cache misses);
 - ``P 2x``: P's costs halved (rounded up);
 
-and ``HBM unlimited``: no transfer waits for the shared HBM bandwidth (each copy takes its
-single-core time). A free copy pipe still shares HBM: that is the ``HBM unlimited`` lever.
+and ``HBM unlimited``: no transfer waits for the shared HBM bandwidth or the chip fabric
+(each copy takes its single-core time). A free copy pipe still shares HBM: that is the
+``HBM unlimited`` lever.
 ``L2 always hits``: every GM read is served from L2 and no write is written back (the L2
 model's upper bound, ``engine/l2.py``); ``UB banks no conflicts``: vector calls cost what they
 would with their operands in distinct bank groups (``cost.bank_beats``).
@@ -50,8 +51,9 @@ def _scale(v: int, change: str) -> int:
 
 def _columns(base: Columns, lever: str, change: str) -> Columns:
     """One core's prepared columns with the scenario's costs (the base is not modified)."""
-    if lever == HBM:
-        return base._replace(gmb=[0] * len(base.gmb), wbb=[0] * len(base.wbb))
+    if lever == HBM:  # the chip fabric's writes too (engine/fabric.py)
+        n = len(base.gmb)
+        return base._replace(gmb=[0] * n, wbb=[0] * n, fab=[0] * n)
     if lever == BANKS:  # the vector calls' conflicts only (copies' are granule queues)
         v = int(Pipe.VECTOR)
         return base._replace(

@@ -101,3 +101,12 @@ def test_the_fabric_is_the_same_for_grouped_and_single_cores():
     for a, b in zip(r.trace.cores, again.cores, strict=True):
         for name in ("index", "start", "end", "pipe", "stall_rows"):
             assert np.array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_hbm_unlimited_slack_lifts_the_fabric_too():
+    from aicore_sim.slack import HBM, _columns
+
+    _, r = _write(FABRIC)
+    base = r.columns()[0]
+    assert sum(base.fab) == 2048  # the one write's bytes
+    assert sum(_columns(base, HBM, "unlimited").fab) == 0
