@@ -22,9 +22,16 @@ from tests.conftest import TINY
 from tests.kernels import copy_in
 
 
+class _Tiling(dict):
+    def as_dict(self):
+        return dict(self)
+
+
 class _Minimal(OpModelBase):
-    """The ten members an operator writes itself (bodies trivial: only the defaults are
-    under test)."""
+    """The ten members an operator writes itself (bodies small: only the defaults are under
+    test). Its kernel copies ``x`` to ``y`` through UB, ``n`` fp32 per core on 2 cores."""
+
+    seen: list = []
 
     name = "minimal"
     description = "a test operator"
@@ -42,7 +49,19 @@ class _Minimal(OpModelBase):
         return {"y": input_specs["x"]}
 
     def prepare(self, inputs, attrs, platform):
-        raise NotImplementedError
+        x = inputs["x"]
+        if x.dtype != np.float32:
+            raise aclnn_invalid(f"x: float32 expected, got {x.dtype}", "x_dtype")
+        if x.size % 2:
+            raise ValueError("not an aclnn refusal")
+
+        def kernel(x, b, y, workspace, tiling, tag):
+            self.seen.append((x, b, y, workspace, tag))
+            copy_in(x, y, tiling)
+
+        return PreparedCall(self.name, {"y": (x.shape, x.dtype)},
+                            _Tiling(n=x.size // 2, sync=attrs.get("sync", True)), 7, 2,
+                            int(attrs.get("ws", 0)), KernelLaunch(kernel, inputs, platform, (2.5,)))
 
     def golden(self, inputs, attrs, pc):
         return {}
@@ -70,32 +89,11 @@ def test_no_atk_records_and_no_matrix_are_named_refusals() -> None:
     assert str(e.value) == "op minimal has no equivalence matrix (rule matrix_op)"
 
 
-class _Tiling(dict):
-    def as_dict(self):
-        return dict(self)
-
-
 class _Copy(_Minimal):
-    """y = x through UB on each core, ``n`` fp32 per core; an optional input ``b`` (unused)
-    and an attribute ``ws`` (workspace bytes) to see the default launch's GM arguments."""
+    """The minimal operator with attributes ``ws`` (workspace bytes, to see the default
+    launch's GM arguments) and ``sync``, and a golden (y = x)."""
 
     attrs = (AttrSpec("ws", "int", 0), AttrSpec("sync", "bool", True))
-    seen: list = []
-
-    def prepare(self, inputs, attrs, platform):
-        x = inputs["x"]
-        if x.dtype != np.float32:
-            raise aclnn_invalid(f"x: float32 expected, got {x.dtype}", "x_dtype")
-        if x.size % 2:
-            raise ValueError("not an aclnn refusal")
-
-        def kernel(x, b, y, workspace, tiling, tag):
-            self.seen.append((x, b, y, workspace, tag))
-            copy_in(x, y, tiling)
-
-        return PreparedCall(self.name, {"y": (x.shape, x.dtype)},
-                            _Tiling(n=x.size // 2, sync=attrs.get("sync", True)), 7, 2,
-                            int(attrs.get("ws", 0)), KernelLaunch(kernel, inputs, platform, (2.5,)))
 
     def golden(self, inputs, attrs, pc):
         return {"y": inputs["x"]}
