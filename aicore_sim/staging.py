@@ -9,7 +9,13 @@ place only when everything is written, so a failure, Ctrl-C or ``kill`` leaves n
 exception like ``KeyboardInterrupt`` for SIGINT, so the ``finally`` blocks that remove the
 temporary folder run on every way a command can be stopped short of SIGKILL. Forked children
 (background phases, record ranges) do not clean up: they die at once as the default action
-would have made them, and the parent removes the folder.
+would have made them (Ctrl-C they leave to the parent), and the parent removes the folder.
+
+Python only prints an exception raised where it cannot propagate (a ``__del__`` method, the
+hooks ``os.fork`` runs in the parent), so a signal that lands there would be lost and the run
+would finish as if never stopped. The handlers therefore also remember the signal: nothing is
+published (:func:`publish`, :func:`write_staged`) once one has arrived, and such a swallowed
+stop is not printed.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -41,26 +48,55 @@ class Terminated(BaseException):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
+    def __reduce__(self) -> tuple:  # re-raised in the parent by a forked child's pipe
+        return (Terminated, (self.signum,))
+
 
 _MAIN_PID: int | None = None
+_STOP: int | None = None  # the signal that asked the main process to stop, once one has
+
+
+def _stop_exception(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
 
 
 def _on_signal(signum: int, frame: object) -> None:
-    if os.getpid() != _MAIN_PID:  # a forked child: die as the default action would
+    global _STOP
+    if os.getpid() != _MAIN_PID:  # a forked child: Ctrl-C is the parent's to act on, others
+        if signum == signal.SIGINT:  # kill it as the default action would
+            return
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
-    raise Terminated(signum)
+    _STOP = signum
+    raise _stop_exception(signum)
+
+
+def _quiet_about_stops(unraisable: Any) -> None:
+    """``sys.unraisablehook``: a stop raised where Python could only print it (it is
+    remembered in ``_STOP`` and acted on at the next publish) is not printed."""
+    if _STOP is not None and isinstance(unraisable.exc_value, (KeyboardInterrupt, Terminated)):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def raise_if_stopped() -> None:
+    """Raise the stop a signal asked for, had the exception been swallowed where it was
+    first raised."""
+    if _STOP is not None:
+        raise _stop_exception(_STOP)
 
 
 def install_signal_handlers() -> None:
-    """Make SIGTERM / SIGHUP raise :class:`Terminated` in this (the main) process."""
-    global _MAIN_PID
-    _MAIN_PID = os.getpid()
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+    """Make SIGINT raise ``KeyboardInterrupt`` and SIGTERM / SIGHUP :class:`Terminated` in
+    this (the main) process, and remember the signal (see the module's docstring)."""
+    global _MAIN_PID, _STOP
+    _MAIN_PID, _STOP = os.getpid(), None
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             with contextlib.suppress(ValueError, OSError):  # not the main thread
                 signal.signal(sig, _on_signal)
+    sys.unraisablehook = _quiet_about_stops
 
 
 def _umask() -> int:
@@ -103,7 +139,9 @@ def new_stage(out: Path) -> Path:
 
 
 def publish(tmp: Path, out: Path) -> None:
-    """Rename the finished stage ``tmp`` to ``out`` (missing, or an empty folder)."""
+    """Rename the finished stage ``tmp`` to ``out`` (missing, or an empty folder), unless a
+    stop was asked for meanwhile."""
+    raise_if_stopped()
     _publish_modes(tmp)
     if out.exists():
         out.rmdir()  # empty (checked by the caller before the work)
@@ -140,6 +178,7 @@ def write_staged(path: Path, text: str, check: Any = None) -> None:
         os.chmod(name, 0o666 & ~_umask())
         if check is not None:
             check(Path(name))
+        raise_if_stopped()
         os.replace(name, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -168,5 +207,5 @@ def inside(folder: Path, path: Path) -> Path:
 
 
 __all__ = ["Interrupted", "Terminated", "check_target_folder", "discard", "inside",
-           "install_signal_handlers", "new_stage", "publish", "safe_name", "staged_folder",
-           "unique_stamp", "write_staged"]
+           "install_signal_handlers", "new_stage", "publish", "raise_if_stopped", "safe_name",
+           "staged_folder", "unique_stamp", "write_staged"]
