@@ -103,6 +103,15 @@ class PreparedCall:
     state: Any = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
+    @classmethod
+    def of(cls, op: str, out_shapes: Mapping[str, Spec | None], workspace_size: int, ex: Any
+           ) -> PreparedCall:
+        """The call an aclnn executor ``ex`` holds: its ``tiling`` (the host tiling's result:
+        ``tiling_data``, ``tiling_key``, ``block_dim``) and ``warnings``; ``ex`` is the state."""
+        tr = ex.tiling
+        return cls(op, dict(out_shapes), tr.tiling_data, tr.tiling_key, tr.block_dim,
+                   workspace_size, ex, tuple(ex.warnings))
+
     def with_tiling(self, tiling: Any, tiling_key: int | None, block_dim: int | None
                     ) -> PreparedCall:
         """The same call launched with another tiling (a sweep point's)."""
