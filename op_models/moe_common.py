@@ -20,13 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim.ascendc.host import ACLNN_ERR_INNER_TILING_ERROR, AclnnError
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    AclnnError,
+    aclnn_int_list,
+    aclnn_invalid,
+)
 from aicore_sim.dtypes import bfloat16, float16, float32
 from aicore_sim.opmodel import OpModelBase, retiled_state
 from op_models import moe_matrix, moe_routing
 
-__all__ = ["FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RoutedCase", "check_ub", "ep_text",
-           "int_range", "lookup_case", "topk"]
+__all__ = ["FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RoutedCase", "aclnn_range", "check_ub",
+           "ep_text", "int_range", "lookup_case", "topk"]
 
 FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
@@ -135,6 +140,20 @@ def topk(attrs: Mapping[str, Any], key: str, probs: Any) -> int:
     if k is None:
         k = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 else 1
     return k
+
+
+def aclnn_range(range: Any, fallback: str, hint: str = "", pairs: bool = True  # noqa: A002
+                ) -> list[int]:
+    """The ``range`` attribute as ints, or 161002 (ours, where the real stack would misbehave):
+    ``None`` (aclnn then calls ``fallback``, another operator: rule ``range_none``), not a
+    list of ints, or (``pairs``) not two values (rule ``range_size``)."""
+    if range is None:
+        raise aclnn_invalid(f"range is None: aclnn then falls back to {fallback}, another "
+                            f"operator, which is not modelled{hint}", "range_none")
+    rng = aclnn_int_list("range", range)
+    if pairs and len(rng) != 2:
+        raise aclnn_invalid(f"range must have 2 values, got {rng}", "range_size")
+    return rng
 
 
 def check_ub(td: Any, ub_bytes: int, consequence: str) -> None:
