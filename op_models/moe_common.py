@@ -82,6 +82,7 @@ class RoutedCase:
     ep: int
     rank: int
     range: tuple[int, int] | None
+    seed: int
 
     @property
     def flat_size(self) -> int:
@@ -106,9 +107,13 @@ class RoutedCase:
     def draw(self, seed: int | None) -> tuple[np.random.Generator, np.ndarray, np.ndarray]:
         """The generator of ``seed`` (default the case's) after the routing draw, the expert
         ids and the router logits."""
-        rng = np.random.default_rng(self.seed if seed is None else seed)  # type: ignore
+        rng = np.random.default_rng(self.seed if seed is None else seed)
         ids, logits = moe_routing.draw(self.tokens_num, self.top_k, self.experts, rng)
         return rng, ids, logits
+
+    def window(self, seed: int | None = None) -> tuple[int, int]:
+        """The ``range`` the case's inputs for ``seed`` have, without drawing the tensors."""
+        return self.routing_window(self.draw(seed)[1])
 
 
 def lookup_case(cases: Mapping[str, Any], name: str) -> Any:
