@@ -10,7 +10,8 @@ subclasses :class:`RunContext` with the tiling-data and result types of its own 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
@@ -22,7 +23,7 @@ __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR
            "aclnn_int", "aclnn_int_list", "aclnn_invalid", "aclnn_tensor", "aclnn_tiled",
            "aclnn_workspace", "RunContext", "TensorDesc", "TilingError", "TilingResult",
            "TilingStruct", "GetLengthByType", "c_div", "c_rem", "canonical_dtype",
-           "tensor_descs", "to_i32", "to_i64", "to_u64"]
+           "c_ceil_div0", "c_div0", "c_rem0", "tensor_descs", "to_i32", "to_i64", "to_u64"]
 
 # ge::graphStatus values a tiling function returns
 GRAPH_SUCCESS = 0
@@ -60,6 +61,21 @@ def c_div(a: int, b: int) -> int:
 def c_rem(a: int, b: int) -> int:
     """C signed remainder: the sign follows the dividend."""
     return a - b * c_div(a, b)
+
+
+def c_div0(a: int, b: int) -> int:
+    """:func:`c_div`, 0 for a zero divisor (the tilings' guarded division helpers)."""
+    return 0 if b == 0 else c_div(a, b)
+
+
+def c_rem0(a: int, b: int) -> int:
+    """:func:`c_rem`, 0 for a zero divisor."""
+    return 0 if b == 0 else c_rem(a, b)
+
+
+def c_ceil_div0(a: int, b: int) -> int:
+    """``(a + b - 1) / b`` in C, 0 for a zero divisor."""
+    return 0 if b == 0 else c_div(a + b - 1, b)
 
 
 # --- GE data types as the host tilings see them -------------------------------------------------
@@ -150,6 +166,19 @@ class TilingStruct:
         """The values as upstream's UT prints them (``TilingData2Str``: each followed by a
         space)."""
         return "".join(f"{v} " for v in self.as_list())
+
+    def to_bytes(self) -> bytes:
+        """The little-endian image the kernel copies (8 bytes a value)."""
+        values = self.as_list()
+        return struct.pack(f"<{len(values)}q", *values)
+
+    @classmethod
+    def from_list(cls, values: Sequence[int]) -> Any:
+        """A flat struct from its values in serialisation order."""
+        if len(values) != len(fields(cls)):  # type: ignore[arg-type]
+            raise ValueError(f"{cls.__name__} needs {len(fields(cls))} values, "  # type: ignore
+                             f"got {len(values)}")
+        return cls(*(int(v) for v in values))
 
 
 class TilingError(InputError):
