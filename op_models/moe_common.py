@@ -30,8 +30,8 @@ from aicore_sim.dtypes import bfloat16, float16, float32
 from aicore_sim.opmodel import OpModelBase, retiled_state
 from op_models import moe_matrix, moe_routing
 
-__all__ = ["FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RoutedCase", "aclnn_range", "check_ub",
-           "ep_text", "int_range", "lookup_case", "topk"]
+__all__ = ["FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase", "aclnn_range",
+           "check_ub", "ep_text", "int_range", "lookup_case", "topk"]
 
 FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
@@ -114,6 +114,10 @@ class RoutedCase:
     def window(self, seed: int | None = None) -> tuple[int, int]:
         """The ``range`` the case's inputs for ``seed`` have, without drawing the tensors."""
         return self.routing_window(self.draw(seed)[1])
+
+
+class RecordError(ValueError):
+    """An ATK record cannot be built; the message names the field and the rule."""
 
 
 def lookup_case(cases: Mapping[str, Any], name: str) -> Any:

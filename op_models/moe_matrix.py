@@ -74,7 +74,8 @@ def window(axes: Mapping[str, Any]) -> tuple[int, int] | None:
     return int(rg[0]), int(rg[1])
 
 
-PAIRED_AXES = {"dtype": DTYPE, "probs": PAIRED_PROBS, "shape": SHAPE, "range": RANGE}
+AXES = {"dtype": DTYPE, "probs": PROBS, "shape": SHAPE, "range": RANGE}  # the unpermute ops'
+PAIRED_AXES = {**AXES, "probs": PAIRED_PROBS}  # the permute ops' (the IR pairs the probs)
 
 
 def paired_case(case_type: Any, mc: Any) -> Any:

@@ -24,6 +24,18 @@ NAME = "moe_token_permute_with_ep_grad"
 _INPUTS = ("permuted_tokens_output_grad", "sorted_indices", "permuted_probs_output_grad")
 
 
+def _call(n: int, k: int, hidden: int, dt: Any, window: tuple[int, int], probs: bool
+          ) -> tuple[dict[str, Spec | None], dict[str, Any]]:
+    """Input specs and attributes of a call on the permuted rows ``window`` of ``n * k``."""
+    start, end = window
+    specs: dict[str, Spec | None] = {
+        "permuted_tokens_output_grad": ((end - start, hidden), dt),
+        "sorted_indices": ((n * k,), dtypes.int32),
+        "permuted_probs_output_grad": ((end - start,), dt) if probs else None,
+    }
+    return specs, {"num_topk": k, "range": [start, end], "padded_mode": False}
+
+
 class MoeTokenPermuteWithEpGradModel(MoeOpModel):
     """The backward of the MoE token permute with expert parallelism (CANN ops-transformer)."""
 
@@ -53,14 +65,8 @@ class MoeTokenPermuteWithEpGradModel(MoeOpModel):
     def case_specs(self, case: Any) -> tuple[dict[str, Spec | None], dict[str, Any]]:
         from op_models.moe_token_permute_with_ep_grad.cases import np_dtype, window
 
-        start, end = window(case)
-        dt = np_dtype(case.dtype)
-        specs: dict[str, Spec | None] = {
-            "permuted_tokens_output_grad": ((end - start, case.hidden), dt),
-            "sorted_indices": ((case.flat_size,), dtypes.int32),
-            "permuted_probs_output_grad": ((end - start,), dt) if case.probs else None,
-        }
-        return specs, {"num_topk": case.top_k, "range": [start, end], "padded_mode": False}
+        return _call(case.tokens_num, case.top_k, case.hidden, np_dtype(case.dtype),
+                     window(case), case.probs)
 
     def case_row(self, case: Any) -> dict[str, str]:
         return {"N": str(case.tokens_num), "K": str(case.top_k), "H": str(case.hidden),
@@ -75,14 +81,9 @@ class MoeTokenPermuteWithEpGradModel(MoeOpModel):
         from op_models.moe_token_permute_with_ep_grad import atk
 
         c = atk.record_call(tensors, attrs, seed)
-        start, end = c["range"]
-        dt = c["dtype"]
-        specs = {"permuted_tokens_output_grad": ((end - start, c["hidden"]), dt),
-                 "sorted_indices": ((c["n"] * c["topk"],), dtypes.int32),
-                 "permuted_probs_output_grad": ((end - start,), dt) if c["probs"] else None}
+        specs, attrs = _call(c["n"], c["topk"], c["hidden"], c["dtype"], c["range"], c["probs"])
         return {"label": f"n{c['n']}h{c['hidden']}k{c['topk']}", "input_specs": specs,
-                "attrs": {"num_topk": c["topk"], "range": [start, end], "padded_mode": False},
-                "make_inputs": c["make_inputs"], "expected": c["expected"]}
+                "attrs": attrs, "make_inputs": c["make_inputs"], "expected": c["expected"]}
 
     # -- shapes and tiling -------------------------------------------------------------------
 

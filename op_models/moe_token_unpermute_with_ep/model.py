@@ -44,8 +44,7 @@ class MoeTokenUnpermuteWithEpModel(MoeOpModel):
     )
     outputs = (TensorSpec("unpermuted_tokens", FLOATS, 2, doc="(N, H) in the tokens dtype"),)
     aclnn_name = "MoeTokenUnpermuteWithEp"
-    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
-                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
+    matrix_axes = moe_matrix.AXES
 
     @property
     def tiling_space(self) -> Any:

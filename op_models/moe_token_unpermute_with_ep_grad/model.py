@@ -46,9 +46,7 @@ class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
         TensorSpec("probs_grad", FLOATS, 2, optional=True, doc="(N, K), only with probs"),
     )
     aclnn_name = "MoeTokenUnpermuteWithEpGrad"
-    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
-                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE,
-                   "indices": moe_matrix.INDICES}
+    matrix_axes = {**moe_matrix.AXES, "indices": moe_matrix.INDICES}
 
     @property
     def tiling_space(self) -> Any:
