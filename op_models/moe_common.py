@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import dtypes
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
     AclnnError,
@@ -30,11 +31,17 @@ from aicore_sim.dtypes import bfloat16, float16, float32
 from aicore_sim.opmodel import OpModelBase, retiled_state
 from op_models import moe_matrix, moe_routing
 
-__all__ = ["FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase", "aclnn_range",
-           "check_ub", "ep_text", "int_range", "lookup_case", "topk"]
+__all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",
+           "aclnn_range", "check_ub", "ep_text", "int_range", "lookup_case", "np_dtype", "topk"]
 
 FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
+DTYPES: dict[str, np.dtype] = dtypes.table(*FLOATS)  # a case's float dtypes by name
+
+
+def np_dtype(name: str) -> np.dtype:
+    """The numpy dtype of a case's float dtype name (an unknown one names the known ones)."""
+    return dtypes.choose(name, DTYPES)
 
 
 class MoeOpModel(OpModelBase):

@@ -22,19 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aicore_sim import dtypes
 from op_models import moe_routing
-from op_models.moe_common import RoutedCase, lookup_case
+from op_models.moe_common import DTYPES, RoutedCase, lookup_case, np_dtype
 
 __all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing",
            "window"]
-
-DTYPES: dict[str, np.dtype] = dtypes.table("bfloat16", "float16", "float32")
-
-
-def np_dtype(name: str) -> np.dtype:
-    return dtypes.choose(name, DTYPES)
-
 
 @dataclass(frozen=True)
 class Case(RoutedCase):
