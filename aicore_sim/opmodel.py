@@ -40,6 +40,7 @@ __all__ = [
     "TensorSpec",
     "call",
     "draw_inputs",
+    "launch_tensors",
     "retiled_state",
 ]
 
@@ -102,6 +103,15 @@ class PreparedCall:
     workspace_size: int = 0
     state: Any = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def of(cls, op: str, out_shapes: Mapping[str, Spec | None], workspace_size: int, ex: Any
+           ) -> PreparedCall:
+        """The call an aclnn executor ``ex`` holds: its ``tiling`` (the host tiling's result:
+        ``tiling_data``, ``tiling_key``, ``block_dim``) and ``warnings``; ``ex`` is the state."""
+        tr = ex.tiling
+        return cls(op, dict(out_shapes), tr.tiling_data, tr.tiling_key, tr.block_dim,
+                   workspace_size, ex, tuple(ex.warnings))
 
     def with_tiling(self, tiling: Any, tiling_key: int | None, block_dim: int | None
                     ) -> PreparedCall:
@@ -283,12 +293,7 @@ class OpModelBase:
         from aicore_sim.recording import Recording
 
         kl: KernelLaunch = pc.state
-        tensors = {k: np.ascontiguousarray(v) for k, v in kl.inputs.items() if v is not None}
-        outputs = {}
-        for name, spec in pc.out_shapes.items():
-            if spec is not None:  # an output not asked for is a null GM_ADDR
-                tensors[name] = np.zeros(spec[0], spec[1])
-                outputs[name] = (np.dtype(spec[1]), tuple(spec[0]))
+        tensors, outputs = launch_tensors(kl.inputs, pc.out_shapes)
         if pc.workspace_size:
             tensors["workspace"] = np.zeros(pc.workspace_size, np.uint8)
             outputs["workspace"] = (np.dtype(np.uint8), (pc.workspace_size,))
@@ -327,6 +332,21 @@ def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, 
     rec = model.execute(pc, mode=mode, **launch_kw)
     rec.expected = lambda: model.golden(inputs, attrs, pc)
     return pc, rec
+
+
+def launch_tensors(inputs: Mapping[str, np.ndarray | None],
+                   out_shapes: Mapping[str, Spec | None]) -> tuple[dict[str, np.ndarray],
+                                                                   dict[str, Any]]:
+    """The GM tensors of a launch (each present input, contiguous, and a zeroed array of each
+    produced output; an output not asked for is a null ``GM_ADDR``) and the outputs a
+    :class:`~aicore_sim.recording.Recording` reads back, as ``(dtype, shape)``."""
+    tensors = {k: np.ascontiguousarray(v) for k, v in inputs.items() if v is not None}
+    outputs: dict[str, Any] = {}
+    for name, spec in out_shapes.items():
+        if spec is not None:
+            tensors[name] = np.zeros(spec[0], spec[1])
+            outputs[name] = (np.dtype(spec[1]), tuple(spec[0]))
+    return tensors, outputs
 
 
 def draw_inputs(specs: Mapping[str, Spec | None], ranges: Mapping[str, tuple[float, float]],

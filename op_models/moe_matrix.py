@@ -74,6 +74,18 @@ def window(axes: Mapping[str, Any]) -> tuple[int, int] | None:
     return int(rg[0]), int(rg[1])
 
 
+AXES = {"dtype": DTYPE, "probs": PROBS, "shape": SHAPE, "range": RANGE}  # the unpermute ops'
+PAIRED_AXES = {**AXES, "probs": PAIRED_PROBS}  # the permute ops' (the IR pairs the probs)
+
+
+def paired_case(case_type: Any, mc: Any) -> Any:
+    """A matrix combination (``PAIRED_AXES``) as a case of an op whose IR pairs probs with the
+    tokens: ``experts`` = 2 K, every one of the ``N * K`` rows when no range is given."""
+    n, k, h = shape(mc.axes)
+    return case_type(mc.name, n, k, h, mc.axes["dtype"], mc.axes["probs"] == "same",
+                     experts=2 * k, range=window(mc.axes) or (0, n * k), seed=mc.seed)
+
+
 def label(axes: Mapping[str, Any]) -> str:
     """The name (and seed) stem of a matrix combination, as these ops' matrices named their
     cases before the axes were the ops' own: ``bf16-noprobs-n4k2h16-norange-permutation``."""

@@ -39,4 +39,25 @@ def ep_window(ids: np.ndarray, experts: int, ep: int, rank: int,
             int(np.searchsorted(flat, (rank + 1) * per)))
 
 
-__all__ = ["draw", "ep_window"]
+def router_weights(logits: np.ndarray) -> np.ndarray:
+    """The routing weights of the router logits: their softmax over each token's top-K, fp32."""
+    w = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return (w / w.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def slots(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, sorted_indices)``: the stable argsort of the flattened expert ids (the slots
+    grouped by expert, i.e. the permuted rows' slots) and its inverse, int32 (the permuted row
+    of each slot: the permute's ``sorted_indices``)."""
+    order = np.argsort(ids.reshape(-1), kind="stable")
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return order, inverse.astype(np.int32)
+
+
+def values(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """fp32 draws in [-2, 2) of ``rng``, cast to ``dtype`` (exactly representable)."""
+    return (rng.random(shape, dtype=np.float32) * np.float32(4) - np.float32(2)).astype(dtype)
+
+
+__all__ = ["draw", "ep_window", "router_weights", "slots", "values"]

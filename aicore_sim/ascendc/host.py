@@ -10,17 +10,24 @@ subclasses :class:`RunContext` with the tiling-data and result types of its own 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
-from aicore_sim.dtypes import SPELLINGS
+from aicore_sim.dtypes import SPELLINGS, dtype_name
 from aicore_sim.errors import InputError
 
 __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-           "ACLNN_SUCCESS", "AclnnError", "PlatformAdapter", "aclnn_int_list", "aclnn_invalid",
-           "aclnn_tensor", "RunContext", "TensorDesc", "TilingError",
-           "TilingResult", "GetLengthByType",
-           "c_div", "c_rem", "canonical_dtype", "to_i32", "to_i64", "to_u64"]
+           "ACLNN_SUCCESS", "GRAPH_FAILED", "GRAPH_SUCCESS", "AclnnError", "PlatformAdapter",
+           "aclnn_int", "aclnn_int_list", "aclnn_invalid", "aclnn_tensor", "aclnn_tiled",
+           "aclnn_workspace", "RunContext", "TensorDesc", "TilingError", "TilingResult",
+           "TilingStruct", "GetLengthByType", "c_div", "c_rem", "canonical_dtype",
+           "c_ceil_div0", "c_div0", "c_rem0", "tensor_descs", "to_i32", "to_i64", "to_u64"]
+
+# ge::graphStatus values a tiling function returns
+GRAPH_SUCCESS = 0
+GRAPH_FAILED = 0xFFFFFFFF
 
 
 # --- C integer semantics the host tilings compute with ------------------------------------------
@@ -54,6 +61,21 @@ def c_div(a: int, b: int) -> int:
 def c_rem(a: int, b: int) -> int:
     """C signed remainder: the sign follows the dividend."""
     return a - b * c_div(a, b)
+
+
+def c_div0(a: int, b: int) -> int:
+    """:func:`c_div`, 0 for a zero divisor (the tilings' guarded division helpers)."""
+    return 0 if b == 0 else c_div(a, b)
+
+
+def c_rem0(a: int, b: int) -> int:
+    """:func:`c_rem`, 0 for a zero divisor."""
+    return 0 if b == 0 else c_rem(a, b)
+
+
+def c_ceil_div0(a: int, b: int) -> int:
+    """``(a + b - 1) / b`` in C, 0 for a zero divisor."""
+    return 0 if b == 0 else c_div(a + b - 1, b)
 
 
 # --- GE data types as the host tilings see them -------------------------------------------------
@@ -107,6 +129,56 @@ class TensorDesc:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+
+
+def tensor_descs(specs: Iterable[tuple[Any, Any] | None]) -> list[TensorDesc | None]:
+    """A :class:`TensorDesc` (dtype by its canonical name) of each ``(shape, dtype)`` spec,
+    ``None`` for an absent one."""
+    return [None if s is None else TensorDesc(s[0], dtype_name(s[1])) for s in specs]
+
+
+class TilingStruct:
+    """Members of a tiling-data dataclass of int64 fields (fields may be nested structs):
+    values in serialisation order, as upstream's UT prints them, and by field name."""
+
+    def as_list(self) -> list[int]:
+        """The values in serialisation order (nested structs flattened)."""
+        out: list[int] = []
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            out.extend(v.as_list() if isinstance(v, TilingStruct) else [v])
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """Field name -> value, in serialisation order (a nested struct as its own dict)."""
+        return {f.name: v.as_dict() if isinstance(v := getattr(self, f.name), TilingStruct)
+                else v for f in fields(self)}  # type: ignore[arg-type]
+
+    def flat_dict(self) -> dict[str, Any]:
+        """``field`` or ``struct.field`` -> value (nested names joined by a dot)."""
+        out: dict[str, Any] = {}
+        for name, v in self.as_dict().items():
+            out.update({f"{name}.{k}": w for k, w in v.items()} if isinstance(v, dict)
+                       else {name: v})
+        return out
+
+    def to_string(self) -> str:
+        """The values as upstream's UT prints them (``TilingData2Str``: each followed by a
+        space)."""
+        return "".join(f"{v} " for v in self.as_list())
+
+    def to_bytes(self) -> bytes:
+        """The little-endian image the kernel copies (8 bytes a value)."""
+        values = self.as_list()
+        return struct.pack(f"<{len(values)}q", *values)
+
+    @classmethod
+    def from_list(cls, values: Sequence[int]) -> Any:
+        """A flat struct from its values in serialisation order."""
+        if len(values) != len(fields(cls)):  # type: ignore[arg-type]
+            raise ValueError(f"{cls.__name__} needs {len(fields(cls))} values, "  # type: ignore
+                             f"got {len(values)}")
+        return cls(*(int(v) for v in values))
 
 
 class TilingError(InputError):
@@ -184,6 +256,19 @@ class RunContext:
         self.log.append(f"[E] {self.GetNodeName()}: {msg}")
         self.errors.append((rule, msg))
 
+    def result(self, status: int, param: Any = None) -> TilingResult:
+        """The call's :class:`TilingResult`: on a ``status`` other than ``GRAPH_SUCCESS`` the
+        first error logged (rule and message), else what the tiling wrote back; ``param``: the
+        op's intermediate record, if it keeps one."""
+        if status != GRAPH_SUCCESS:
+            rule, msg = self.errors[0] if self.errors else ("unknown", "tiling failed")
+            return TilingResult("failed", error=f"{self.GetNodeName()} tiling failed [{rule}]: "
+                                f"{msg}", rule=rule, warnings=tuple(self.warnings),
+                                log=tuple(self.log))
+        return TilingResult("success", self.tiling_key, self.saved, list(self.workspace),
+                            self.block_dim, warnings=tuple(self.warnings), log=tuple(self.log),
+                            param=param)
+
 
 class PlatformAdapter(Protocol):
     """The platform queries host tilings make (``PlatformAscendC`` provides them)."""
@@ -213,6 +298,15 @@ class TilingResult:
     warnings: tuple[str, ...] = ()
     log: tuple[str, ...] = ()
     param: Any = None
+
+    def answer(self) -> dict[str, Any]:
+        """The ``aicore-sim tiling`` answer (the ``OpModel.tiling`` dict): the tiling data as
+        ``flat_dict()`` where the record has one, else ``as_dict()``."""
+        td = self.tiling_data
+        data = None if td is None else getattr(td, "flat_dict", td.as_dict)()
+        return {"status": self.status, "tiling_key": self.tiling_key, "tiling_data": data,
+                "workspace": list(self.workspace), "block_dim": self.block_dim,
+                "error": self.error}
 
     @property
     def ok(self) -> bool:
@@ -249,6 +343,30 @@ def aclnn_tensor(name: str, value: Any, required: bool) -> Any:
                          f"{name} must be a numpy array, got {type(value).__name__}",
                          "not_a_tensor")
     return value
+
+
+def aclnn_int(name: str, value: Any) -> Any:
+    """An int attribute (not a bool), or 161002 (rule ``attr_type``)."""
+    import numpy as np
+
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise aclnn_invalid(f"{name} must be an int, got {value!r}", "attr_type")
+    return value
+
+
+def aclnn_tiled(tr: TilingResult) -> TilingResult:
+    """``tr`` when the tiling succeeded, else 561002 with its error and rule."""
+    if not tr.ok:
+        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{tr.error} (rule {tr.rule})", tr.rule)
+    return tr
+
+
+def aclnn_workspace(workspace_size: int, asked: int) -> None:
+    """161002 (rule ``workspace``) when the second phase gets less workspace than the first
+    asked for."""
+    if int(workspace_size) < asked:
+        raise aclnn_invalid(f"workspace_size {workspace_size} is smaller than the "
+                            f"{asked} bytes get_workspace_size asked for", "workspace")
 
 
 def aclnn_int_list(name: str, value: Any, default: tuple[int, ...] | None = None) -> list[int]:

@@ -20,14 +20,16 @@ class CoreMemType(Enum):
 
 
 class PlatformAscendC:
-    """Answers ``GetCoreNumAiv`` / ``GetCoreMemSize`` from a :class:`Platform`."""
+    """Answers ``GetCoreNumAiv`` / ``GetCoreMemSize`` from a :class:`Platform`; ``cores``
+    replaces its AIV core count (a tiling for that many cores, as a sweep asks)."""
 
-    def __init__(self, platform: Platform) -> None:
+    def __init__(self, platform: Platform, cores: int | None = None) -> None:
         self.platform = platform
+        self.cores = cores
 
     def GetCoreNumAiv(self) -> int:  # noqa: N802 - Ascend C name
         """AIV cores a kernel launch spreads over (``vector_core_cnt`` on split-core SoCs)."""
-        return self.platform.aiv_core_num
+        return self.platform.aiv_core_num if self.cores is None else self.cores
 
     def GetCoreMemSize(self, mem_type: CoreMemType = CoreMemType.UB) -> int:  # noqa: N802
         """UB bytes a kernel may use: ``ub_size`` minus the SoC family's reserved bytes."""

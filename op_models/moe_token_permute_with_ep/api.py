@@ -46,13 +46,17 @@ from aicore_sim.ascendc.host import (
     ACLNN_ERR_PARAM_NULLPTR,
     ACLNN_SUCCESS,
     AclnnError,
-    aclnn_int_list,
+    aclnn_int,
     aclnn_invalid,
     aclnn_tensor,
+    aclnn_tiled,
+    aclnn_workspace,
 )
-from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32, int64
+from aicore_sim.dtypes import dtype_name, int32, int64
+from aicore_sim.opmodel import launch_tensors
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.recording import Recording
+from op_models.moe_common import FLOAT_DTYPES, aclnn_range
 from op_models.moe_token_permute_with_ep import cases as _cases
 from op_models.moe_token_permute_with_ep.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep.kernel_entry import (
@@ -66,7 +70,6 @@ from op_models.moe_token_permute_with_ep.tiling import (
     tiling_func,
 )
 
-FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
 INDEX_DTYPES: tuple[np.dtype, ...] = (int64, int32)
 # the IR's six (tokens, indices, probs) combinations, IR order
 DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype, np.dtype], ...] = tuple(
@@ -110,10 +113,6 @@ def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> Non
                             f"[{int(idx.min())}, {int(idx.max())}]", "indices_value")
 
 
-def _resolve_platform(platform: str | Platform) -> Platform:
-    return platform if isinstance(platform, Platform) else load_platform(platform)
-
-
 def get_workspace_size(
     tokens: np.ndarray | None,
     indices: np.ndarray | None,
@@ -129,19 +128,14 @@ def get_workspace_size(
     Parameters are the aclnn ones in order (tensors as numpy arrays, ``None`` for nullptr);
     the outputs are allocated by :func:`execute`. Returns ``(workspace_size, executor)``;
     raises :class:`AclnnError` (see the module docstring)."""
-    plat = _resolve_platform(platform)
+    plat = load_platform(platform)
     tok = aclnn_tensor("tokens", tokens, True)
     idx = aclnn_tensor("indices", indices, True)
     prb = aclnn_tensor("probs", probs, False)
     assert tok is not None and idx is not None
     _check(tok, idx, prb)
-    if isinstance(num_out_tokens, bool) or not isinstance(num_out_tokens, (int, np.integer)):
-        raise aclnn_invalid(f"num_out_tokens must be an int, got {num_out_tokens!r}",
-                            "attr_type")
-    if range is None:
-        raise aclnn_invalid("range is None: aclnn then falls back to aclnnMoeTokenPermute, "
-                            "another operator, which is not modelled", "range_none")
-    rng = aclnn_int_list("range", range)
+    aclnn_int("num_out_tokens", num_out_tokens)
+    rng = aclnn_range(range, "aclnnMoeTokenPermute", pairs=False)
     if len(rng) == 2 and rng[0] > rng[1]:
         raise aclnn_invalid(f"range {rng}: start after end would leave rows of the output "
                             "unwritten", "range_order")
@@ -157,9 +151,7 @@ def get_workspace_size(
         TensorDesc(tok.shape, tok.dtype), TensorDesc(idx.shape, idx.dtype),
         None if prb is None else TensorDesc(prb.shape, prb.dtype), outputs=outs, range=rng,
         num_out_tokens=int(num_out_tokens), padded_mode=bool(padded_mode))
-    tr = tiling_func(ctx, PlatformAscendC(plat))
-    if not tr.ok:
-        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{tr.error} (rule {tr.rule})", tr.rule)
+    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
     ws = int(tr.workspace[0])
     inputs = {"tokens": tok, "indices": idx, "probs": prb}
     return ws, Executor(plat, tr, inputs, out_specs, ws, tuple(tr.warnings))
@@ -185,18 +177,10 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     (161002). The keyword arguments are those of :class:`aicore_sim.recording.Recording`."""
     del workspace
     ex = executor
-    if int(workspace_size) < ex.workspace_size:
-        raise aclnn_invalid(f"workspace_size {workspace_size} is smaller than the "
-                            f"{ex.workspace_size} bytes get_workspace_size asked for",
-                            "workspace")
+    aclnn_workspace(workspace_size, ex.workspace_size)
     if mode == "timing-only" and ex.tiling.tiling_key in NUMERIC_KEYS:
         mode = "timed"
-    tensors = {k: np.ascontiguousarray(v) for k, v in ex.inputs.items() if v is not None}
-    outputs: dict[str, tuple] = {}
-    for name, spec in ex.out_specs.items():
-        if spec is not None:
-            tensors[name] = np.zeros(spec[0], spec[1])
-            outputs[name] = (spec[1], tuple(spec[0]))
+    tensors, outputs = launch_tensors(ex.inputs, ex.out_specs)
     tensors["workspace"] = np.zeros(ex.workspace_size, np.uint8)
     outputs["workspace"] = (np.dtype(np.uint8), (ex.workspace_size,))
     return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,

@@ -11,13 +11,13 @@ Token values: fp32 draws in [-2, 2) of ``np.random.default_rng(seed)``, cast to 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from aicore_sim import dtypes
 from op_models import moe_routing
+from op_models.moe_common import RoutedCase, lookup_case
 
 __all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "window"]
 
@@ -29,7 +29,7 @@ def np_dtype(name: str) -> np.dtype:
 
 
 @dataclass(frozen=True)
-class Case:
+class Case(RoutedCase):
     """One forward call: N tokens, top-K of ``experts``, hidden H, dtypes, EP layout."""
 
     name: str
@@ -50,49 +50,20 @@ class Case:
         np_dtype(self.dtype)
         if self.indices_dtype not in ("int32", "int64"):
             raise ValueError(f"indices_dtype {self.indices_dtype!r}: int32 or int64")
-        if min(self.tokens_num, self.top_k, self.hidden, self.experts, self.ep) < 1:
-            raise ValueError("tokens_num, top_k, hidden, experts and ep must be >= 1")
-        if self.top_k > self.experts:
-            raise ValueError(f"top_k {self.top_k} exceeds experts {self.experts}")
-        if self.experts % self.ep or not 0 <= self.rank < self.ep:
-            raise ValueError("experts must divide by ep and 0 <= rank < ep")
-
-    @property
-    def flat_size(self) -> int:
-        return self.tokens_num * self.top_k
-
-    def with_(self, **changes: object) -> Case:
-        return dataclasses.replace(self, **changes)
+        self.check_routing()
 
 
-def _routing(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    return moe_routing.draw(case.tokens_num, case.top_k, case.experts, rng)
-
-
-def _window(case: Case, ids: np.ndarray) -> tuple[int, int]:
-    return moe_routing.ep_window(ids, case.experts, case.ep, case.rank, case.range)
-
-
-def window(case: Case, seed: int | None = None) -> tuple[int, int]:
-    """The ``range`` of :func:`make_inputs` for ``seed``, without drawing the tokens."""
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    ids, _ = _routing(case, rng)
-    return _window(case, ids)
+window = Case.window  # the ``range`` of :func:`make_inputs` for ``seed``
 
 
 def make_inputs(case: Case, seed: int | None = None) -> dict:
     """``tokens``, ``indices``, ``probs`` (or None) and the ``range`` used, from ``seed``
     (default the case's)."""
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    N, H = case.tokens_num, case.hidden
+    rng, ids, logits = case.draw(seed)
+    start, end = case.routing_window(ids)
     dt = np_dtype(case.dtype)
-    ids, logits = _routing(case, rng)
-    start, end = _window(case, ids)
-    tokens = (rng.random((N, H), dtype=np.float32) * np.float32(4) - np.float32(2)).astype(dt)
-    probs = None
-    if case.probs:
-        w = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probs = (w / w.sum(axis=1, keepdims=True)).astype(np.float32).astype(dt)
+    tokens = moe_routing.values(rng, (case.tokens_num, case.hidden), dt)
+    probs = moe_routing.router_weights(logits).astype(dt) if case.probs else None
     return {"tokens": tokens, "indices": ids.astype(np_dtype(case.indices_dtype)),
             "probs": probs, "range": (start, end)}
 
@@ -114,7 +85,4 @@ CASES: dict[str, Case] = {c.name: c for c in _LIST}
 
 
 def get_case(name: str) -> Case:
-    try:
-        return CASES[name]
-    except KeyError:
-        raise KeyError(f"unknown case {name!r}; bundled: {', '.join(CASES)}") from None
+    return lookup_case(CASES, name)

@@ -46,27 +46,28 @@ Deviations from upstream
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from aicore_sim.ascendc.host import (
+    GRAPH_FAILED,
+    GRAPH_SUCCESS,
     GetLengthByType,
     PlatformAdapter,
     RunContext,
     TensorDesc,
     TilingError,
     TilingResult,
+    TilingStruct,
+    c_ceil_div0,
     c_div,
-    c_rem,
+    c_div0,
+    c_rem0,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
 
 OP_TYPE = "MoeTokenPermuteWithEp"
-
-GRAPH_SUCCESS = 0
-GRAPH_FAILED = 0xFFFFFFFF
 
 # Constants of the upstream tiling source (same names; the unused ones are kept for the eye).
 SPLIT_N = 0
@@ -119,19 +120,8 @@ _OUTPUT_NAMES = ("permute_tokens", "sorted_indices", "permute_probs")
 # --------------------------------------------------------------------------------------------
 
 
-def GetCeilInt(value1: int, value2: int) -> int:
-    """``(a + b - 1) / b`` in C; 0 for a zero divisor."""
-    return value2 if value2 == 0 else c_div(value1 + value2 - 1, value2)
-
-
-def GetDiv(value1: int, value2: int) -> int:
-    """C truncating division; 0 for a zero divisor."""
-    return value2 if value2 == 0 else c_div(value1, value2)
-
-
-def GetRem(value1: int, value2: int) -> int:
-    """C remainder; 0 for a zero divisor."""
-    return value2 if value2 == 0 else c_rem(value1, value2)
+# ``(a + b - 1) / b``, ``a / b`` and ``a % b`` in C, 0 for a zero divisor
+GetCeilInt, GetDiv, GetRem = c_ceil_div0, c_div0, c_rem0
 
 
 def FloorAlign(a: int, b: int) -> int:
@@ -164,25 +154,8 @@ def VmsLoops(x: int) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-class _Struct:
-    """Shared helpers of the tiling-data structs: flat values in serialisation order."""
-
-    def as_list(self) -> list[int]:
-        out: list[int] = []
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            out.extend(v.as_list() if isinstance(v, _Struct) else [int(v)])
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        return {f.name: (getattr(self, f.name).as_dict()
-                         if isinstance(getattr(self, f.name), _Struct)
-                         else getattr(self, f.name))
-                for f in fields(self)}  # type: ignore[arg-type]
-
-
 @dataclass
-class PermuteVBSComputeTilingEPData(_Struct):
+class PermuteVBSComputeTilingEPData(TilingStruct):
     needCoreNum: int = 0
     perCoreElements: int = 0
     perCoreLoops: int = 0
@@ -197,17 +170,17 @@ class PermuteVBSComputeTilingEPData(_Struct):
 
 
 @dataclass
-class PermuteVMSMiddleComputeTilingEPData(_Struct):
+class PermuteVMSMiddleComputeTilingEPData(TilingStruct):
     needCoreNum: int = 0
 
 
 @dataclass
-class PermuteSortOutComputeTilingEPData(_Struct):
+class PermuteSortOutComputeTilingEPData(TilingStruct):
     oneLoopMaxElements: int = 0
 
 
 @dataclass
-class IndexMixCopyComputeTilingData(_Struct):
+class IndexMixCopyComputeTilingData(TilingStruct):
     needCoreNum: int = 0
     frontCoreNum: int = 0
     tailCoreNum: int = 0
@@ -244,8 +217,9 @@ N_FIELDS = 5 + sum(len(fields(s)) for s in _STRUCTS)  # 46
 
 
 @dataclass
-class TilingData(_Struct):
-    """``MoeTokenPermuteWithEpTilingData``: 46 int64 values, upstream order and names."""
+class TilingData(TilingStruct):
+    """``MoeTokenPermuteWithEpTilingData``: 46 int64 values, upstream order and names (the
+    kernel copies a 368-byte little-endian image, :meth:`to_bytes`)."""
 
     coreNum: int = 0
     n: int = 0
@@ -261,14 +235,6 @@ class TilingData(_Struct):
     indexCopyComputeParamsOp: IndexMixCopyComputeTilingData = field(
         default_factory=IndexMixCopyComputeTilingData)
 
-    def to_string(self) -> str:
-        """The values as upstream's UT prints them (each followed by a space)."""
-        return "".join(f"{v} " for v in self.as_list())
-
-    def to_bytes(self) -> bytes:
-        """The 368-byte little-endian image the kernel copies (46 x int64)."""
-        return struct.pack(f"<{N_FIELDS}q", *self.as_list())
-
     @classmethod
     def from_list(cls, values: Sequence[int]) -> TilingData:
         vals = [int(v) for v in values]
@@ -281,17 +247,6 @@ class TilingData(_Struct):
             subs.append(s(*vals[pos:pos + k]))
             pos += k
         return cls(*head, *subs)
-
-    def flat_dict(self) -> dict[str, int]:
-        """``struct.field`` -> value (the nested names joined by a dot)."""
-        out: dict[str, int] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, _Struct):
-                out.update({f"{f.name}.{g.name}": getattr(v, g.name) for g in fields(v)})
-            else:
-                out[f.name] = v
-        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -886,19 +841,6 @@ class MoeTokenPermuteWithEpTilingBase:
                            f"{td.sortOutComputeParamsOp.oneLoopMaxElements}")
 
 
-class _RunContext(RunContext):
-    """Mutable stand-in for ``gert::TilingContext`` during one call."""
-
-    def result(self, status: int, tiling: MoeTokenPermuteWithEpTilingBase) -> TilingResult:
-        if status != GRAPH_SUCCESS:
-            rule, msg = self.errors[0] if self.errors else ("unknown", "tiling failed")
-            return TilingResult("failed", error=f"{OP_TYPE} tiling failed [{rule}]: {msg}",
-                                rule=rule, warnings=tuple(self.warnings), log=tuple(self.log))
-        return TilingResult("success", self.tiling_key, self.saved, list(self.workspace),
-                            self.block_dim, warnings=tuple(self.warnings), log=tuple(self.log),
-                            param=tiling)
-
-
 def TilingForMoeTokenPermuteWithEp(context: TilingContext, platform_ascendc: PlatformAdapter
                                    ) -> TilingResult:
     """Run the host tiling; never raises for a rejected case (see :class:`TilingResult`).
@@ -906,7 +848,7 @@ def TilingForMoeTokenPermuteWithEp(context: TilingContext, platform_ascendc: Pla
     ``platform_ascendc`` is anything with ``GetCoreNumAiv()`` and ``GetCoreMemSize(mem)``,
     normally ``aicore_sim.ascendc.PlatformAscendC(platform)``.
     """
-    run = _RunContext(context, platform_ascendc)
+    run = RunContext(context, platform_ascendc)
     tiling = MoeTokenPermuteWithEpTilingBase(run)
     status = tiling.DoTiling()
     return run.result(status, tiling)

@@ -55,13 +55,17 @@ from aicore_sim.ascendc.host import (
     ACLNN_ERR_PARAM_NULLPTR,
     ACLNN_SUCCESS,
     AclnnError,
-    aclnn_int_list,
+    aclnn_int,
     aclnn_invalid,
     aclnn_tensor,
+    aclnn_tiled,
+    aclnn_workspace,
 )
-from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
+from aicore_sim.dtypes import dtype_name, int32
+from aicore_sim.opmodel import launch_tensors
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.recording import Recording
+from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
 from op_models.moe_token_permute_with_ep_grad import cases as _cases
 from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep_grad.kernel_entry import (
@@ -75,7 +79,6 @@ from op_models.moe_token_permute_with_ep_grad.tiling import (
     tiling_func,
 )
 
-FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
 # the IR's three (grad, sorted_indices, probs grad) combinations, IR order
 DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype, np.dtype], ...] = tuple(
     (t, int32, t) for t in FLOAT_DTYPES)
@@ -128,10 +131,6 @@ def _check_out(name: str, out: np.ndarray | None, spec: tuple | None) -> None:
                             f"is {list(shape)}", "out_shape")
 
 
-def _resolve_platform(platform: str | Platform) -> Platform:
-    return platform if isinstance(platform, Platform) else load_platform(platform)
-
-
 def get_workspace_size(
     permuted_tokens_output_grad: np.ndarray | None,
     sorted_indices: np.ndarray | None,
@@ -150,7 +149,7 @@ def get_workspace_size(
     the outputs may be ``None``: :func:`execute` then allocates them). Returns
     ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
     """
-    plat = _resolve_platform(platform)
+    plat = load_platform(platform)
     grad = aclnn_tensor("permuted_tokens_output_grad", permuted_tokens_output_grad, True)
     idx = aclnn_tensor("sorted_indices", sorted_indices, True)
     prb = aclnn_tensor("permuted_probs_output_grad", permuted_probs_output_grad, False)
@@ -158,8 +157,7 @@ def get_workspace_size(
     prb_out = aclnn_tensor("probs_grad_out", probs_grad_out, False)
     assert grad is not None and idx is not None
     _check(grad, idx, prb)
-    if isinstance(num_topk, bool) or not isinstance(num_topk, (int, np.integer)):
-        raise aclnn_invalid(f"num_topk must be an int, got {num_topk!r}", "attr_type")
+    aclnn_int("num_topk", num_topk)
     if num_topk > MAX_TOPK:
         raise aclnn_invalid(f"num_topk {num_topk} exceeds {MAX_TOPK} (documented limit)",
                             "topk_max")
@@ -168,13 +166,7 @@ def get_workspace_size(
                             f"num_topk {num_topk} (N * K slots)", "indices_length")
     if bool(padded_mode):
         raise aclnn_invalid("padded_mode must be false (only false is supported)", "padded_mode")
-    if range is None:
-        raise aclnn_invalid("range is None: aclnn then falls back to aclnnMoeTokenPermuteGrad, "
-                            "another operator, which is not modelled; pass range=[start, end]",
-                            "range_none")
-    rng = aclnn_int_list("range", range)
-    if len(rng) != 2:
-        raise aclnn_invalid(f"range must have 2 values, got {rng}", "range_size")
+    rng = aclnn_range(range, "aclnnMoeTokenPermuteGrad", "; pass range=[start, end]")
     for name, arr in (("permuted_tokens_output_grad", grad),
                       ("permuted_probs_output_grad", prb)):
         if arr is not None and arr.ndim >= 1 and rng[1] - rng[0] > arr.shape[0]:
@@ -185,17 +177,8 @@ def get_workspace_size(
         TensorDesc(grad.shape, grad.dtype), TensorDesc(idx.shape, idx.dtype),
         None if prb is None else TensorDesc(prb.shape, prb.dtype), num_topk=int(num_topk),
         range=rng, padded_mode=False)
-    tr = tiling_func(ctx, PlatformAscendC(plat))
-    if not tr.ok:
-        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{tr.error} (rule {tr.rule})", tr.rule)
-    td = tr.tiling_data
-    if td.hidden_splited_length <= 0 or td.tokens_splited_length <= 0:
-        raise AclnnError(
-            ACLNN_ERR_INNER_TILING_ERROR,
-            f"the UB of {plat.core_mem_size_ub} bytes is too small: the tiling chose hidden "
-            f"chunks of {td.hidden_splited_length} and token loops of "
-            f"{td.tokens_splited_length}, so the kernel would compute nothing or fail "
-            "(rule ub_too_small)", "ub_too_small")
+    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
+    check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing or fail")
     out_specs = infer_outputs(grad.shape, grad.dtype, idx.shape,
                               None if prb is None else prb.dtype, int(num_topk))
     _check_out("token_grad_out", tok_out, out_specs["token_grad"])
@@ -231,16 +214,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     """
     del workspace
     ex = executor
-    if int(workspace_size) < ex.workspace_size:
-        raise aclnn_invalid(f"workspace_size {workspace_size} is smaller than the "
-                            f"{ex.workspace_size} bytes get_workspace_size asked for",
-                            "workspace")
-    tensors = {k: np.ascontiguousarray(v) for k, v in ex.inputs.items() if v is not None}
-    outputs: dict[str, tuple] = {}
-    for name, spec in ex.out_specs.items():
-        if spec is not None:
-            tensors[name] = np.zeros(spec[0], spec[1])
-            outputs[name] = (spec[1], tuple(spec[0]))
+    aclnn_workspace(workspace_size, ex.workspace_size)
+    tensors, outputs = launch_tensors(ex.inputs, ex.out_specs)
     into = {name: arr for name, arr in ex.user_outs.items() if arr is not None}
     return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,
                      block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,

@@ -31,14 +31,12 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes
+from op_models import moe_routing
+from op_models.moe_common import RecordError
 
 __all__ = ["ACLNN_NAME", "RecordError", "executor_expected", "record_call"]
 
 ACLNN_NAME = "MoeTokenPermuteWithEpGrad"
-
-
-class RecordError(ValueError):
-    """The record cannot be built; the message names the field and the rule."""
 
 
 def _int_pair(v: Any, name: str) -> tuple[int, int]:
@@ -84,9 +82,8 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
     def make_inputs() -> dict[str, Any]:
         rng = np.random.default_rng(seed)
         expert = rng.integers(ilo, ihi, size=total, endpoint=False)
-        order = np.argsort(expert, kind="stable")
         return {"permuted_tokens_output_grad": np.ones((end - start, hidden), dtype),
-                "sorted_indices": np.argsort(order, kind="stable").astype(np.int32),
+                "sorted_indices": moe_routing.slots(expert)[1],
                 "permuted_probs_output_grad": np.ones(end - start, dtype) if with_probs
                 else None}
 

@@ -9,8 +9,8 @@ The routing is drawn exactly as the forward op model's cases draw it (same gener
 calls, same order: ``np.random.default_rng(seed)``, the expert ids of blocks of tokens by
 argsort of fp32 uniforms, then the router logits), so a grad case and the forward case of the
 same shape and seed share ``sorted_indices`` and ``range`` and the two can be chained: the
-forward's ``sorted_indices`` output is this operator's input. (The forward draws are repeated
-here rather than imported: op models do not import each other.)
+forward's ``sorted_indices`` output is this operator's input. (Both draw through
+:class:`op_models.moe_common.RoutedCase`: op models do not import each other.)
 
 Inputs: ``sorted_indices`` (int32, ``N * K``) = the inverse of the stable argsort of the
 flattened expert ids; ``permuted_tokens_output_grad`` (``end - start`` rows, H) and, with
@@ -20,26 +20,18 @@ generator after the routing, cast to the dtype.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from aicore_sim import dtypes
 from op_models import moe_routing
+from op_models.moe_common import DTYPES, RoutedCase, lookup_case, np_dtype
 
 __all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing",
            "window"]
 
-DTYPES: dict[str, np.dtype] = dtypes.table("bfloat16", "float16", "float32")
-
-
-def np_dtype(name: str) -> np.dtype:
-    return dtypes.choose(name, DTYPES)
-
-
 @dataclass(frozen=True)
-class Case:
+class Case(RoutedCase):
     """One backward call: N tokens, top-K of ``experts``, hidden H, dtype, EP layout."""
 
     name: str
@@ -57,67 +49,33 @@ class Case:
 
     def __post_init__(self) -> None:
         np_dtype(self.dtype)
-        if min(self.tokens_num, self.top_k, self.hidden, self.experts, self.ep) < 1:
-            raise ValueError("tokens_num, top_k, hidden, experts and ep must be >= 1")
-        if self.top_k > self.experts:
-            raise ValueError(f"top_k {self.top_k} exceeds experts {self.experts}")
-        if self.experts % self.ep or not 0 <= self.rank < self.ep:
-            raise ValueError("experts must divide by ep and 0 <= rank < ep")
+        self.check_routing()
         if self.range is not None and not 0 <= self.range[0] < self.range[1] <= self.flat_size:
             raise ValueError(f"range {self.range}: need 0 <= start < end <= N * K "
                              f"= {self.flat_size}")
 
-    @property
-    def flat_size(self) -> int:
-        return self.tokens_num * self.top_k
-
-    def with_(self, **changes: object) -> Case:
-        return dataclasses.replace(self, **changes)
-
-
-def _routing(case: Case, rng: np.random.Generator) -> np.ndarray:
-    """Expert ids (N x K); the router logits are drawn too (unused here), to keep the stream."""
-    return moe_routing.draw(case.tokens_num, case.top_k, case.experts, rng)[0]
-
-
-def _window(case: Case, ids: np.ndarray) -> tuple[int, int]:
-    return moe_routing.ep_window(ids, case.experts, case.ep, case.rank, case.range)
-
-
-def _sorted_indices(ids: np.ndarray) -> np.ndarray:
-    order = np.argsort(ids.reshape(-1), kind="stable")
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size)
-    return inverse.astype(np.int32)
-
 
 def routing(case: Case, seed: int | None = None) -> tuple[np.ndarray, np.ndarray,
                                                           tuple[int, int]]:
-    """(expert ids N x K, ``sorted_indices``, ``range``) for ``seed``, without the grads."""
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    ids = _routing(case, rng)
-    return ids, _sorted_indices(ids), _window(case, ids)
+    """(expert ids N x K, ``sorted_indices``, ``range``) for ``seed``, without the grads (the
+    router logits are drawn too, unused here, to keep the stream)."""
+    ids = case.draw(seed)[1]
+    return ids, moe_routing.slots(ids)[1], case.routing_window(ids)
 
 
-def window(case: Case, seed: int | None = None) -> tuple[int, int]:
-    """The ``range`` of :func:`make_inputs` for ``seed``."""
-    return routing(case, seed)[2]
+window = Case.window  # the ``range`` of :func:`make_inputs` for ``seed``
 
 
 def make_inputs(case: Case, seed: int | None = None) -> dict:
     """``permuted_tokens_output_grad``, ``sorted_indices``, ``permuted_probs_output_grad`` (or
     None), the ``range`` and ``num_topk`` used, from ``seed`` (default the case's)."""
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    ids = _routing(case, rng)
-    start, end = _window(case, ids)
+    rng, ids, _ = case.draw(seed)
+    start, end = case.routing_window(ids)
     dt = np_dtype(case.dtype)
     rows = end - start
-    grad = (rng.random((rows, case.hidden), dtype=np.float32) * np.float32(4)
-            - np.float32(2)).astype(dt)
-    probs = None
-    if case.probs:
-        probs = (rng.random(rows, dtype=np.float32) * np.float32(4) - np.float32(2)).astype(dt)
-    return {"permuted_tokens_output_grad": grad, "sorted_indices": _sorted_indices(ids),
+    grad = moe_routing.values(rng, (rows, case.hidden), dt)
+    probs = moe_routing.values(rng, (rows,), dt) if case.probs else None
+    return {"permuted_tokens_output_grad": grad, "sorted_indices": moe_routing.slots(ids)[1],
             "permuted_probs_output_grad": probs, "range": (start, end),
             "num_topk": case.top_k}
 
@@ -142,7 +100,4 @@ CASES: dict[str, Case] = {c.name: c for c in _LIST}
 
 
 def get_case(name: str) -> Case:
-    try:
-        return CASES[name]
-    except KeyError:
-        raise KeyError(f"unknown case {name!r}; bundled: {', '.join(CASES)}") from None
+    return lookup_case(CASES, name)

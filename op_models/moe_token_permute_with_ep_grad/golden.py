@@ -14,7 +14,9 @@ k]`` *counts* when ``start <= r < end``; its source row is ``r - start``.
 * ``probs_grad[i, k]``: ``probs_grad_in[r - start]`` when the slot counts, else ``0``: a copy,
   bit-exact in any dtype.
 
-This is the kernel's arithmetic order, so the golden is bit-exact with the simulator.
+This is the kernel's arithmetic order, so the golden is bit-exact with the simulator. The
+token sum is the forward unpermute's without probs (:mod:`op_models.moe_token_unpermute_with_ep
+.golden`: upstream runs the same kernel class for both).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from __future__ import annotations
 import ml_dtypes  # noqa: F401 - registers bfloat16 with numpy (astype rounds to nearest even)
 import numpy as np
 
+from op_models.moe_token_unpermute_with_ep import golden as _unpermute
+
 __all__ = ["golden", "golden_fp64"]
 
-_TOKENS_PER_BLOCK = 2048  # tokens per pass (bounds the fp32 scratch)
 
 
 def _window(sorted_indices: np.ndarray, K: int, start: int, end: int
@@ -41,35 +44,17 @@ def golden(grad: np.ndarray, sorted_indices: np.ndarray, probs_grad_in: np.ndarr
     """``token_grad`` ``[N, H]`` in the grad's dtype and ``probs_grad`` ``[N, K]`` (``None``
     without ``probs_grad_in``); see the module docstring."""
     K = int(num_topk)
-    idx, ok = _window(sorted_indices, K, int(start), int(end))
-    N, H = idx.shape[0], grad.shape[1]
-    src = idx - int(start)
-    token_grad = np.empty((N, H), dtype=grad.dtype)
-    for t0 in range(0, N, _TOKENS_PER_BLOCK):
-        t1 = min(N, t0 + _TOKENS_PER_BLOCK)
-        acc = np.zeros((t1 - t0, H), dtype=np.float32)
-        for k in range(K):
-            sel = ok[t0:t1, k]
-            if not sel.any():
-                continue
-            rows = grad[src[t0:t1, k][sel]].astype(np.float32)
-            acc[sel] = rows if k == 0 else acc[sel] + rows
-        token_grad[t0:t1] = acc.astype(grad.dtype)
+    token_grad = _unpermute.golden(grad, sorted_indices, None, K, int(start), int(end))
     probs_grad = None
     if probs_grad_in is not None:
+        idx, ok = _window(sorted_indices, K, int(start), int(end))
         p = np.asarray(probs_grad_in).reshape(-1)
-        probs_grad = np.zeros((N, K), dtype=p.dtype)
-        probs_grad[ok] = p[src[ok]]
+        probs_grad = np.zeros((idx.shape[0], K), dtype=p.dtype)
+        probs_grad[ok] = p[idx[ok] - int(start)]
     return {"token_grad": token_grad, "probs_grad": probs_grad}
 
 
 def golden_fp64(grad: np.ndarray, sorted_indices: np.ndarray, num_topk: int, start: int,
                 end: int) -> np.ndarray:
     """``token_grad`` summed in float64 with no intermediate rounding (accuracy reference)."""
-    K = int(num_topk)
-    idx, ok = _window(sorted_indices, K, int(start), int(end))
-    out = np.zeros((idx.shape[0], grad.shape[1]), dtype=np.float64)
-    for k in range(K):
-        sel = ok[:, k]
-        out[sel] += grad[idx[sel, k] - int(start)].astype(np.float64)
-    return out
+    return _unpermute.golden_fp64(grad, sorted_indices, None, num_topk, int(start), int(end))

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from aicore_sim.ascendc.host import (
     GetLengthByType,
@@ -57,8 +57,6 @@ from op_models.moe_token_unpermute_with_ep.tiling import (
     GRAPH_SUCCESS,
     MAX_TOPK,
     N_FIELDS,
-    UNPERMUTE_WITH_EP_ARRT_PADDED_MODE,
-    UNPERMUTE_WITH_EP_ARRT_RANGE,
     UNPERMUTE_WITH_EP_ARRT_TOPK,
     AlignN,
     ComputeMaxHiddenSize,
@@ -99,16 +97,10 @@ class TilingContext(_shared.TilingContext):
         padded_mode: bool | None = False,
     ) -> TilingContext:
         """Named attributes at their IR indices (defaults: the IR's); ``None`` leaves one
-        absent."""
-        attrs: dict[int, Any] = {}
-        if num_topk is not None:
-            attrs[UNPERMUTE_WITH_EP_ARRT_TOPK] = int(num_topk)
-        if range is not None:
-            attrs[UNPERMUTE_WITH_EP_ARRT_RANGE] = [int(v) for v in range]
-        if padded_mode is not None:
-            attrs[UNPERMUTE_WITH_EP_ARRT_PADDED_MODE] = bool(padded_mode)
-        return cls((permuted_tokens_output_grad, sorted_indices, permuted_probs_output_grad),
-                   attrs)
+        absent. The first three attributes are the forward's, at the same indices."""
+        return super().create(permuted_tokens_output_grad, sorted_indices,
+                              permuted_probs_output_grad, num_topk=num_topk, range=range,
+                              padded_mode=padded_mode)
 
 
 def PermuteWithEpGradTilingCompute(context: TilingRunContext, topK: int, isUnpermute: bool

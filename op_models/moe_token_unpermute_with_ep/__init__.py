@@ -18,16 +18,8 @@ from op_models.moe_token_unpermute_with_ep.kernel_entry import (
 )
 
 __all__ = [
-    "ACLNN_ERR_INNER_TILING_ERROR",
-    "ACLNN_ERR_PARAM_INVALID",
-    "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS",
-    "DTYPE_COMBINATIONS",
-    "AclnnError",
-    "Executor",
-    "execute",
-    "get_workspace_size",
-    "moe_token_unpermute_with_ep",
-    "moe_token_unpermute_with_ep_kernel",
+    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
+    "ACLNN_SUCCESS", "DTYPE_COMBINATIONS", "AclnnError", "Executor", "execute",
+    "get_workspace_size", "moe_token_unpermute_with_ep", "moe_token_unpermute_with_ep_kernel",
     "run_case",
 ]

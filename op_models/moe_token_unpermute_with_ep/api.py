@@ -53,13 +53,17 @@ from aicore_sim.ascendc.host import (
     ACLNN_ERR_PARAM_NULLPTR,
     ACLNN_SUCCESS,
     AclnnError,
+    aclnn_int,
     aclnn_int_list,
     aclnn_invalid,
     aclnn_tensor,
+    aclnn_tiled,
+    aclnn_workspace,
 )
-from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
+from aicore_sim.dtypes import dtype_name, int32
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.recording import Recording
+from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep.kernel_entry import (
@@ -72,10 +76,9 @@ from op_models.moe_token_unpermute_with_ep.tiling import (
     tiling_func,
 )
 
-FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
 # the IR's nine (tokens, probs) dtype combinations, IR order
 DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype], ...] = tuple(
-    (t, p) for t in FLOAT_DTYPES for p in (bfloat16, float16, float32))
+    (t, p) for t in FLOAT_DTYPES for p in FLOAT_DTYPES)
 NUMERIC_KEYS = (2, 3)  # keys whose control flow reads vector results (see module docstring)
 
 GM_NAMES = ("permuted_tokens", "sorted_indices", "probs", "unpermuted_tokens")
@@ -93,12 +96,6 @@ class Executor:
     user_out: np.ndarray | None
     workspace_size: int
     warnings: tuple[str, ...] = field(default_factory=tuple)
-
-
-
-
-
-
 
 
 def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None,
@@ -126,12 +123,6 @@ def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None,
                            "not supported", "empty")
 
 
-
-
-def _resolve_platform(platform: str | Platform) -> Platform:
-    return platform if isinstance(platform, Platform) else load_platform(platform)
-
-
 def get_workspace_size(
     permuted_tokens: np.ndarray | None,
     sorted_indices: np.ndarray | None,
@@ -150,24 +141,17 @@ def get_workspace_size(
     ``out`` may be ``None``: :func:`execute` then allocates it). Returns
     ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
     """
-    plat = _resolve_platform(platform)
+    plat = load_platform(platform)
     tokens = aclnn_tensor("permuted_tokens", permuted_tokens, True)
     idx = aclnn_tensor("sorted_indices", sorted_indices, True)
     prb = aclnn_tensor("probs", probs, False)
     out_arr = aclnn_tensor("out", out, False)
     assert tokens is not None and idx is not None
     _check(tokens, idx, prb, out_arr)
-    if isinstance(num_topk, bool) or not isinstance(num_topk, (int, np.integer)):
-        raise aclnn_invalid(f"num_topk must be an int, got {num_topk!r}", "attr_type")
+    aclnn_int("num_topk", num_topk)
     if bool(padded_mode):
         raise aclnn_invalid("padded_mode must be false (only false is supported)", "padded_mode")
-    if range is None:
-        raise aclnn_invalid("range is None: aclnn then falls back to aclnnMoeTokenUnpermute, "
-                            "another operator, which is not modelled; pass range=[0, rows]",
-                            "range_none")
-    rng = aclnn_int_list("range", range)
-    if len(rng) != 2:
-        raise aclnn_invalid(f"range must have 2 values, got {rng}", "range_size")
+    rng = aclnn_range(range, "aclnnMoeTokenUnpermute", "; pass range=[0, rows]")
     if rng[1] - rng[0] > tokens.shape[0]:
         raise aclnn_invalid(f"range {rng} spans {rng[1] - rng[0]} rows but permuted_tokens has "
                        f"{tokens.shape[0]}: the kernel would read past the tensor",
@@ -180,17 +164,8 @@ def get_workspace_size(
         None if prb is None else TensorDesc(prb.shape, prb.dtype), num_topk=int(num_topk),
         range=rng, padded_mode=False,
         restore_shape=None if restore_shape is None else list(restore_shape))
-    tr = tiling_func(ctx, PlatformAscendC(plat))
-    if not tr.ok:
-        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{tr.error} (rule {tr.rule})", tr.rule)
-    if tr.tiling_data.hidden_splited_length <= 0 or tr.tiling_data.tokens_splited_length <= 0:
-        td = tr.tiling_data
-        raise AclnnError(
-            ACLNN_ERR_INNER_TILING_ERROR,
-            f"the UB of {plat.core_mem_size_ub} bytes is too small: the tiling chose hidden "
-            f"chunks of {td.hidden_splited_length} and token loops of "
-            f"{td.tokens_splited_length}, so the kernel would compute nothing "
-            "(rule ub_too_small)", "ub_too_small")
+    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
+    check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing")
     (shape, dtype), = infer_outputs(tokens, idx, prb, int(num_topk)).values()
     if out_arr is not None and tuple(out_arr.shape) != shape:
         raise aclnn_invalid(f"out has shape {list(out_arr.shape)}, the operator's output shape is "
@@ -222,9 +197,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     """
     del workspace
     ex = executor
-    if int(workspace_size) < ex.workspace_size:
-        raise aclnn_invalid(f"workspace_size {workspace_size} is smaller than the "
-                       f"{ex.workspace_size} bytes get_workspace_size asked for", "workspace")
+    aclnn_workspace(workspace_size, ex.workspace_size)
     if mode == "timing-only" and ex.tiling.tiling_key in NUMERIC_KEYS:
         mode = "timed"
     tensors = {k: np.ascontiguousarray(v) for k, v in ex.inputs.items() if v is not None}

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes
+from op_models import moe_routing
+from op_models.moe_common import RecordError
 
 __all__ = ["ACLNN_NAME", "STANDARD", "RecordError", "executor_expected", "record_call"]
 
@@ -39,10 +41,6 @@ ACLNN_NAME = "MoeTokenUnpermuteWithEp"
 # aicore_sim/verify/standards.py (bf16: mean relative error < 2^-7, max < 10 x 2^-7); it is
 # what ``aicore-sim verify`` applies to a record whose standard is not md5
 STANDARD = "threshold"
-
-
-class RecordError(ValueError):
-    """The record cannot be built; the message names the field and the rule."""
 
 
 def _range_pair(v: Any, name: str) -> tuple[float, float]:
@@ -94,8 +92,7 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
         tokens = (rng.random((n, hidden), dtype=np.float32) * np.float32(hi - lo)
                   + np.float32(lo)).astype(dtype)
         expert = rng.integers(int(ilo), int(ihi), size=total, endpoint=False)
-        order = np.argsort(expert, kind="stable")
-        sorted_indices = np.argsort(order, kind="stable").astype(np.int32)
+        order, sorted_indices = moe_routing.slots(expert)
         permuted = np.ascontiguousarray(tokens[order[start:end] // topk])
         return {"permuted_tokens": permuted, "sorted_indices": sorted_indices, "probs": None,
                 "order": order}

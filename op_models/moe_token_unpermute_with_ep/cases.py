@@ -18,26 +18,18 @@ skips).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from aicore_sim import dtypes
 from op_models import moe_routing
+from op_models.moe_common import DTYPES, RoutedCase, lookup_case, np_dtype
 
 __all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "routing",
            "window"]
 
-DTYPES: dict[str, np.dtype] = dtypes.table("bfloat16", "float16", "float32")
-
-
-def np_dtype(name: str) -> np.dtype:
-    return dtypes.choose(name, DTYPES)
-
-
 @dataclass(frozen=True)
-class Case:
+class Case(RoutedCase):
     """One forward call: N tokens, top-K of ``experts``, hidden H, dtypes, EP layout."""
 
     name: str
@@ -58,23 +50,11 @@ class Case:
         np_dtype(self.dtype)
         if self.probs_dtype is not None:
             np_dtype(self.probs_dtype)
-        if min(self.tokens_num, self.top_k, self.hidden, self.experts, self.ep) < 1:
-            raise ValueError("tokens_num, top_k, hidden, experts and ep must be >= 1")
-        if self.top_k > self.experts:
-            raise ValueError(f"top_k {self.top_k} exceeds experts {self.experts}")
-        if self.experts % self.ep or not 0 <= self.rank < self.ep:
-            raise ValueError("experts must divide by ep and 0 <= rank < ep")
-
-    @property
-    def flat_size(self) -> int:
-        return self.tokens_num * self.top_k
+        self.check_routing()
 
     @property
     def has_probs(self) -> bool:
         return self.probs_dtype is not None
-
-    def with_(self, **changes: object) -> Case:
-        return dataclasses.replace(self, **changes)
 
 
 def routing(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -82,34 +62,22 @@ def routing(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarra
     return moe_routing.draw(case.tokens_num, case.top_k, case.experts, rng)
 
 
-def _window(case: Case, ids: np.ndarray) -> tuple[int, int]:
-    return moe_routing.ep_window(ids, case.experts, case.ep, case.rank, case.range)
-
-
-def window(case: Case, seed: int | None = None) -> tuple[int, int]:
-    """The ``range`` of :func:`make_inputs` for ``seed``, without drawing the tensors."""
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    ids, _ = routing(case, rng)
-    return _window(case, ids)
+window = Case.window  # the ``range`` of :func:`make_inputs` for ``seed``
 
 
 def make_inputs(case: Case, seed: int | None = None) -> dict:
     """``permuted_tokens``, ``sorted_indices``, ``probs`` (or None), the ``range`` used and the
     original ``tokens`` (for references), reproducible from ``seed`` (default the case's)."""
-    rng = np.random.default_rng(case.seed if seed is None else seed)
-    N, K, H = case.tokens_num, case.top_k, case.hidden
+    rng, ids, logits = case.draw(seed)
     dt = np_dtype(case.dtype)
-    ids, logits = routing(case, rng)
-    order = np.argsort(ids.reshape(-1), kind="stable")
-    sorted_indices = np.argsort(order, kind="stable").astype(np.int32)
-    start, end = _window(case, ids)
-    tokens = (rng.random((N, H), dtype=np.float32) * np.float32(4) - np.float32(2)).astype(dt)
-    rows = order[max(start, 0):max(end, start, 0)] // K
-    permuted = tokens[rows] if rows.size else np.zeros((1, H), dt)
+    order, sorted_indices = moe_routing.slots(ids)
+    start, end = case.routing_window(ids)
+    tokens = moe_routing.values(rng, (case.tokens_num, case.hidden), dt)
+    rows = order[max(start, 0):max(end, start, 0)] // case.top_k
+    permuted = tokens[rows] if rows.size else np.zeros((1, case.hidden), dt)
     probs = None
     if case.has_probs:
-        w = np.exp(logits - logits.max(axis=1, keepdims=True))
-        w = (w / w.sum(axis=1, keepdims=True)).astype(np.float32)
+        w = moe_routing.router_weights(logits)
         if case.zero_probs > 0:
             w[rng.random(w.shape) < case.zero_probs] = 0
         probs = w.astype(np_dtype(case.probs_dtype))
@@ -146,7 +114,4 @@ CASES: dict[str, Case] = {c.name: c for c in _LIST}
 
 
 def get_case(name: str) -> Case:
-    try:
-        return CASES[name]
-    except KeyError:
-        raise KeyError(f"unknown case {name!r}; bundled: {', '.join(CASES)}") from None
+    return lookup_case(CASES, name)

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from aicore_sim.ascendc.host import c_div
+
 __all__ = ["InferDataTypeForMoeTokenUnpermuteWithEp", "InferShapeForMoeTokenUnpermuteWithEp",
            "infer_outputs"]
 
@@ -29,8 +31,7 @@ def InferShapeForMoeTokenUnpermuteWithEp(permuted_tokens_shape: Sequence[int],
         if int(num_topk) == 0:
             raise ValueError("num_topk is 0: the output row count sorted_indices.shape[0] / "
                              "num_topk is undefined")
-        q = abs(int(sorted_indices_shape[0])) // abs(int(num_topk))
-        tokens_num = q if (sorted_indices_shape[0] >= 0) == (num_topk > 0) else -q
+        tokens_num = c_div(int(sorted_indices_shape[0]), int(num_topk))
     else:
         tokens_num = int(probs_shape[0])
     return (tokens_num, int(permuted_tokens_shape[1]))

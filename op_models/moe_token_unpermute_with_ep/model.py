@@ -9,39 +9,31 @@ reader (:mod:`.atk`) and the tiling space of ``sweep`` / ``search`` (:mod:`.tili
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aicore_sim import dtypes
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
+from aicore_sim.ascendc.host import tensor_descs
+from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
 from op_models import moe_matrix
+from op_models.moe_common import FLOATS, MoeOpModel, ep_text, topk
 
 NAME = "moe_token_unpermute_with_ep"
-_FLOATS = ("bfloat16", "float16", "float32")
 MATRIX_ZERO_PROBS = 0.25  # share of exactly-zero probs in matrix cases with probs
 
 
-def _topk(attrs: Mapping[str, Any], probs: Any) -> int:
-    topk = attrs.get("num_topk")
-    if topk is None:
-        topk = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 else 1
-    return topk
-
-
-class MoeTokenUnpermuteWithEpModel:
+class MoeTokenUnpermuteWithEpModel(MoeOpModel):
     """The forward MoE token unpermute with expert parallelism (CANN ops-transformer)."""
 
     name = NAME
     description = "CANN ops-transformer MoeTokenUnpermuteWithEp (forward unpermute, EP window)"
     inputs = (
-        TensorSpec("permuted_tokens", _FLOATS, 2, doc="(range[1] - range[0], H) this rank's "
+        TensorSpec("permuted_tokens", FLOATS, 2, doc="(range[1] - range[0], H) this rank's "
                                                       "permuted rows"),
         TensorSpec("sorted_indices", ("int32",), 1, doc="(N*K,) permuted row of each "
                                                         "(token, slot)"),
-        TensorSpec("probs", _FLOATS, 2, optional=True, value_range=(0.01, 0.99),
+        TensorSpec("probs", FLOATS, 2, optional=True, value_range=(0.01, 0.99),
                    doc="(N, K) routing weights; absent = no scaling (key 0)"),
     )
     attrs = (
@@ -50,12 +42,9 @@ class MoeTokenUnpermuteWithEpModel:
         AttrSpec("padded_mode", "bool", False, "only false is supported upstream"),
         AttrSpec("restore_shape", "int_list", None, "ignored without padded mode"),
     )
-    outputs = (TensorSpec("unpermuted_tokens", _FLOATS, 2, doc="(N, H) in the tokens dtype"),)
+    outputs = (TensorSpec("unpermuted_tokens", FLOATS, 2, doc="(N, H) in the tokens dtype"),)
     aclnn_name = "MoeTokenUnpermuteWithEp"
-    equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
-    matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
-    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
-                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE}
+    matrix_axes = moe_matrix.AXES
 
     @property
     def tiling_space(self) -> Any:
@@ -64,11 +53,6 @@ class MoeTokenUnpermuteWithEpModel:
         return TILING_SPACE
 
     # -- cases -------------------------------------------------------------------------------
-
-    def cases(self) -> Mapping[str, Any]:
-        from op_models.moe_token_unpermute_with_ep.cases import CASES
-
-        return CASES
 
     def case_specs(self, case: Any) -> tuple[dict[str, Spec | None], dict[str, Any]]:
         from op_models.moe_token_unpermute_with_ep.cases import np_dtype, window
@@ -86,17 +70,9 @@ class MoeTokenUnpermuteWithEpModel:
                  "restore_shape": None}
         return specs, attrs
 
-    def case_inputs(self, case: Any, seed: int | None = None) -> dict[str, np.ndarray | None]:
-        from op_models.moe_token_unpermute_with_ep.cases import make_inputs
-
-        inp = make_inputs(case, seed)
-        return {k: inp[k] for k in ("permuted_tokens", "sorted_indices", "probs")}
-
     def case_row(self, case: Any) -> dict[str, str]:
-        ep = f"ep {case.rank}/{case.ep}" if case.range is None else \
-            f"[{case.range[0]}, {case.range[1]}]"
         return {"N": str(case.tokens_num), "K": str(case.top_k), "H": str(case.hidden),
-                "tokens": case.dtype, "probs": case.probs_dtype or "-", "range": ep}
+                "tokens": case.dtype, "probs": case.probs_dtype or "-", "range": ep_text(case)}
 
     def matrix_case(self, mc: Any) -> Any:
         from op_models.moe_token_unpermute_with_ep.cases import Case
@@ -144,21 +120,16 @@ class MoeTokenUnpermuteWithEpModel:
         tok, idx, prb = (input_specs.get(k) for k in ("permuted_tokens", "sorted_indices",
                                                        "probs"))
         shape = InferShapeForMoeTokenUnpermuteWithEp(
-            tok[0], idx[0], None if prb is None else prb[0], _topk(attrs, None)
+            tok[0], idx[0], None if prb is None else prb[0], topk(attrs, "num_topk", None)
             if prb is None else int(prb[0][1]))
         return {"unpermuted_tokens": (shape, InferDataTypeForMoeTokenUnpermuteWithEp(tok[1]))}
 
     def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
                platform: Any) -> dict[str, Any]:
         from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_unpermute_with_ep.tiling import (
-            TensorDesc,
-            TilingContext,
-            tiling_func,
-        )
+        from op_models.moe_token_unpermute_with_ep.tiling import TilingContext, tiling_func
 
-        descs = [None if s is None else TensorDesc(s[0], dtypes.dtype_name(s[1]))
-                 for s in input_specs.values()]
+        descs = tensor_descs(input_specs.values())
         if isinstance(attrs, list):
             ctx = TilingContext(tuple(descs), dict(enumerate(attrs)))
         else:
@@ -166,10 +137,7 @@ class MoeTokenUnpermuteWithEpModel:
                                        range=attrs.get("range", (0, 0)),
                                        padded_mode=attrs.get("padded_mode", False),
                                        restore_shape=attrs.get("restore_shape"))
-        tr = tiling_func(ctx, PlatformAscendC(platform))
-        return {"status": tr.status, "tiling_key": tr.tiling_key,
-                "tiling_data": tr.tiling_data.as_dict() if tr.tiling_data is not None else None,
-                "workspace": list(tr.workspace), "block_dim": tr.block_dim, "error": tr.error}
+        return tiling_func(ctx, PlatformAscendC(platform)).answer()
 
     # -- the call ----------------------------------------------------------------------------
 
@@ -180,18 +148,11 @@ class MoeTokenUnpermuteWithEpModel:
         probs = inputs.get("probs")
         rng = attrs.get("range", (0, 0))
         size, ex = api.get_workspace_size(
-            inputs["permuted_tokens"], inputs["sorted_indices"], probs, _topk(attrs, probs),
-            None if rng is None else list(rng), attrs.get("padded_mode", False),
-            attrs.get("restore_shape"), None, platform=platform)
-        tr = ex.tiling
-        return PreparedCall(self.name, {"unpermuted_tokens": (ex.out_shape, ex.out_dtype)},
-                            tr.tiling_data, tr.tiling_key, tr.block_dim, size, ex,
-                            tuple(ex.warnings))
-
-    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        from op_models.moe_token_unpermute_with_ep import api
-
-        return api.execute(None, pc.workspace_size, retiled_state(pc), mode=mode, **launch_kw)
+            inputs["permuted_tokens"], inputs["sorted_indices"], probs,
+            topk(attrs, "num_topk", probs), None if rng is None else list(rng),
+            attrs.get("padded_mode", False), attrs.get("restore_shape"), None, platform=platform)
+        return PreparedCall.of(self.name, {"unpermuted_tokens": (ex.out_shape, ex.out_dtype)},
+                               size, ex)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
@@ -200,7 +161,7 @@ class MoeTokenUnpermuteWithEpModel:
         probs = inputs.get("probs")
         start, end = (int(v) for v in attrs.get("range", (0, 0)))
         return {"unpermuted_tokens": golden(inputs["permuted_tokens"], inputs["sorted_indices"],
-                                            probs, _topk(attrs, probs), start, end)}
+                                            probs, topk(attrs, "num_topk", probs), start, end)}
 
 
 MODEL = MoeTokenUnpermuteWithEpModel()

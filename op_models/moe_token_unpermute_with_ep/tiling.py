@@ -46,29 +46,28 @@ Deviations from upstream
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from aicore_sim.ascendc.host import (
+    GRAPH_FAILED,
+    GRAPH_SUCCESS,
     GetLengthByType,
     PlatformAdapter,
     RunContext,
     TensorDesc,
     TilingError,
     TilingResult,
-    c_div,
-    c_rem,
+    TilingStruct,
+    c_div0,
+    c_rem0,
     canonical_dtype,
     to_i32,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
 
 OP_TYPE = "MoeTokenUnpermuteWithEp"
-
-GRAPH_SUCCESS = 0
-GRAPH_FAILED = 0xFFFFFFFF
 
 # Constants of the upstream tiling header (same names).
 FLOAT_DATA_SIZE = 4
@@ -98,8 +97,6 @@ SYS_WORKSPACE_SIZE = WORKSPACE_SIZE_WITH_M * BYTE_SIZE_WITH_K * BYTE_SIZE_WITH_K
 MAX_TOPK = 512  # checked by the isUnpermute flavour only
 RESERVE_SPACE = 5120  # bytes kept for sorted_indices and probs (ComputeMaxHiddenSize)
 
-
-
 # --------------------------------------------------------------------------------------------
 # C integer semantics and dtypes
 # --------------------------------------------------------------------------------------------
@@ -111,14 +108,7 @@ def AlignN(x: int, N: int) -> int:
     return (x + N - 1) & ~(N - 1)
 
 
-def safeMod(a: int, b: int) -> int:
-    """C remainder (sign of the dividend), 0 for a zero divisor."""
-    return 0 if b == 0 else c_rem(a, b)
-
-
-def safeDiv(a: int, b: int) -> int:
-    """C truncating division, 0 for a zero divisor."""
-    return 0 if b == 0 else c_div(a, b)
+safeMod, safeDiv = c_rem0, c_div0  # C ``%`` and ``/``, 0 for a zero divisor
 
 
 def isFloatDtype(inputDtypeSize: int) -> bool:
@@ -177,9 +167,10 @@ class MoeTokenUnpermuteWithEpParam:
 
 
 @dataclass
-class TilingData:
+class TilingData(TilingStruct):
     """``MoeTokenUnpermuteWithEpTilingData``: 15 int64 fields, upstream order and names (the
-    permute grad's ``MoeTokenPermuteWithEpGradTilingData`` has the same fields)."""
+    permute grad's ``MoeTokenPermuteWithEpGradTilingData`` has the same fields); the kernel
+    copies a 120-byte little-endian image (:meth:`to_bytes`)."""
 
     hidden_size: int = 0
     permuted_probs_grad_length: int = 0
@@ -196,33 +187,6 @@ class TilingData:
     tokens_splited_num: int = 0
     tokens_splited_remain: int = 0
     buffer_num: int = 0
-
-    def as_list(self) -> list[int]:
-        """The 15 values in serialisation order."""
-        return list(astuple(self))
-
-    def as_dict(self) -> dict[str, int]:
-        """Field name -> value, in serialisation order."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def flat_dict(self) -> dict[str, int]:
-        """Same as :meth:`as_dict` (the struct is flat); the op model's generic name."""
-        return self.as_dict()
-
-    def to_string(self) -> str:
-        """The values as upstream's UT prints them (``TilingData2Str``: each followed by a
-        space)."""
-        return "".join(f"{v} " for v in self.as_list())
-
-    def to_bytes(self) -> bytes:
-        """The 120-byte little-endian image the kernel copies (15 x int64)."""
-        return struct.pack("<15q", *self.as_list())
-
-    @classmethod
-    def from_list(cls, values: Sequence[int]) -> TilingData:
-        if len(values) != len(fields(cls)):
-            raise ValueError(f"TilingData needs {len(fields(cls))} values, got {len(values)}")
-        return cls(*(int(v) for v in values))
 
 
 N_FIELDS = len(fields(TilingData))  # 15
@@ -291,16 +255,6 @@ class TilingRunContext(RunContext):
     ctx: TilingContext
     platform: PlatformAdapter
     saved: TilingData | None
-
-    def result(self, status: int, param: MoeTokenUnpermuteWithEpParam | None) -> TilingResult:
-        if status != GRAPH_SUCCESS:
-            rule, msg = self.errors[0] if self.errors else ("unknown", "tiling failed")
-            return TilingResult("failed", error=f"{self.GetNodeName()} tiling failed [{rule}]: "
-                                f"{msg}",
-                                rule=rule, warnings=tuple(self.warnings), log=tuple(self.log))
-        return TilingResult("success", self.tiling_key, self.saved, list(self.workspace),
-                            self.block_dim, warnings=tuple(self.warnings), log=tuple(self.log),
-                            param=param)
 
 
 # --------------------------------------------------------------------------------------------

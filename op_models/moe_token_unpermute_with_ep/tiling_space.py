@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
 
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.platform import Platform
@@ -73,19 +72,6 @@ def _case_from_file(path: str) -> _cases.Case:
 # --------------------------------------------------------------------------------------------
 
 
-class _Adapter:
-    """PlatformAscendC with the core count replaced."""
-
-    def __init__(self, platform: Platform, cores: int) -> None:
-        self._p, self._cores = PlatformAscendC(platform), cores
-
-    def GetCoreNumAiv(self) -> int:
-        return self._cores
-
-    def GetCoreMemSize(self, *args: Any) -> int:
-        return self._p.GetCoreMemSize(*args)
-
-
 def _context(case: _cases.Case) -> TilingContext:
     start, end = _cases.window(case)
     probs = None if case.probs_dtype is None else \
@@ -100,7 +86,7 @@ def upstream_tiling(case: _cases.Case, platform: Platform, cores: int | None = N
                     ) -> tuple[TilingData, int, int]:
     """The ported host tiling for ``cores`` cores: ``(tiling data, key, block dim)``."""
     cores = platform.aiv_core_num if cores is None else cores
-    tr = tiling_func(_context(case), _Adapter(platform, cores)).raise_for_status()
+    tr = tiling_func(_context(case), PlatformAscendC(platform, cores)).raise_for_status()
     assert tr.tiling_data is not None and tr.tiling_key is not None
     return tr.tiling_data, tr.tiling_key, int(tr.block_dim or 0)
 

@@ -54,10 +54,12 @@ from aicore_sim.ascendc.host import (
     AclnnError,
     aclnn_int_list,
     aclnn_tensor,
+    aclnn_tiled,
 )
-from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32, int32
+from aicore_sim.dtypes import dtype_name, int32
 from aicore_sim.platform import Platform, load_platform
 from aicore_sim.recording import Recording
+from op_models.moe_common import FLOAT_DTYPES
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
@@ -71,7 +73,6 @@ from op_models.moe_token_unpermute_with_ep_grad.tiling import (
 )
 
 # The nine (tokens dtype, probs dtype) combinations of the IR, in IR order (spec §2.1).
-FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
 DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype], ...] = tuple(
     (t, p) for t in FLOAT_DTYPES for p in FLOAT_DTYPES
 )
@@ -108,10 +109,6 @@ class Executor:
 # --------------------------------------------------------------------------------------------
 # Checks
 # --------------------------------------------------------------------------------------------
-
-
-
-
 
 
 def _check_float(name: str, arr: np.ndarray) -> None:
@@ -158,12 +155,6 @@ def _check_dtypes(grad: np.ndarray, idx: np.ndarray, perm: np.ndarray | None,
         _check_float("probs_grad_out", pg_out)
 
 
-
-
-def _resolve_platform(platform: str | Platform) -> Platform:
-    return platform if isinstance(platform, Platform) else load_platform(platform)
-
-
 # --------------------------------------------------------------------------------------------
 # The two aclnn phases
 # --------------------------------------------------------------------------------------------
@@ -191,7 +182,7 @@ def get_workspace_size(
     :func:`execute`) or preallocated arrays whose untouched rows keep their content.
     Returns ``(workspace_size, executor)``; raises :class:`AclnnError` (see module docstring).
     """
-    plat = _resolve_platform(platform)
+    plat = load_platform(platform)
     grad = aclnn_tensor("unpermuted_tokens_grad", unpermuted_tokens_grad, True)
     idx = aclnn_tensor("sorted_indices", sorted_indices, True)
     perm = aclnn_tensor("permuted_tokens", permuted_tokens, False)
@@ -213,9 +204,8 @@ def get_workspace_size(
     ctx = TilingContext.create(
         desc(grad), desc(idx), desc(perm), desc(prb), padded_mode=bool(padded_mode),
         restore_shape=restore, range=rng, topk_num=int(topk_num))
-    tr = tiling_func(ctx, PlatformAscendC(plat), host_npu_arch=3510 if is_950 else None)
-    if not tr.ok:
-        raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{tr.error} (rule {tr.rule})", tr.rule)
+    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat),
+                                 host_npu_arch=3510 if is_950 else None))
     empty = is_950 and tr.workspace == [0]
     if perm is None:
         raise AclnnError(
@@ -395,7 +385,7 @@ def run_case(
 
     case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name
     inputs = MODEL.case_inputs(case, seed)
-    _, result = call(MODEL, inputs, MODEL.case_specs(case)[1], _resolve_platform(platform),
+    _, result = call(MODEL, inputs, MODEL.case_specs(case)[1], load_platform(platform),
                      mode=mode, races=races, jobs=jobs)
     outs = {name: result.outputs.get(name) for name in ("permuted_tokens_grad", "probs_grad")}
     return outs, result, inputs

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes
+from op_models.moe_common import RecordError
 from op_models.moe_token_unpermute_with_ep_grad.cases import (
     DTYPES,
     upstream_st_expected,
@@ -35,10 +36,6 @@ __all__ = ["ACLNN_NAME", "record_call"]
 
 ACLNN_NAME = "MoeTokenUnpermuteWithEpGrad"
 _GRAD = "unpermutedTokensGrad"
-
-
-class RecordError(ValueError):
-    """The record cannot be built; the message names the field and the rule."""
 
 
 def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> dict[str, Any]:

@@ -9,39 +9,30 @@ equivalence matrix, the ATK reader (:mod:`.atk`) and the tiling space (:mod:`.ti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from aicore_sim import dtypes
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec, retiled_state
+from aicore_sim.ascendc.host import tensor_descs
+from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
 from op_models import moe_matrix
+from op_models.moe_common import FLOATS, MoeOpModel, topk
 
 NAME = "moe_token_unpermute_with_ep_grad"
-_FLOATS = ("bfloat16", "float16", "float32")
 
 
-def _topk(attrs: Mapping[str, Any], probs: Any) -> int:
-    """``topk_num`` as the case gives it, else probs' second dimension, else 1."""
-    topk = attrs.get("topk_num")
-    if topk is None:
-        topk = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 else 1
-    return topk
-
-
-class MoeTokenUnpermuteWithEpGradModel:
+class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
     """The backward of the MoE token unpermute with expert parallelism (CANN ops-transformer)."""
 
     name = NAME
     description = "CANN ops-transformer MoeTokenUnpermuteWithEpGrad (backward of the unpermute)"
     inputs = (
-        TensorSpec("unpermuted_tokens_grad", _FLOATS, 2, doc="(N, H) gradient of the output"),
+        TensorSpec("unpermuted_tokens_grad", FLOATS, 2, doc="(N, H) gradient of the output"),
         TensorSpec("sorted_indices", ("int32",), 1, doc="(T = N*K,) flat position -> row"),
-        TensorSpec("permuted_tokens", _FLOATS, 2, optional=True, doc="(T, H) forward input"),
-        TensorSpec("probs", _FLOATS, 2, optional=True, value_range=(0.01, 0.99),
+        TensorSpec("permuted_tokens", FLOATS, 2, optional=True, doc="(T, H) forward input"),
+        TensorSpec("probs", FLOATS, 2, optional=True, value_range=(0.01, 0.99),
                    doc="(N, K) routing weights; absent = path A"),
     )
     attrs = (
@@ -51,15 +42,11 @@ class MoeTokenUnpermuteWithEpGradModel:
         AttrSpec("topk_num", "int", None, "K; default probs.shape[1], else 1"),
     )
     outputs = (
-        TensorSpec("permuted_tokens_grad", _FLOATS, 2, doc="(T, H) in the tokens dtype"),
-        TensorSpec("probs_grad", _FLOATS, 2, optional=True, doc="(N, K), only with probs"),
+        TensorSpec("permuted_tokens_grad", FLOATS, 2, doc="(T, H) in the tokens dtype"),
+        TensorSpec("probs_grad", FLOATS, 2, optional=True, doc="(N, K), only with probs"),
     )
     aclnn_name = "MoeTokenUnpermuteWithEpGrad"
-    equivalence_matrix = Path(__file__).resolve().parent / "equivalence_matrix.toml"
-    matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
-    matrix_axes = {"dtype": moe_matrix.DTYPE, "probs": moe_matrix.PROBS,
-                   "shape": moe_matrix.SHAPE, "range": moe_matrix.RANGE,
-                   "indices": moe_matrix.INDICES}
+    matrix_axes = {**moe_matrix.AXES, "indices": moe_matrix.INDICES}
 
     @property
     def tiling_space(self) -> Any:
@@ -68,11 +55,6 @@ class MoeTokenUnpermuteWithEpGradModel:
         return TILING_SPACE
 
     # -- cases -------------------------------------------------------------------------------
-
-    def cases(self) -> Mapping[str, Any]:
-        from op_models.moe_token_unpermute_with_ep_grad.cases import CASES
-
-        return CASES
 
     def case_specs(self, case: Any) -> tuple[dict[str, Spec | None], dict[str, Any]]:
         from op_models.moe_token_unpermute_with_ep_grad.cases import np_dtype
@@ -88,11 +70,6 @@ class MoeTokenUnpermuteWithEpGradModel:
         attrs = {"padded_mode": False, "restore_shape": None,
                  "range": None if case.range is None else list(case.range), "topk_num": k}
         return specs, attrs
-
-    def case_inputs(self, case: Any, seed: int | None = None) -> dict[str, np.ndarray | None]:
-        from op_models.moe_token_unpermute_with_ep_grad.cases import make_inputs
-
-        return make_inputs(case, seed)
 
     def case_row(self, case: Any) -> dict[str, str]:
         rng = "-" if case.range is None else f"[{case.range[0]}, {case.range[1]}]"
@@ -132,14 +109,9 @@ class MoeTokenUnpermuteWithEpGradModel:
     def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
                platform: Any) -> dict[str, Any]:
         from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_unpermute_with_ep_grad.tiling import (
-            TensorDesc,
-            TilingContext,
-            tiling_func,
-        )
+        from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingContext, tiling_func
 
-        descs = [None if s is None else TensorDesc(s[0], dtypes.dtype_name(s[1]))
-                 for s in input_specs.values()]
+        descs = tensor_descs(input_specs.values())
         if isinstance(attrs, list):
             ctx = TilingContext.positional(descs, *attrs)
         else:
@@ -147,10 +119,7 @@ class MoeTokenUnpermuteWithEpGradModel:
                                        restore_shape=attrs.get("restore_shape"),
                                        range=attrs.get("range"), topk_num=attrs.get("topk_num"))
         host = 3510 if platform.short_soc == "Ascend950" else None
-        tr = tiling_func(ctx, PlatformAscendC(platform), host_npu_arch=host)
-        return {"status": tr.status, "tiling_key": tr.tiling_key,
-                "tiling_data": tr.tiling_data.as_dict() if tr.tiling_data is not None else None,
-                "workspace": list(tr.workspace), "block_dim": tr.block_dim, "error": tr.error}
+        return tiling_func(ctx, PlatformAscendC(platform), host_npu_arch=host).answer()
 
     # -- the call ----------------------------------------------------------------------------
 
@@ -162,16 +131,9 @@ class MoeTokenUnpermuteWithEpGradModel:
         size, ex = api.get_workspace_size(
             inputs["unpermuted_tokens_grad"], inputs["sorted_indices"],
             inputs.get("permuted_tokens"), probs, attrs.get("padded_mode", False),
-            attrs.get("restore_shape"), attrs.get("range"), _topk(attrs, probs), None, None,
-            platform=platform)
-        tr = ex.tiling
-        return PreparedCall(self.name, dict(ex.out_shapes), tr.tiling_data, tr.tiling_key,
-                            tr.block_dim, size, ex, tuple(ex.warnings))
-
-    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        from op_models.moe_token_unpermute_with_ep_grad import api
-
-        return api.execute(None, pc.workspace_size, retiled_state(pc), mode=mode, **launch_kw)
+            attrs.get("restore_shape"), attrs.get("range"), topk(attrs, "topk_num", probs), None,
+            None, platform=platform)
+        return PreparedCall.of(self.name, ex.out_shapes, size, ex)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:

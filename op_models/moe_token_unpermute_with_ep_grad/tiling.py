@@ -47,18 +47,24 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from aicore_sim.ascendc.host import (
+    GRAPH_FAILED,  # non-zero, which matters for bug §9 #3
+    GRAPH_SUCCESS,
     GetLengthByType,
     PlatformAdapter,
     RunContext,
     TensorDesc,
     TilingError,
     TilingResult,
+    TilingStruct,
+    c_ceil_div0,
     c_div,
+    c_div0,
     c_rem,
+    c_rem0,
     canonical_dtype,
     to_i64,
     to_u64,
@@ -66,10 +72,6 @@ from aicore_sim.ascendc.host import (
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
 
 OP_TYPE = "MoeTokenUnpermuteWithEpGrad"
-
-# ge::graphStatus values. GRAPH_FAILED is non-zero, which matters for bug §9 #3.
-GRAPH_SUCCESS = 0
-GRAPH_FAILED = 0xFFFFFFFF
 
 # Constants of the upstream tiling (same names). The uint32 ones take part in unsigned maths.
 BLOCK_SIZE_32 = 32  # uint32
@@ -121,19 +123,8 @@ def AlignDown(num: int, rnd: int) -> int:
     return 0 if rnd == 0 else _cdiv(num, rnd) * rnd
 
 
-def CeilDiv(num: int, div: int) -> int:
-    """Ceiling division in int64 maths; 0 when ``div`` is 0."""
-    return 0 if div == 0 else _cdiv(num + div - 1, div)
-
-
-def GetDiv(num: int, div: int) -> int:
-    """Truncating division that yields 0 for a zero divisor."""
-    return 0 if div == 0 else _cdiv(num, div)
-
-
-def GetRem(num: int, div: int) -> int:
-    """C remainder that yields 0 for a zero divisor."""
-    return 0 if div == 0 else _crem(num, div)
+# ceiling division, truncating division and C remainder in int64 maths, 0 for a zero divisor
+CeilDiv, GetDiv, GetRem = c_ceil_div0, c_div0, c_rem0
 
 
 def GetGreatestDivisor(num: int, div: int) -> int:
@@ -149,7 +140,7 @@ def GetGreatestDivisor(num: int, div: int) -> int:
 
 
 @dataclass
-class TilingData:
+class TilingData(TilingStruct):
     """``MoeTokenUnpermuteWithEpGradTilingData``: 19 int64 fields, upstream order and names."""
 
     tokensNum: int = 0
@@ -172,24 +163,9 @@ class TilingData:
     start: int = 0
     end: int = 0
 
-    def as_list(self) -> list[int]:
-        """The 19 values in serialisation order."""
-        return list(astuple(self))
-
-    def as_dict(self) -> dict[str, int]:
-        """Field name → value, in serialisation order."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
     def to_bytes(self) -> bytes:
-        """The 152-byte little-endian image the kernel copies (19 × int64)."""
+        """The 152-byte little-endian image the kernel copies (19 × int64, wrapped)."""
         return struct.pack("<19q", *(_i64(v) for v in self.as_list()))
-
-    @classmethod
-    def from_list(cls, values: Sequence[int]) -> TilingData:
-        """Build from 19 values in serialisation order."""
-        if len(values) != len(fields(cls)):
-            raise ValueError(f"TilingData needs {len(fields(cls))} values, got {len(values)}")
-        return cls(*(int(v) for v in values))
 
 
 @dataclass(frozen=True)
@@ -324,25 +300,11 @@ class _RunContext(RunContext):
             return [int(v) for v in value]
         return value
 
-    def result(self, status: int) -> TilingResult:
-        if status != GRAPH_SUCCESS:
-            rule, msg = self.errors[0] if self.errors else ("unknown", "tiling failed")
-            return TilingResult(
-                status="failed",
-                error=f"{OP_TYPE} tiling failed [{rule}]: {msg}",
-                rule=rule,
-                warnings=tuple(self.warnings),
-                log=tuple(self.log),
-            )
-        return TilingResult(
-            status="success",
-            tiling_key=self.tiling_key if self.tiling_key is not None else 0,
-            tiling_data=self.saved,
-            workspace=list(self.workspace),
-            block_dim=self.block_dim,
-            warnings=tuple(self.warnings),
-            log=tuple(self.log),
-        )
+    def result(self, status: int, param: Any = None) -> TilingResult:
+        """:meth:`RunContext.result`; a tiling that never set its key has key 0."""
+        if self.tiling_key is None:
+            self.tiling_key = 0
+        return super().result(status, param)
 
 
 def _ub_size(platform: PlatformAdapter) -> int:

@@ -124,23 +124,6 @@ def _dtype_name(dt: Any) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-class _Adapter:
-    """PlatformAscendC with the core count replaced (tiling for ``cores`` cores)."""
-
-    def __init__(self, platform: Platform, cores: int) -> None:
-        self._p = PlatformAscendC(platform)
-        self._cores = cores
-
-    def GetCoreNumAiv(self) -> int:
-        return self._cores
-
-    def GetCoreMemSize(self, *args: Any) -> int:
-        return self._p.GetCoreMemSize(*args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._p, name)
-
-
 def _context(case: _cases.Case) -> TilingContext:
     T = case.flat_size
     tok = case.dtype
@@ -158,7 +141,7 @@ def upstream_tiling(case: _cases.Case, platform: Platform, cores: int | None = N
     """The ported host tiling for ``cores`` cores: ``(tiling data, tiling key, block dim)``."""
     cores = platform.aiv_core_num if cores is None else cores
     host = 3510 if platform.short_soc == "Ascend950" else None
-    tr = tiling_func(_context(case), _Adapter(platform, cores), host_npu_arch=host)
+    tr = tiling_func(_context(case), PlatformAscendC(platform, cores), host_npu_arch=host)
     tr.raise_for_status()
     assert tr.tiling_data is not None and tr.tiling_key is not None
     return tr.tiling_data, tr.tiling_key, int(tr.block_dim or cores)

@@ -1,0 +1,184 @@
+"""What the four MoE token (un)permute-with-EP operator models share, and only that.
+
+Their packages are laid out alike (``model``, ``cases``, ``api``, ``golden``, ``infershape``,
+``tiling``, kernels); :class:`MoeOpModel` is the part of their
+:class:`~aicore_sim.opmodel.OpModel` registrations that does not depend on the operator
+(bundled cases, case inputs, equivalence matrix, the launch through the op's aclnn
+``execute``); :class:`RoutedCase` the members of the routed-case records of the EP ops (the
+routing itself is :mod:`op_models.moe_routing`); the rest are small helpers of their case
+tables, model attributes and aclnn layers. Each operator keeps its IR, checks, messages,
+tiling and kernel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim import dtypes
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    AclnnError,
+    aclnn_int_list,
+    aclnn_invalid,
+)
+from aicore_sim.dtypes import bfloat16, float16, float32
+from aicore_sim.opmodel import OpModelBase, retiled_state
+from op_models import moe_matrix, moe_routing
+
+__all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",
+           "aclnn_range", "check_ub", "ep_text", "int_range", "lookup_case", "np_dtype", "topk"]
+
+FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
+FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
+DTYPES: dict[str, np.dtype] = dtypes.table(*FLOATS)  # a case's float dtypes by name
+
+
+def np_dtype(name: str) -> np.dtype:
+    """The numpy dtype of a case's float dtype name (an unknown one names the known ones)."""
+    return dtypes.choose(name, DTYPES)
+
+
+class MoeOpModel(OpModelBase):
+    """The members the four MoE operator models share: their package is ``op_models.<name>``
+    with ``cases`` (``CASES``, ``make_inputs``), ``api`` (``execute``) and an
+    ``equivalence_matrix.toml``; the launch is the op's aclnn ``execute`` with the tiling the
+    prepared call carries (a sweep may have replaced it)."""
+
+    name: str
+    matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
+
+    def _module(self, leaf: str) -> Any:
+        """The op's own module ``op_models.<name>.<leaf>`` (imported on first use)."""
+        return importlib.import_module(f"op_models.{self.name}.{leaf}")
+
+    @property
+    def equivalence_matrix(self) -> Path:  # type: ignore[override]
+        return Path(__file__).resolve().parent / self.name / "equivalence_matrix.toml"
+
+    def cases(self) -> Mapping[str, Any]:
+        return self._module("cases").CASES
+
+    def case_inputs(self, case: Any, seed: int | None = None) -> dict[str, np.ndarray | None]:
+        """The op's ``cases.make_inputs``, its inputs only, in IR order."""
+        inp = self._module("cases").make_inputs(case, seed)
+        return {t.name: inp[t.name] for t in self.inputs}  # type: ignore[attr-defined]
+
+    def execute(self, pc: Any, *, mode: str = "timed", **launch_kw: Any) -> Any:
+        return self._module("api").execute(None, pc.workspace_size, retiled_state(pc),
+                                           mode=mode, **launch_kw)
+
+
+# -- case tables -------------------------------------------------------------------------------
+
+
+class RoutedCase:
+    """Members of the EP ops' case records (dataclasses with ``tokens_num``, ``top_k``,
+    ``hidden``, ``experts``, ``ep``, ``rank`` and ``range``): ``flat_size``, ``with_`` and the
+    routing's rules."""
+
+    tokens_num: int
+    top_k: int
+    hidden: int
+    experts: int
+    ep: int
+    rank: int
+    range: tuple[int, int] | None
+    seed: int
+
+    @property
+    def flat_size(self) -> int:
+        return self.tokens_num * self.top_k
+
+    def with_(self, **changes: object) -> Any:
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    def check_routing(self) -> None:
+        """The routing's rules: sizes >= 1, top_k of experts, experts split over ep ranks."""
+        if min(self.tokens_num, self.top_k, self.hidden, self.experts, self.ep) < 1:
+            raise ValueError("tokens_num, top_k, hidden, experts and ep must be >= 1")
+        if self.top_k > self.experts:
+            raise ValueError(f"top_k {self.top_k} exceeds experts {self.experts}")
+        if self.experts % self.ep or not 0 <= self.rank < self.ep:
+            raise ValueError("experts must divide by ep and 0 <= rank < ep")
+
+    def routing_window(self, ids: np.ndarray) -> tuple[int, int]:
+        """The rows ``[start, end)`` of this case's EP rank for expert ids ``ids``."""
+        return moe_routing.ep_window(ids, self.experts, self.ep, self.rank, self.range)
+
+    def draw(self, seed: int | None) -> tuple[np.random.Generator, np.ndarray, np.ndarray]:
+        """The generator of ``seed`` (default the case's) after the routing draw, the expert
+        ids and the router logits."""
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        ids, logits = moe_routing.draw(self.tokens_num, self.top_k, self.experts, rng)
+        return rng, ids, logits
+
+    def window(self, seed: int | None = None) -> tuple[int, int]:
+        """The ``range`` the case's inputs for ``seed`` have, without drawing the tensors."""
+        return self.routing_window(self.draw(seed)[1])
+
+
+class RecordError(ValueError):
+    """An ATK record cannot be built; the message names the field and the rule."""
+
+
+def lookup_case(cases: Mapping[str, Any], name: str) -> Any:
+    """``cases[name]``; an unknown name raises ``KeyError`` listing the bundled ones."""
+    try:
+        return cases[name]
+    except KeyError:
+        raise KeyError(f"unknown case {name!r}; bundled: {', '.join(cases)}") from None
+
+
+def ep_text(case: Any) -> str:
+    """The ``range`` column of ``aicore-sim cases``: the EP rank, or the range a case fixes."""
+    return f"ep {case.rank}/{case.ep}" if case.range is None else \
+        f"[{case.range[0]}, {case.range[1]}]"
+
+
+# -- attributes and aclnn checks ---------------------------------------------------------------
+
+
+def int_range(attrs: Mapping[str, Any]) -> list[int] | None:
+    """The ``range`` attribute as ints (IR default ``[0, 0]``; ``None`` stays absent)."""
+    r = attrs.get("range", (0, 0))
+    return None if r is None else [int(v) for v in r]
+
+
+def topk(attrs: Mapping[str, Any], key: str, probs: Any) -> int:
+    """The top-K attribute ``key`` as the case gives it, else probs' second dimension, else 1."""
+    k = attrs.get(key)
+    if k is None:
+        k = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 else 1
+    return k
+
+
+def aclnn_range(range: Any, fallback: str, hint: str = "", pairs: bool = True  # noqa: A002
+                ) -> list[int]:
+    """The ``range`` attribute as ints, or 161002 (ours, where the real stack would misbehave):
+    ``None`` (aclnn then calls ``fallback``, another operator: rule ``range_none``), not a
+    list of ints, or (``pairs``) not two values (rule ``range_size``)."""
+    if range is None:
+        raise aclnn_invalid(f"range is None: aclnn then falls back to {fallback}, another "
+                            f"operator, which is not modelled{hint}", "range_none")
+    rng = aclnn_int_list("range", range)
+    if pairs and len(rng) != 2:
+        raise aclnn_invalid(f"range must have 2 values, got {rng}", "range_size")
+    return rng
+
+
+def check_ub(td: Any, ub_bytes: int, consequence: str) -> None:
+    """561002 (rule ``ub_too_small``, ours) when the shared unpermute / permute-grad tiling
+    "succeeds" with a hidden chunk or a token loop of 0 or less on too small a UB."""
+    if td.hidden_splited_length <= 0 or td.tokens_splited_length <= 0:
+        raise AclnnError(
+            ACLNN_ERR_INNER_TILING_ERROR,
+            f"the UB of {ub_bytes} bytes is too small: the tiling chose hidden "
+            f"chunks of {td.hidden_splited_length} and token loops of "
+            f"{td.tokens_splited_length}, so the kernel would {consequence} "
+            "(rule ub_too_small)", "ub_too_small")
