@@ -108,6 +108,15 @@ class UnifiedBuffer:
             )
 
 
+def _private(raw: np.ndarray) -> np.ndarray:
+    """A private, writable copy of the bytes ``raw``. An output buffer that holds only zeros
+    (the usual case) becomes a fresh zeroed array, whose pages the system provides only when
+    first written: copying a 470 MB zero buffer page by page took 1.1 s, the check 0.13 s."""
+    if not raw.any():
+        return np.zeros(raw.size, dtype=np.uint8)
+    return raw.copy()
+
+
 class MemoryImage:
     """Byte contents of every GM tensor (shared by all cores) and of each core's UB.
 
@@ -133,7 +142,7 @@ class MemoryImage:
         for k, v in tensors.items():
             raw = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
             if copy and k in names:
-                raw = raw.copy()
+                raw = _private(raw)
             else:
                 raw = raw.view()
                 raw.flags.writeable = False
@@ -143,7 +152,7 @@ class MemoryImage:
     def copy(self) -> MemoryImage:
         """A new image with private, writable copies of the writable tensors and of every UB
         (the read-only inputs are shared)."""
-        gm = {k: (v.copy() if k in self.writable else v) for k, v in self.gm.items()}
+        gm = {k: (_private(v) if k in self.writable else v) for k, v in self.gm.items()}
         other = MemoryImage(gm, self.ub_bytes, 0, self.writable)
         other.ub = [u.copy() for u in self.ub]
         return other
@@ -155,7 +164,8 @@ class MemoryImage:
             old = self.gm[k]
             mm = mmap.mmap(-1, max(old.size, 1))
             new = np.frombuffer(mm, dtype=np.uint8, count=old.size)
-            new[:] = old
+            if old.any():  # a new anonymous mapping reads as zeros already
+                new[:] = old
             self.gm[k] = new
 
     def gm_array(self, name: str, dtype, shape) -> np.ndarray:
