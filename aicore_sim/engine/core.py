@@ -40,6 +40,14 @@ _WRITE = Opcode.COPY_UB_TO_GM
 _EVENT_INDEX = {e: n for n, e in enumerate(HardEvent)}
 
 
+def _done_text(cause: int, pipe: int, index: int) -> str:
+    return f"{STALL_CAUSES[cause]}: waits {Pipe(pipe).name} instruction #{index}"
+
+
+def _full_text(pipe: int) -> str:
+    return f"queue of {Pipe(pipe).name} full"
+
+
 class ChipBarrier:
     """The cross-core barrier of ``SyncAll``: every core of the launch waits at its k-th
     SyncAll until all ``cores`` have arrived there, and all are released ``cost`` cycles
@@ -177,7 +185,9 @@ class CoreSim:
         self.popped: list[deque] = [deque(), deque(), deque(), deque()]  # start cycles
         self.issued = [0, 0, 0, 0]
         self.watch: list[list[tuple[int, simpy.Event]]] = [[], [], [], []]
-        self.blocked: dict[int, str] = {}
+        # pipe -> what it is blocked on: a text, or (text function, its arguments) when the
+        # block is frequent (a flag, a full queue): formatted only for a deadlock
+        self.blocked: dict[int, str | tuple] = {}
         self.issuer_done = False
         # trace buffers (see trace.py for their meaning)
         # Flat lists of ints, extended with `+=` (4x cheaper per row than array('q').extend,
@@ -223,15 +233,14 @@ class CoreSim:
                 self.stalls += (pipe, t, at, _FLAG, i)
                 return s, at
             return s, t
-        what = self._flag_name(i)
         if self.sets_left.get(key, 0) == 0:
             raise DeadlockError(
-                f"core {self.core}, pipe {Pipe(pipe).name} waits {what}, "
+                f"core {self.core}, pipe {Pipe(pipe).name} {self._flag_wait_text(i)}, "
                 f"which no later SetFlag of this core sets"
             )
         ev = self.env.event()
         self.flag_waiters[key] = ev
-        self.blocked[pipe] = f"waits {what}"
+        self.blocked[pipe] = (self._flag_wait_text, i)
         s, at = yield ev
         del self.blocked[pipe]
         end = at if at > t else t
@@ -239,9 +248,9 @@ class CoreSim:
             self.stalls += (pipe, t, end, _FLAG, i)
         return s, end
 
-    def _flag_name(self, i: int) -> str:
+    def _flag_wait_text(self, i: int) -> str:
         ins = self.stream[i]
-        return f"HardEvent {ins.event.name} id {ins.event_id}"
+        return f"waits HardEvent {ins.event.name} id {ins.event_id}"
 
     def _watch(self, pipe: int, count: int) -> simpy.Event:
         ev = self.env.event()
@@ -375,8 +384,7 @@ class CoreSim:
 
         A wait past ``t`` is a stall of cause code ``cause`` with ``what`` (trace.py)."""
         if self.done[pipe] <= index:
-            self.blocked[S] = (f"{STALL_CAUSES[cause]}: waits "
-                               f"{Pipe(pipe).name} instruction #{index}")
+            self.blocked[S] = (_done_text, cause, pipe, index)
             yield self._watch(pipe, index + 1)
             del self.blocked[S]
         end = self.ends[pipe][index]
@@ -410,7 +418,7 @@ class CoreSim:
                     while len(q) + len(pp) >= depth and not pp:
                         ev = env.event()
                         self.space_waiter = (p, ev)
-                        self.blocked[S] = f"queue of {Pipe(p).name} full"
+                        self.blocked[S] = (_full_text, p)
                         yield ev
                         del self.blocked[S]
                         free = env.now
@@ -514,7 +522,9 @@ class CoreSim:
                         self.double_sets.append((new, sets[j][0]))
             self.double_sets.sort()
         if self.blocked:
-            pipe, what = next(iter(sorted(self.blocked.items())))
+            pipe, what = min(self.blocked.items())
+            if not isinstance(what, str):  # (text function, its arguments)
+                what = what[0](*what[1:])
             raise DeadlockError(f"core {self.core}, pipe {Pipe(pipe).name} {what}, "
                                 f"and nothing left running can release it")
         stuck = [Pipe(p).name for p in (V, MTE2, MTE3) if self.q[p]]
