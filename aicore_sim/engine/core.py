@@ -15,9 +15,11 @@ completes, so a missing flag shows up as a wrong number, as on hardware.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from typing import NamedTuple
 
+import numpy as np
 import simpy
 
 from aicore_sim import cost, semantics
@@ -193,7 +195,8 @@ class CoreSim:
         # Flat lists of ints, extended with `+=` (4x cheaper per row than array('q').extend,
         # measured: the replay's hottest lines); trace.py turns them into numpy arrays.
         # (stream index, start, end, visible) per executed instruction: it holds its pipe
-        # [start, end) and its result is visible from `visible` (>= end; copies' latency)
+        # [start, end) and its result is visible from `visible` (>= end; copies' latency);
+        # an array('q') once check_finished has run
         self.events: list[int] = []
         self.spans: list[int] = []  # (start, end) of scalar-unit busy time, coalesced
         self.releases: list[int] = []  # (WaitFlag index, SetFlag index)
@@ -202,14 +205,12 @@ class CoreSim:
         # (SetFlag index, the earliest set of its flag still pending at its cycle), found by
         # check_finished from the timeline
         self.double_sets: list[tuple[int, int]] = []
-        self._sets: dict[int, list[tuple[int, int]]] = {}  # flag key -> (SetFlag, cycle)
 
     # -- flags -------------------------------------------------------------------------------
 
     def _set_flag(self, key: int, index: int, at: int) -> None:
         """SetFlag ``index`` makes flag ``key`` visible at cycle ``at``."""
         self.sets_left[key] -= 1
-        self._sets.setdefault(key, []).append((index, at))
         waiter = self.flag_waiters.pop(key, None)
         if waiter is not None:
             fire_at(self.env, waiter, at - self.env.now, (index, at))
@@ -505,22 +506,10 @@ class CoreSim:
         timeline after the run (each flag's sets in program order, with the WaitFlag that
         consumed each), not from the order in which the processes happened to run, which
         differs from the cycles when pipes run ahead of SimPy's clock."""
-        if self._sets:
-            consumed_by = dict(zip(self.releases[1::2], self.releases[0::2]))  # set -> wait
-            ev = self.events
-            end_of = {ev[k]: ev[k + 2] for k in range(0, len(ev), 4)}
-            for sets in self._sets.values():
-                for k in range(1, len(sets)):
-                    new, at = sets[k]
-                    j = k
-                    while j > 0:
-                        wait = consumed_by.get(sets[j - 1][0])
-                        if wait is not None and end_of.get(wait, at) < at:
-                            break
-                        j -= 1
-                    if j < k:
-                        self.double_sets.append((new, sets[j][0]))
-            self.double_sets.sort()
+        # the run is over: its rows become one machine array, read here and by trace.py
+        self.events = array("q", self.events)
+        if self.events:
+            self._find_double_sets()
         if self.blocked:
             pipe, what = min(self.blocked.items())
             if not isinstance(what, str):  # (text function, its arguments)
@@ -531,3 +520,44 @@ class CoreSim:
         if not self.issuer_done or stuck:
             raise DeadlockError(f"core {self.core}: replay ended with work left "
                                 f"(issuer done: {self.issuer_done}, queues not empty: {stuck})")
+
+    def _find_double_sets(self) -> None:
+        """The double sets of :meth:`check_finished`, from the executed instructions."""
+        ev = np.frombuffer(self.events, np.int64).reshape(-1, 4)
+        kinds = np.frombuffer(array("b", self.kind).tobytes(), np.int8)
+        # the SetFlags in the order they were executed (each appends its row as it sets its
+        # flag), so each flag's sets in program order
+        rows = ev[kinds[ev[:, 0]] == 2]
+        if not rows.size:
+            return
+        idx = rows[:, 0]
+        # the cycle each set makes its flag visible: the end of a pipe's SetFlag, the issue
+        # cycle of the scalar unit's
+        on_scalar = np.frombuffer(bytes(self.pipe_of), np.uint8)[idx] == S
+        at = np.where(on_scalar, rows[:, 1], rows[:, 2])
+        # per SetFlag, the end of the WaitFlag that consumed it (never: not consumed, or the
+        # wait did not execute)
+        never = np.iinfo(np.int64).max
+        end_of = np.full(len(self.stream), never, np.int64)
+        end_of[ev[:, 0]] = ev[:, 2]
+        rel = np.frombuffer(array("q", self.releases), np.int64).reshape(-1, 2)
+        cleared = np.full(len(self.stream), never, np.int64)
+        cleared[rel[:, 1]] = end_of[rel[:, 0]]
+        keys = np.frombuffer(array("q", self.fkey), np.int64)[idx]
+        order = np.argsort(keys, kind="stable")
+        idx, at, keys = idx[order], at[order], keys[order]
+        # a set is suspect unless the previous set of its flag was consumed by a wait that
+        # ended before it (the flag was clear); a suspect's pending set is the earliest of
+        # the unbroken run of unconsumed sets before it
+        same = keys[1:] == keys[:-1]
+        suspects = np.flatnonzero(same & ~(cleared[idx[:-1]] < at[1:])) + 1
+        if not suspects.size:
+            return
+        same, cleared_at = same.tolist(), cleared[idx].tolist()
+        idx, at = idx.tolist(), at.tolist()
+        for k in suspects.tolist():
+            j = k - 1
+            while j > 0 and same[j - 1] and not cleared_at[j - 1] < at[k]:
+                j -= 1
+            self.double_sets.append((idx[k], idx[j]))
+        self.double_sets.sort()
