@@ -16,7 +16,8 @@ completes, so a missing flag shows up as a wrong number, as on hardware.
 from __future__ import annotations
 
 from array import array
-from collections import deque
+from collections import Counter, deque
+from itertools import compress
 from typing import NamedTuple
 
 import numpy as np
@@ -101,45 +102,44 @@ class Columns(NamedTuple):
 
 
 def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Columns:
-    """The :class:`Columns` of one stream, in one pass: occupancy, issue cost, shared-HBM bytes
-    and latency from cost.py (then the L2 model's split of GM bytes, ``engine/l2.py``, when
-    the platform has one); flag kinds and keys; effects; pipes; SetFlags per flag. Read-only
-    for the replay, so replays of one stream on platforms with the same costs and clock can
-    share it (``replay(prepared=)``). ``priced`` (id of an Instr -> its price) may be shared
-    by the streams of one launch, which share Instr objects."""
+    """The :class:`Columns` of one stream: occupancy, issue cost, shared-HBM bytes and
+    latency from cost.py (then the L2 model's split of GM bytes, ``engine/l2.py``, when the
+    platform has one); flag kinds and keys; effects; pipes; SetFlags per flag. Read-only for
+    the replay, so replays of one stream on platforms with the same costs and clock can share
+    it (``replay(prepared=)``). ``priced`` (id of an Instr -> its row of columns) may be
+    shared by the streams of one launch, which share Instr objects (the record pass interns
+    equal instructions): each distinct object is priced once, and a stream is its objects'
+    rows turned into columns."""
     n = len(stream)
-    occ, issue, gmb, lat, conf = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n
-    fab = [0] * n
-    fabric = platform.costs.gm_fabric_ai_core_bytes_per_cycle > 0
-    kind, fkey, eff = [0] * n, [0] * n, [False] * n
-    pipe_of = bytearray(n)
-    sets_left: dict[int, int] = {}
-    has_effect = semantics.HAS_EFFECT
-    price = cost.price
     if priced is None:
         priced = {}
-    for i, ins in enumerate(stream):
-        op = ins.op
-        c = priced.get(id(ins))
-        if c is None:
-            c = priced[id(ins)] = price(ins, platform)
-        occ[i], issue[i], gmb[i], lat[i], conf[i] = c
-        if fabric and op is _WRITE:
-            fab[i] = c[2]
-        pipe_of[i] = ins.pipe
-        if op is _SET or op is _WAIT:
-            key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
-            if op is _SET:
-                kind[i] = 2
-                sets_left[key] = sets_left.get(key, 0) + 1
-            else:
-                kind[i] = 1
-        elif op is _BARRIER:
-            kind[i] = 3
-        elif op in has_effect:
-            eff[i] = True
-    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, pipe_of, sets_left,
-                   fab)
+    known = priced.get
+    fabric = platform.costs.gm_fabric_ai_core_bytes_per_cycle > 0
+    rows = [known(id(ins)) or _row(ins, platform, fabric, priced) for ins in stream]
+    if not n:
+        return Columns([], [], [], [], [], [], [], [], [], bytearray(), {}, [])
+    occ, issue, gmb, lat, conf, fab, kind, fkey, eff, pipes = map(list, zip(*rows))
+    sets_left = dict(Counter(compress(fkey, map((2).__eq__, kind))))  # SetFlags per flag
+    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, bytearray(pipes),
+                   sets_left, fab)
+
+
+def _row(ins: Instr, platform, fabric: bool, priced: dict) -> tuple:
+    """One instruction's row of :class:`Columns` (occ, issue, gmb, lat, conf, fab, kind, fkey,
+    eff, pipe), kept in ``priced`` under the id of the object."""
+    op = ins.op
+    occ, issue, gmb, lat, conf = cost.price(ins, platform)
+    fab = gmb if fabric and op is _WRITE else 0
+    kind, key, eff = 0, 0, False
+    if op is _SET or op is _WAIT:
+        kind = 2 if op is _SET else 1
+        key = _EVENT_INDEX[ins.event] * 8 + ins.event_id
+    elif op is _BARRIER:
+        kind = 3
+    elif op in semantics.HAS_EFFECT:
+        eff = True
+    row = priced[id(ins)] = (occ, issue, gmb, lat, conf, fab, kind, key, eff, int(ins.pipe))
+    return row
 
 
 class CoreSim:
