@@ -16,7 +16,7 @@ completes, so a missing flag shows up as a wrong number, as on hardware.
 from __future__ import annotations
 
 from array import array
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from itertools import compress
 from typing import NamedTuple
 
@@ -168,7 +168,8 @@ class CoreSim:
         self.q: list[deque] = [deque(), deque(), deque(), deque()]
         self.wake: list[simpy.Event | None] = [None, None, None, None]
         self.space_waiter: tuple[int, simpy.Event] | None = None
-        self.flags: dict[int, deque] = {}
+        # flag key -> (SetFlag, cycle) of its sets not yet consumed, oldest first
+        self.flags: defaultdict[int, deque] = defaultdict(deque)
         self.flag_waiters: dict[int, simpy.Event] = {}
         if prepared is None:
             prepared = prepare(stream, platform)
@@ -214,40 +215,22 @@ class CoreSim:
         waiter = self.flag_waiters.pop(key, None)
         if waiter is not None:
             fire_at(self.env, waiter, at - self.env.now, (index, at))
-            return
-        pending = self.flags.get(key)
-        if pending is None:
-            self.flags[key] = deque(((index, at),))
         else:
-            pending.append((index, at))
+            self.flags[key].append((index, at))
 
-    def _wait_flag(self, pipe: int, i: int, t: int):
-        """Generator: consume flag of WaitFlag ``i`` wanted at local time ``t``.
-
-        Returns (SetFlag index, cycle the wait ends); yields only if no SetFlag has been
-        executed for it yet."""
+    def _flag_event(self, pipe: int, i: int) -> simpy.Event:
+        """What WaitFlag ``i`` on ``pipe`` waits for when no SetFlag of its flag has executed
+        yet: an event the next one fires with (SetFlag index, cycle the flag is visible). The
+        caller yields it, then deletes ``blocked[pipe]``."""
         key = self.fkey[i]
-        pending = self.flags.get(key)
-        if pending:
-            s, at = pending.popleft()
-            if at > t:
-                self.stalls += (pipe, t, at, _FLAG, i)
-                return s, at
-            return s, t
         if self.sets_left.get(key, 0) == 0:
             raise DeadlockError(
                 f"core {self.core}, pipe {Pipe(pipe).name} {self._flag_wait_text(i)}, "
                 f"which no later SetFlag of this core sets"
             )
-        ev = self.env.event()
-        self.flag_waiters[key] = ev
+        ev = self.flag_waiters[key] = self.env.event()
         self.blocked[pipe] = (self._flag_wait_text, i)
-        s, at = yield ev
-        del self.blocked[pipe]
-        end = at if at > t else t
-        if end > t:
-            self.stalls += (pipe, t, end, _FLAG, i)
-        return s, end
+        return ev
 
     def _flag_wait_text(self, i: int) -> str:
         ins = self.stream[i]
@@ -290,7 +273,8 @@ class CoreSim:
         ends, popped, issued_at = self.ends[pipe], self.popped[pipe], self.issued_at
         effect = self.image is not None
         gm_mem = self.image.gm if effect else None
-        flags, wake = self.flags, self.wake
+        flags, wake, blocked = self.flags, self.wake, self.blocked
+        sets_left, flag_waiters = self.sets_left, self.flag_waiters
         stalls, releases = self.stalls, self.releases
         timeout, transfer, weight = env.timeout, self.gm.transfer, self.weight
         t = 0
@@ -319,15 +303,13 @@ class CoreSim:
                 waiting = flags.get(fkey[i])
                 if waiting:
                     s, at = waiting.popleft()
-                    if at > start:
-                        stalls += (pipe, start, at, _FLAG, i)
-                        start = at
-                        fresh = True
-                else:
-                    s, at = yield from self._wait_flag(pipe, i, start)
-                    if at > start:
-                        fresh = True
+                else:  # no SetFlag of it executed yet
+                    s, at = yield self._flag_event(pipe, i)
+                    del blocked[pipe]
+                if at > start:
+                    stalls += (pipe, start, at, _FLAG, i)
                     start = at
+                    fresh = True
                 releases += (i, s)
                 t = start + occ[i]
             elif k == 2:
@@ -335,7 +317,13 @@ class CoreSim:
                 if vis > start:
                     start = vis
                 t = start + occ[i]
-                self._set_flag(fkey[i], i, t)
+                key = fkey[i]  # _set_flag, inlined: the pipes set most flags
+                sets_left[key] -= 1
+                waiter = flag_waiters.pop(key, None)
+                if waiter is not None:
+                    fire_at(env, waiter, t - now, (i, t))
+                else:
+                    flags[key].append((i, t))
             elif gmb[i] or wbb[i] or effect or fab[i]:
                 if start > now:
                     yield timeout(start - now)
@@ -400,6 +388,7 @@ class CoreSim:
         queues, wake, issued = self.q, self.wake, self.issued
         events, spans, stalls = self.events, self.spans, self.stalls
         popped, pipe_of, issued_at = self.popped, self.pipe_of, self.issued_at
+        flags, fkey, releases = self.flags, self.fkey, self.releases
         span = self.start
         t = span + self.entry[0]
         if self.entry[1]:  # reading the parameter block, queued behind the other cores
@@ -466,10 +455,18 @@ class CoreSim:
                         t = yield from self._wait_done(pp, issued[pp] - 1, t, _BARRIER_WAIT,
                                                        int(pp))
             elif op is _WAIT:
-                s, t = yield from self._wait_flag(S, i, t)
-                self.releases += (i, s)
+                pending = flags.get(fkey[i])
+                if pending:
+                    s, at = pending.popleft()
+                else:  # no SetFlag of it executed yet
+                    s, at = yield self._flag_event(S, i)
+                    del self.blocked[S]
+                if at > t:
+                    stalls += (S, t, at, _FLAG, i)
+                    t = at
+                releases += (i, s)
             elif op is _SET:
-                self._set_flag(self.fkey[i], i, t)
+                self._set_flag(fkey[i], i, t)
             elif op is _SYNC_ALL:
                 self.syncs = k = self.syncs + 1
                 if self.barrier is None:
