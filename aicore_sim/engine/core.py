@@ -15,9 +15,12 @@ completes, so a missing flag shows up as a wrong number, as on hardware.
 
 from __future__ import annotations
 
-from collections import deque
+from array import array
+from collections import Counter, defaultdict, deque
+from itertools import compress
 from typing import NamedTuple
 
+import numpy as np
 import simpy
 
 from aicore_sim import cost, semantics
@@ -99,45 +102,44 @@ class Columns(NamedTuple):
 
 
 def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Columns:
-    """The :class:`Columns` of one stream, in one pass: occupancy, issue cost, shared-HBM bytes
-    and latency from cost.py (then the L2 model's split of GM bytes, ``engine/l2.py``, when
-    the platform has one); flag kinds and keys; effects; pipes; SetFlags per flag. Read-only
-    for the replay, so replays of one stream on platforms with the same costs and clock can
-    share it (``replay(prepared=)``). ``priced`` (id of an Instr -> its price) may be shared
-    by the streams of one launch, which share Instr objects."""
+    """The :class:`Columns` of one stream: occupancy, issue cost, shared-HBM bytes and
+    latency from cost.py (then the L2 model's split of GM bytes, ``engine/l2.py``, when the
+    platform has one); flag kinds and keys; effects; pipes; SetFlags per flag. Read-only for
+    the replay, so replays of one stream on platforms with the same costs and clock can share
+    it (``replay(prepared=)``). ``priced`` (id of an Instr -> its row of columns) may be
+    shared by the streams of one launch, which share Instr objects (the record pass interns
+    equal instructions): each distinct object is priced once, and a stream is its objects'
+    rows turned into columns."""
     n = len(stream)
-    occ, issue, gmb, lat, conf = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n
-    fab = [0] * n
-    fabric = platform.costs.gm_fabric_ai_core_bytes_per_cycle > 0
-    kind, fkey, eff = [0] * n, [0] * n, [False] * n
-    pipe_of = bytearray(n)
-    sets_left: dict[int, int] = {}
-    has_effect = semantics.HAS_EFFECT
-    price = cost.price
     if priced is None:
         priced = {}
-    for i, ins in enumerate(stream):
-        op = ins.op
-        c = priced.get(id(ins))
-        if c is None:
-            c = priced[id(ins)] = price(ins, platform)
-        occ[i], issue[i], gmb[i], lat[i], conf[i] = c
-        if fabric and op is _WRITE:
-            fab[i] = c[2]
-        pipe_of[i] = ins.pipe
-        if op is _SET or op is _WAIT:
-            key = fkey[i] = _EVENT_INDEX[ins.event] * 8 + ins.event_id
-            if op is _SET:
-                kind[i] = 2
-                sets_left[key] = sets_left.get(key, 0) + 1
-            else:
-                kind[i] = 1
-        elif op is _BARRIER:
-            kind[i] = 3
-        elif op in has_effect:
-            eff[i] = True
-    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, pipe_of, sets_left,
-                   fab)
+    known = priced.get
+    fabric = platform.costs.gm_fabric_ai_core_bytes_per_cycle > 0
+    rows = [known(id(ins)) or _row(ins, platform, fabric, priced) for ins in stream]
+    if not n:
+        return Columns([], [], [], [], [], [], [], [], [], bytearray(), {}, [])
+    occ, issue, gmb, lat, conf, fab, kind, fkey, eff, pipes = map(list, zip(*rows))
+    sets_left = dict(Counter(compress(fkey, map((2).__eq__, kind))))  # SetFlags per flag
+    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, bytearray(pipes),
+                   sets_left, fab)
+
+
+def _row(ins: Instr, platform, fabric: bool, priced: dict) -> tuple:
+    """One instruction's row of :class:`Columns` (occ, issue, gmb, lat, conf, fab, kind, fkey,
+    eff, pipe), kept in ``priced`` under the id of the object."""
+    op = ins.op
+    occ, issue, gmb, lat, conf = cost.price(ins, platform)
+    fab = gmb if fabric and op is _WRITE else 0
+    kind, key, eff = 0, 0, False
+    if op is _SET or op is _WAIT:
+        kind = 2 if op is _SET else 1
+        key = _EVENT_INDEX[ins.event] * 8 + ins.event_id
+    elif op is _BARRIER:
+        kind = 3
+    elif op in semantics.HAS_EFFECT:
+        eff = True
+    row = priced[id(ins)] = (occ, issue, gmb, lat, conf, fab, kind, key, eff, int(ins.pipe))
+    return row
 
 
 class CoreSim:
@@ -166,7 +168,8 @@ class CoreSim:
         self.q: list[deque] = [deque(), deque(), deque(), deque()]
         self.wake: list[simpy.Event | None] = [None, None, None, None]
         self.space_waiter: tuple[int, simpy.Event] | None = None
-        self.flags: dict[int, deque] = {}
+        # flag key -> (SetFlag, cycle) of its sets not yet consumed, oldest first
+        self.flags: defaultdict[int, deque] = defaultdict(deque)
         self.flag_waiters: dict[int, simpy.Event] = {}
         if prepared is None:
             prepared = prepare(stream, platform)
@@ -193,7 +196,8 @@ class CoreSim:
         # Flat lists of ints, extended with `+=` (4x cheaper per row than array('q').extend,
         # measured: the replay's hottest lines); trace.py turns them into numpy arrays.
         # (stream index, start, end, visible) per executed instruction: it holds its pipe
-        # [start, end) and its result is visible from `visible` (>= end; copies' latency)
+        # [start, end) and its result is visible from `visible` (>= end; copies' latency);
+        # an array('q') once check_finished has run
         self.events: list[int] = []
         self.spans: list[int] = []  # (start, end) of scalar-unit busy time, coalesced
         self.releases: list[int] = []  # (WaitFlag index, SetFlag index)
@@ -202,51 +206,31 @@ class CoreSim:
         # (SetFlag index, the earliest set of its flag still pending at its cycle), found by
         # check_finished from the timeline
         self.double_sets: list[tuple[int, int]] = []
-        self._sets: dict[int, list[tuple[int, int]]] = {}  # flag key -> (SetFlag, cycle)
 
     # -- flags -------------------------------------------------------------------------------
 
     def _set_flag(self, key: int, index: int, at: int) -> None:
         """SetFlag ``index`` makes flag ``key`` visible at cycle ``at``."""
         self.sets_left[key] -= 1
-        self._sets.setdefault(key, []).append((index, at))
         waiter = self.flag_waiters.pop(key, None)
         if waiter is not None:
             fire_at(self.env, waiter, at - self.env.now, (index, at))
-            return
-        pending = self.flags.get(key)
-        if pending is None:
-            self.flags[key] = deque(((index, at),))
         else:
-            pending.append((index, at))
+            self.flags[key].append((index, at))
 
-    def _wait_flag(self, pipe: int, i: int, t: int):
-        """Generator: consume flag of WaitFlag ``i`` wanted at local time ``t``.
-
-        Returns (SetFlag index, cycle the wait ends); yields only if no SetFlag has been
-        executed for it yet."""
+    def _flag_event(self, pipe: int, i: int) -> simpy.Event:
+        """What WaitFlag ``i`` on ``pipe`` waits for when no SetFlag of its flag has executed
+        yet: an event the next one fires with (SetFlag index, cycle the flag is visible). The
+        caller yields it, then deletes ``blocked[pipe]``."""
         key = self.fkey[i]
-        pending = self.flags.get(key)
-        if pending:
-            s, at = pending.popleft()
-            if at > t:
-                self.stalls += (pipe, t, at, _FLAG, i)
-                return s, at
-            return s, t
         if self.sets_left.get(key, 0) == 0:
             raise DeadlockError(
                 f"core {self.core}, pipe {Pipe(pipe).name} {self._flag_wait_text(i)}, "
                 f"which no later SetFlag of this core sets"
             )
-        ev = self.env.event()
-        self.flag_waiters[key] = ev
+        ev = self.flag_waiters[key] = self.env.event()
         self.blocked[pipe] = (self._flag_wait_text, i)
-        s, at = yield ev
-        del self.blocked[pipe]
-        end = at if at > t else t
-        if end > t:
-            self.stalls += (pipe, t, end, _FLAG, i)
-        return s, end
+        return ev
 
     def _flag_wait_text(self, i: int) -> str:
         ins = self.stream[i]
@@ -289,7 +273,8 @@ class CoreSim:
         ends, popped, issued_at = self.ends[pipe], self.popped[pipe], self.issued_at
         effect = self.image is not None
         gm_mem = self.image.gm if effect else None
-        flags, wake = self.flags, self.wake
+        flags, wake, blocked = self.flags, self.wake, self.blocked
+        sets_left, flag_waiters = self.sets_left, self.flag_waiters
         stalls, releases = self.stalls, self.releases
         timeout, transfer, weight = env.timeout, self.gm.transfer, self.weight
         t = 0
@@ -318,15 +303,13 @@ class CoreSim:
                 waiting = flags.get(fkey[i])
                 if waiting:
                     s, at = waiting.popleft()
-                    if at > start:
-                        stalls += (pipe, start, at, _FLAG, i)
-                        start = at
-                        fresh = True
-                else:
-                    s, at = yield from self._wait_flag(pipe, i, start)
-                    if at > start:
-                        fresh = True
+                else:  # no SetFlag of it executed yet
+                    s, at = yield self._flag_event(pipe, i)
+                    del blocked[pipe]
+                if at > start:
+                    stalls += (pipe, start, at, _FLAG, i)
                     start = at
+                    fresh = True
                 releases += (i, s)
                 t = start + occ[i]
             elif k == 2:
@@ -334,7 +317,13 @@ class CoreSim:
                 if vis > start:
                     start = vis
                 t = start + occ[i]
-                self._set_flag(fkey[i], i, t)
+                key = fkey[i]  # _set_flag, inlined: the pipes set most flags
+                sets_left[key] -= 1
+                waiter = flag_waiters.pop(key, None)
+                if waiter is not None:
+                    fire_at(env, waiter, t - now, (i, t))
+                else:
+                    flags[key].append((i, t))
             elif gmb[i] or wbb[i] or effect or fab[i]:
                 if start > now:
                     yield timeout(start - now)
@@ -399,6 +388,7 @@ class CoreSim:
         queues, wake, issued = self.q, self.wake, self.issued
         events, spans, stalls = self.events, self.spans, self.stalls
         popped, pipe_of, issued_at = self.popped, self.pipe_of, self.issued_at
+        flags, fkey, releases = self.flags, self.fkey, self.releases
         span = self.start
         t = span + self.entry[0]
         if self.entry[1]:  # reading the parameter block, queued behind the other cores
@@ -465,10 +455,18 @@ class CoreSim:
                         t = yield from self._wait_done(pp, issued[pp] - 1, t, _BARRIER_WAIT,
                                                        int(pp))
             elif op is _WAIT:
-                s, t = yield from self._wait_flag(S, i, t)
-                self.releases += (i, s)
+                pending = flags.get(fkey[i])
+                if pending:
+                    s, at = pending.popleft()
+                else:  # no SetFlag of it executed yet
+                    s, at = yield self._flag_event(S, i)
+                    del self.blocked[S]
+                if at > t:
+                    stalls += (S, t, at, _FLAG, i)
+                    t = at
+                releases += (i, s)
             elif op is _SET:
-                self._set_flag(self.fkey[i], i, t)
+                self._set_flag(fkey[i], i, t)
             elif op is _SYNC_ALL:
                 self.syncs = k = self.syncs + 1
                 if self.barrier is None:
@@ -505,22 +503,10 @@ class CoreSim:
         timeline after the run (each flag's sets in program order, with the WaitFlag that
         consumed each), not from the order in which the processes happened to run, which
         differs from the cycles when pipes run ahead of SimPy's clock."""
-        if self._sets:
-            consumed_by = dict(zip(self.releases[1::2], self.releases[0::2]))  # set -> wait
-            ev = self.events
-            end_of = {ev[k]: ev[k + 2] for k in range(0, len(ev), 4)}
-            for sets in self._sets.values():
-                for k in range(1, len(sets)):
-                    new, at = sets[k]
-                    j = k
-                    while j > 0:
-                        wait = consumed_by.get(sets[j - 1][0])
-                        if wait is not None and end_of.get(wait, at) < at:
-                            break
-                        j -= 1
-                    if j < k:
-                        self.double_sets.append((new, sets[j][0]))
-            self.double_sets.sort()
+        # the run is over: its rows become one machine array, read here and by trace.py
+        self.events = array("q", self.events)
+        if self.events:
+            self._find_double_sets()
         if self.blocked:
             pipe, what = min(self.blocked.items())
             if not isinstance(what, str):  # (text function, its arguments)
@@ -531,3 +517,44 @@ class CoreSim:
         if not self.issuer_done or stuck:
             raise DeadlockError(f"core {self.core}: replay ended with work left "
                                 f"(issuer done: {self.issuer_done}, queues not empty: {stuck})")
+
+    def _find_double_sets(self) -> None:
+        """The double sets of :meth:`check_finished`, from the executed instructions."""
+        ev = np.frombuffer(self.events, np.int64).reshape(-1, 4)
+        kinds = np.frombuffer(array("b", self.kind).tobytes(), np.int8)
+        # the SetFlags in the order they were executed (each appends its row as it sets its
+        # flag), so each flag's sets in program order
+        rows = ev[kinds[ev[:, 0]] == 2]
+        if not rows.size:
+            return
+        idx = rows[:, 0]
+        # the cycle each set makes its flag visible: the end of a pipe's SetFlag, the issue
+        # cycle of the scalar unit's
+        on_scalar = np.frombuffer(bytes(self.pipe_of), np.uint8)[idx] == S
+        at = np.where(on_scalar, rows[:, 1], rows[:, 2])
+        # per SetFlag, the end of the WaitFlag that consumed it (never: not consumed, or the
+        # wait did not execute)
+        never = np.iinfo(np.int64).max
+        end_of = np.full(len(self.stream), never, np.int64)
+        end_of[ev[:, 0]] = ev[:, 2]
+        rel = np.frombuffer(array("q", self.releases), np.int64).reshape(-1, 2)
+        cleared = np.full(len(self.stream), never, np.int64)
+        cleared[rel[:, 1]] = end_of[rel[:, 0]]
+        keys = np.frombuffer(array("q", self.fkey), np.int64)[idx]
+        order = np.argsort(keys, kind="stable")
+        idx, at, keys = idx[order], at[order], keys[order]
+        # a set is suspect unless the previous set of its flag was consumed by a wait that
+        # ended before it (the flag was clear); a suspect's pending set is the earliest of
+        # the unbroken run of unconsumed sets before it
+        same = keys[1:] == keys[:-1]
+        suspects = np.flatnonzero(same & ~(cleared[idx[:-1]] < at[1:])) + 1
+        if not suspects.size:
+            return
+        same, cleared_at = same.tolist(), cleared[idx].tolist()
+        idx, at = idx.tolist(), at.tolist()
+        for k in suspects.tolist():
+            j = k - 1
+            while j > 0 and same[j - 1] and not cleared_at[j - 1] < at[k]:
+                j -= 1
+            self.double_sets.append((idx[k], idx[j]))
+        self.double_sets.sort()

@@ -52,11 +52,24 @@ def _key(stream: list[Instr], columns: tuple, platform) -> tuple:
 
 
 def groups(streams: list[list[Instr]], columns: list[tuple], platform) -> list[list[int]]:
-    """Cores in groups of equal timelines, in core order (each group's first core leads)."""
-    by_key: dict[tuple, list[int]] = {}
-    for c, stream in enumerate(streams):
-        by_key.setdefault(_key(stream, columns[c], platform), []).append(c)
-    return sorted(by_key.values())
+    """Cores in groups of equal timelines, in core order (each group's first core leads).
+
+    Cores are first told apart by the pipe of each instruction (part of the key, and cheap to
+    compare): a core whose pipes no other core shares is a group of its own, and the full key
+    is built only for cores that share them."""
+    by_pipes: dict[bytes, list[int]] = {}
+    for c, cols in enumerate(columns):
+        by_pipes.setdefault(bytes(cols.pipe_of), []).append(c)
+    parts = []
+    for members in by_pipes.values():
+        if len(members) == 1:
+            parts.append(members)
+            continue
+        by_key: dict[tuple, list[int]] = {}
+        for c in members:
+            by_key.setdefault(_key(streams[c], columns[c], platform), []).append(c)
+        parts.extend(by_key.values())
+    return sorted(parts)
 
 
 __all__ = ["groups"]
