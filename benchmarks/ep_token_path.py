@@ -5,6 +5,7 @@ The job of each kernel is the one ``examples/ep_token_path.py --size deepseek`` 
 tokens, top-8 of 256 experts, H 7168, EP 8 rank 0; each kernel's inputs are the previous
 kernels' outputs). A first pass of that chain, in a fresh process, writes the four case files
 and ``--inputs`` folders (and warms the page cache and the imports for every row alike). Then,
+in ``--repeat`` interleaved rounds (default 3; the goldens' own times vary 2-5x between runs),
 per kernel, one at a time:
 
 * the command: ``aicore-sim run CASE.json --inputs DIR --mode timed --no-plot`` started as a
@@ -16,7 +17,8 @@ per kernel, one at a time:
 
 Prints the table and writes ``reports/bench_ep_token_path.md`` (``--no-report``: print only).
 
-    python benchmarks/ep_token_path.py [--size deepseek|tiny] [--no-report] [--note TEXT]
+    python benchmarks/ep_token_path.py [--size deepseek|tiny] [--repeat N] [--no-report]
+                                       [--note TEXT]
 
 Not part of the test suite (a few minutes at the DeepSeek size; the figures need a quiet
 machine).
@@ -181,13 +183,14 @@ def _shape(job: dict[str, Any]) -> str:
 
 
 def _report(rows: list[dict[str, Any]], size: str, routing: str, floor: dict[str, Any],
-            note: str) -> str:
+            note: str, repeat: int) -> str:
     met = [r for r in rows if r["ratio"] <= TARGET]
     lines = [
         "# Benchmark: the EP token path of a DeepSeek-V3 layer, four kernels through "
         "`aicore-sim run`",
         "",
-        f"Command: `python benchmarks/ep_token_path.py --size {size}`. The four jobs are "
+        f"Command: `python benchmarks/ep_token_path.py --size {size} --repeat {repeat}`. The "
+        "four jobs are "
         f"those of `examples/ep_token_path.py --size {size}`: one routing ({routing}), "
         "each kernel's inputs the previous kernels' outputs. A first pass of that chain in a fresh "
         "process writes the case files and `--inputs` folders; then per kernel, one at a time, "
@@ -198,7 +201,10 @@ def _report(rows: list[dict[str, Any]], size: str, routing: str, floor: dict[str
         "numpy in a fresh process, timed inside it (imports excluded): read the inputs from "
         "the same `.npy` files, compute every output with the operator's "
         "`op_models/<op>/golden.py` (vectorised), write them. `exact`: every output of the "
-        "timed run equal to its golden bit for bit (the command's own comparison).",
+        "timed run equal to its golden bit for bit (the command's own comparison). "
+        f"{repeat} interleaved rounds: wall and golden are the medians of their rounds (range "
+        "in brackets), the ratio is of the medians, the phases those of the median run, the "
+        "peak the largest.",
         "",
         f"| kernel | instructions | inputs MiB | wall s | golden s | ratio (≤ {TARGET:g}x) "
         "| peak RSS MiB | makespan cycles | makespan µs | exact |",
@@ -208,7 +214,9 @@ def _report(rows: list[dict[str, Any]], size: str, routing: str, floor: dict[str
         s = r["summary"]
         lines.append(
             f"| {r['op']} | {s.get('instructions', 0):,} | {r['input_mib']:.0f} "
-            f"| {r['wall']:.2f} | {r['golden']:.3f} | {r['ratio']:.1f}x "
+            f"| {r['wall']:.2f} ({r['wall_range'][0]:.2f}–{r['wall_range'][1]:.2f}) "
+            f"| {r['golden']:.3f} ({r['golden_range'][0]:.3f}–{r['golden_range'][1]:.3f}) "
+            f"| {r['ratio']:.1f}x "
             f"{'met' if r['ratio'] <= TARGET else 'not met'} | {r['peak_mib']:.0f} "
             f"| {s.get('makespan_cycles', 0):,} | {s.get('makespan_us', 0):.1f} "
             f"| {'yes' if r['exact'] else 'NO'} |")
@@ -241,28 +249,44 @@ def main() -> int:
     ap.add_argument("--size", choices=("deepseek", "tiny"), default="deepseek")
     ap.add_argument("--no-report", action="store_true")
     ap.add_argument("--note", default="", help="a paragraph appended to the report")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds of every command and golden (default 3): each figure is the "
+                         "median of its rounds, the range beside it")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat must be >= 1")
     rows = []
     with tempfile.TemporaryDirectory(prefix="aicore-bench-ep-") as tmp:
         print(f"first pass of the chain ({args.size}) ...", flush=True)
         jobs = _in_fresh_process(_prepare, args.size, str(Path(tmp) / "chain"))
         routing = _shape(jobs[0])  # read while the chain's folder exists
-        for job in jobs:
-            r = run_command(job)
-            if r["code"] != 0:
-                print(f"{job['op']}: exit {r['code']}: {r['stderr'].strip()}", file=sys.stderr)
-                return 1
-            gold = _in_fresh_process(_golden_seconds, job)
-            row = {**job, **r, "golden": gold, "ratio": r["wall"] / gold}
-            rows.append(row)
-            print(f"{job['op']:<34} {r['wall']:6.2f} s, golden {gold:5.4f} s = "
-                  f"{row['ratio']:4.1f}x, peak {r['peak_mib']:5.0f} MiB, "
-                  f"{r['summary'].get('makespan_cycles', 0):,} cycles, "
-                  f"exact {r['exact']}", flush=True)
+        runs: list[list[dict[str, Any]]] = [[] for _ in jobs]
+        golds: list[list[float]] = [[] for _ in jobs]
+        for rnd in range(args.repeat):  # interleaved rounds: a slow spell hits every kernel
+            for k, job in enumerate(jobs):
+                r = run_command(job)
+                if r["code"] != 0:
+                    print(f"{job['op']}: exit {r['code']}: {r['stderr'].strip()}",
+                          file=sys.stderr)
+                    return 1
+                gold = _in_fresh_process(_golden_seconds, job)
+                runs[k].append(r)
+                golds[k].append(gold)
+                print(f"round {rnd + 1}: {job['op']:<34} {r['wall']:6.2f} s, golden "
+                      f"{gold:5.4f} s, exact {r['exact']}", flush=True)
+        for job, rs, gs in zip(jobs, runs, golds):
+            by_wall = sorted(rs, key=lambda r: r["wall"])
+            r = by_wall[len(rs) // 2]  # the median run (its phases and summary)
+            gold = sorted(gs)[len(gs) // 2]
+            rows.append({**job, **r, "golden": gold, "ratio": r["wall"] / gold,
+                         "wall_range": (by_wall[0]["wall"], by_wall[-1]["wall"]),
+                         "golden_range": (min(gs), max(gs)),
+                         "peak_mib": max(x["peak_mib"] for x in rs),
+                         "exact": all(x["exact"] for x in rs)})
         floor = {"case": "permute_ep_path_tiny", "folder": tmp}
         floor.update(run_command(floor))
         print(f"fixed cost: {floor['case']} {floor['wall']:.2f} s", flush=True)
-    text = _report(rows, args.size, routing, floor, args.note)
+    text = _report(rows, args.size, routing, floor, args.note, args.repeat)
     print(text)
     if not args.no_report:
         out = REPO / "reports" / "bench_ep_token_path.md"
