@@ -54,6 +54,7 @@ class Terminated(BaseException):
 
 _MAIN_PID: int | None = None
 _STOP: int | None = None  # the signal that asked the main process to stop, once one has
+_WRITTEN: list[Path] = []  # what this command has published so far
 
 
 def _stop_exception(signum: int) -> BaseException:
@@ -92,6 +93,7 @@ def install_signal_handlers() -> None:
     this (the main) process, and remember the signal (see the module's docstring)."""
     global _MAIN_PID, _STOP
     _MAIN_PID, _STOP = os.getpid(), None
+    _WRITTEN.clear()
     for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             with contextlib.suppress(ValueError, OSError):  # not the main thread
@@ -146,6 +148,15 @@ def publish(tmp: Path, out: Path) -> None:
     if out.exists():
         out.rmdir()  # empty (checked by the caller before the work)
     tmp.rename(out)
+    _WRITTEN.append(out)
+
+
+def stopped_text(how: str) -> str:
+    """The line a stopped command ends with: what it had published before the stop (a signal
+    that lands while the last lines print), else that nothing was written."""
+    if _WRITTEN:
+        return f"{how} after writing {', '.join(map(str, _WRITTEN))}, which is complete"
+    return f"{how}; nothing was written"
 
 
 def discard(tmp: Path) -> None:
@@ -180,6 +191,7 @@ def write_staged(path: Path, text: str, check: Any = None) -> None:
             check(Path(name))
         raise_if_stopped()
         os.replace(name, path)
+        _WRITTEN.append(path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name)
@@ -208,4 +220,4 @@ def inside(folder: Path, path: Path) -> Path:
 
 __all__ = ["Interrupted", "Terminated", "check_target_folder", "discard", "inside",
            "install_signal_handlers", "new_stage", "publish", "raise_if_stopped", "safe_name",
-           "staged_folder", "unique_stamp", "write_staged"]
+           "staged_folder", "stopped_text", "unique_stamp", "write_staged"]

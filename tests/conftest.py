@@ -73,12 +73,13 @@ def _process_state() -> Iterator[None]:
     """Put back what :func:`aicore_sim.cli.main` changes in its process: the SIGINT / SIGTERM /
     SIGHUP handlers, the cyclic garbage collector's state, the ``--max-memory`` cap
     (:func:`aicore_sim.resources.set_limit`), the main-process id the signal handlers
-    compare with, the signal they remembered and ``sys.unraisablehook`` (the warning filters
-    are pytest's per test, and :func:`run_cli`'s)."""
+    compare with, the signal they remembered, what the command published and
+    ``sys.unraisablehook`` (the warning filters are pytest's per test, and :func:`run_cli`'s)."""
     saved_signals = {s: signal.getsignal(s) for s in _SIGNALS}
     saved_gc = gc.isenabled()
     saved_limit = _resources._LIMIT
     saved_pid, saved_stop = _staging._MAIN_PID, _staging._STOP
+    saved_written = list(_staging._WRITTEN)
     saved_hook = sys.unraisablehook
     try:
         yield
@@ -92,6 +93,7 @@ def _process_state() -> Iterator[None]:
             gc.disable()
         _resources.set_limit(saved_limit)
         _staging._MAIN_PID, _staging._STOP = saved_pid, saved_stop
+        _staging._WRITTEN[:] = saved_written
         sys.unraisablehook = saved_hook
 
 

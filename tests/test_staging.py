@@ -8,6 +8,7 @@ tests raise the signal inside a ``__del__`` by sending it to this process there.
 
 from __future__ import annotations
 
+import argparse
 import os
 import pickle
 import signal
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from aicore_sim import staging
+from aicore_sim.cli.console import _dispatch
 from aicore_sim.staging import Terminated
 
 
@@ -61,3 +63,33 @@ def test_terminated_crosses_a_pipe_as_itself() -> None:
     assert isinstance(again, Terminated)
     assert again.signum == signal.SIGTERM
     assert str(again) == "SIGTERM"
+
+
+@pytest.mark.parametrize("stop, code, how", [
+    (KeyboardInterrupt(), 130, "interrupted (SIGINT)"),
+    (Terminated(signal.SIGTERM), 143, "terminated (SIGTERM)")])
+def test_a_stop_after_the_folder_is_published_says_what_was_written(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str], stop: BaseException, code: int,
+        how: str) -> None:
+    staging.install_signal_handlers()
+
+    def command(args: object) -> int:  # a run whose last lines are cut short by the signal
+        with staging.staged_folder(tmp_path / "out") as tmp:
+            (tmp / "summary.json").write_text("{}")
+        raise stop
+
+    assert _dispatch(argparse.Namespace(func=command), False) == code
+    assert capfd.readouterr().err == f"aicore-sim: {how} after writing {tmp_path / 'out'}, " \
+                                     "which is complete\n"
+    assert os.listdir(tmp_path / "out") == ["summary.json"]
+
+
+def test_a_stop_before_anything_is_published_says_nothing_was_written(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    staging.install_signal_handlers()
+
+    def command(args: object) -> int:
+        raise KeyboardInterrupt
+
+    assert _dispatch(argparse.Namespace(func=command), False) == 130
+    assert capfd.readouterr().err == "aicore-sim: interrupted (SIGINT); nothing was written\n"

@@ -29,7 +29,7 @@ from aicore_sim.cli.common import DEBUG_ENV, PROG, err
 from aicore_sim.cli.parser import build_parser
 from aicore_sim.errors import SimError
 from aicore_sim.registry import OpLoadError
-from aicore_sim.staging import Interrupted, Terminated, install_signal_handlers
+from aicore_sim.staging import Interrupted, Terminated, install_signal_handlers, stopped_text
 
 
 def _user_error(e: BaseException) -> str | None:
@@ -132,10 +132,10 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         err(str(e))
         return e.code
     except KeyboardInterrupt:
-        err("interrupted (SIGINT); nothing was written")
+        err(stopped_text("interrupted (SIGINT)"))
         return 130
     except Terminated as e:
-        err(f"terminated ({e}); nothing was written")
+        err(stopped_text(f"terminated ({e})"))
         return 128 + e.signum
     except BrokenPipeError:
         return 0
