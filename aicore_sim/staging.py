@@ -63,10 +63,10 @@ def _stop_exception(signum: int) -> BaseException:
 
 def _on_signal(signum: int, frame: object) -> None:
     global _STOP
-    if os.getpid() != _MAIN_PID:  # a forked child: Ctrl-C is the parent's to act on, others
-        if signum == signal.SIGINT:  # kill it as the default action would
+    if os.getpid() != _MAIN_PID:  # a forked child
+        if signum == signal.SIGINT:  # Ctrl-C reaches the whole group: the parent acts on it
             return
-        signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signum, signal.SIG_DFL)  # die as the default action would
         os.kill(os.getpid(), signum)
         return
     _STOP = signum
