@@ -55,6 +55,7 @@ class Terminated(BaseException):
 _MAIN_PID: int | None = None
 _STOP: int | None = None  # the signal that asked the main process to stop, once one has
 _WRITTEN: list[Path] = []  # what this command has published so far
+_other_hook = sys.__unraisablehook__  # the unraisable hook in place before ours
 
 
 def _stop_exception(signum: int) -> BaseException:
@@ -78,7 +79,7 @@ def _quiet_about_stops(unraisable: Any) -> None:
     remembered in ``_STOP`` and acted on at the next publish) is not printed."""
     if _STOP is not None and isinstance(unraisable.exc_value, (KeyboardInterrupt, Terminated)):
         return
-    sys.__unraisablehook__(unraisable)
+    _other_hook(unraisable)
 
 
 def raise_if_stopped() -> None:
@@ -91,14 +92,16 @@ def raise_if_stopped() -> None:
 def install_signal_handlers() -> None:
     """Make SIGINT raise ``KeyboardInterrupt`` and SIGTERM / SIGHUP :class:`Terminated` in
     this (the main) process, and remember the signal (see the module's docstring)."""
-    global _MAIN_PID, _STOP
+    global _MAIN_PID, _STOP, _other_hook
     _MAIN_PID, _STOP = os.getpid(), None
     _WRITTEN.clear()
     for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             with contextlib.suppress(ValueError, OSError):  # not the main thread
                 signal.signal(sig, _on_signal)
-    sys.unraisablehook = _quiet_about_stops
+    if sys.unraisablehook is not _quiet_about_stops:
+        _other_hook = sys.unraisablehook
+        sys.unraisablehook = _quiet_about_stops
 
 
 def _umask() -> int:
