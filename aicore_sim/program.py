@@ -72,7 +72,7 @@ class CoreRecorder:
     __slots__ = ("core", "block_num", "image", "ub_bytes", "ub", "platform", "effects",
                  "stream", "pipe_count", "hazards", "_writer_pos", "_writes", "pipe_index",
                  "sites", "_frame", "_code", "_runs", "event_ids", "pipes", "_intern",
-                 "auto_sync", "sync_hook", "atomic", "vector_mask", "deq_scale")
+                 "auto_sync", "sync_hook", "atomic", "vector_mask", "deq_scale", "front")
 
     def __init__(self, core: int, block_num: int, image: MemoryImage, ub: UnifiedBuffer,
                  platform, effects: frozenset = ALL_EFFECTS,
@@ -115,6 +115,7 @@ class CoreRecorder:
         self.atomic = ""  # SetAtomicAdd<T>: T's name, given to every later UB->GM copy
         self.vector_mask = 0  # SetVectorMask: leading lanes (normal mode); 0 = all (reset)
         self.deq_scale = 1.0  # SetDeqScale: the scale of int32 -> half casts
+        self.front: object = None  # a front end's per-core state (the C++ shim's: cfront)
 
     # -- recording ---------------------------------------------------------------------------
 

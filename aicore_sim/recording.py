@@ -97,15 +97,20 @@ class Recording:
     (:func:`aicore_sim.resources.check_launch`; ``ResourceError`` otherwise, before any work).
 
     ``expected`` (set by :func:`aicore_sim.opmodel.call`) gives the golden :meth:`compare`
-    uses by default; ``wall`` the wall seconds of each step done."""
+    uses by default; ``wall`` the wall seconds of each step done.
+
+    ``kernel_source`` (a :class:`aicore_sim.cfront.KernelSource`) runs the kernel's own C++
+    sources in place of the Python port ``kernel``: the port's signature names the C++ entry
+    and maps ``args`` onto it (compiled before the record, so a compile error refuses the
+    launch before any work)."""
 
     def __init__(self, kernel: Callable[..., None], args: Sequence,
                  tensors: dict[str, np.ndarray], outputs: dict[str, tuple[np.dtype, tuple]],
                  platform: Platform, block_dim: int | None = None, mode: str = "timed",
                  races: bool = True, jobs: int = 1, check_streams: bool = False,
                  auto_sync: bool = True, instructions: int | None = None,
-                 scratch: Sequence[str] = (), into: dict[str, np.ndarray] | None = None
-                 ) -> None:
+                 scratch: Sequence[str] = (), into: dict[str, np.ndarray] | None = None,
+                 kernel_source: Any = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         block_dim = platform.aiv_core_num if block_dim is None else int(block_dim)
@@ -117,6 +122,8 @@ class Recording:
                      if numerics else 0, block_dim, platform.ub_image_size,
                      1 + numerics + check_streams, instructions)
         self.mode, self.platform, self.races = mode, platform, races
+        if kernel_source is not None:
+            kernel = kernel_source.kernel_for(kernel, args, platform)
         self.expected: Callable[[], dict[str, np.ndarray | None]] | None = None
         self.wall: dict[str, float] = {}
         self._read_back = {k: v for k, v in outputs.items() if k not in scratch}

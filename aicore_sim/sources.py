@@ -73,6 +73,22 @@ _UNKNOWN = -2
 _lut = np.full((0, 0), _UNKNOWN, np.int32)  # site id by (tag, offset)
 
 
+class ForeignSites:
+    """The sites of a kernel not written in Python (the C++ front end): the record notes each
+    of its calls under this table's :attr:`tag` with the call's index here in place of a
+    bytecode offset, and :func:`site_ids` reads the site from the table."""
+
+    def __init__(self) -> None:
+        self.tag = len(_tagged)
+        _tagged.append(self)
+        self.sites: list[Site] = []
+
+    def add(self, site: Site) -> int:
+        """The index of a new site."""
+        self.sites.append(site)
+        return len(self.sites) - 1
+
+
 def stop_at(func) -> None:
     """Attribute instructions issued under ``func`` (simulator code) to ``func``'s own line."""
     _stop[0] = func.__code__
@@ -162,7 +178,8 @@ def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         seen[at[new]] = True
         for t, off in (divmod(k, _lut.shape[1]) for k in np.flatnonzero(seen).tolist()):
             code = _tagged[t]
-            _lut[t, off] = _site_id(Site(_relative(code.co_filename), _line_of(code, off),
+            _lut[t, off] = _site_id(code.sites[off] if isinstance(code, ForeignSites) else
+                                    Site(_relative(code.co_filename), _line_of(code, off),
                                          code.co_name))
         got = _lut.reshape(-1).take(at)
     if ok is None:
@@ -195,5 +212,5 @@ class Sources:
         return [str(s) for s in self.table]
 
 
-__all__ = ["API", "CODE_TAGS", "NO_SITE", "ROOT", "SITES", "Site", "Sources",
+__all__ = ["API", "CODE_TAGS", "ForeignSites", "NO_SITE", "ROOT", "SITES", "Site", "Sources",
            "code_tag", "kernel_frame", "remap", "site_ids", "stop_at"]

@@ -169,7 +169,7 @@ def launch_args(ex: Executor) -> list:
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            auto_sync: bool = True) -> Recording:
+            auto_sync: bool = True, kernel_source: Any = None) -> Recording:
     """``aclnnMoeTokenPermuteWithEp``: record the launch; its outputs are delivered when read.
 
     ``workspace`` is not used (the launch allocates ``workspace_size`` bytes of GM for the
@@ -185,7 +185,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     outputs["workspace"] = (np.dtype(np.uint8), (ex.workspace_size,))
     return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,
                      block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                     check_streams=check_streams, auto_sync=auto_sync, scratch=("workspace",))
+                     check_streams=check_streams, auto_sync=auto_sync, scratch=("workspace",),
+                     kernel_source=kernel_source)
 
 
 def moe_token_permute_with_ep(

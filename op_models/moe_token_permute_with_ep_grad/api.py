@@ -202,7 +202,7 @@ def launch_args(ex: Executor) -> list:
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            auto_sync: bool = True) -> Recording:
+            auto_sync: bool = True, kernel_source: Any = None) -> Recording:
     """``aclnnMoeTokenPermuteWithEpGrad``: record the launch; its outputs are delivered when
     read.
 
@@ -219,7 +219,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     into = {name: arr for name, arr in ex.user_outs.items() if arr is not None}
     return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,
                      block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                     check_streams=check_streams, auto_sync=auto_sync, into=into)
+                     check_streams=check_streams, auto_sync=auto_sync, into=into,
+                     kernel_source=kernel_source)
 
 
 def moe_token_permute_with_ep_grad(

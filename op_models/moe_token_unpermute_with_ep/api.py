@@ -186,7 +186,7 @@ def launch_args(ex: Executor) -> list:
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
             races: bool = True, jobs: int = 1, check_streams: bool = False,
-            auto_sync: bool = True) -> Recording:
+            auto_sync: bool = True, kernel_source: Any = None) -> Recording:
     """``aclnnMoeTokenUnpermuteWithEp``: record the launch; its output is delivered when read.
 
     ``workspace`` is not touched; ``workspace_size`` must be at least what
@@ -207,7 +207,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     return Recording(_kernel, launch_args(ex), tensors,
                      {"unpermuted_tokens": (ex.out_dtype, ex.out_shape)}, ex.platform,
                      block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                     check_streams=check_streams, auto_sync=auto_sync, into=into)
+                     check_streams=check_streams, auto_sync=auto_sync, into=into,
+                     kernel_source=kernel_source)
 
 
 def moe_token_unpermute_with_ep(

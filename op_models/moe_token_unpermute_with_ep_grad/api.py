@@ -265,7 +265,8 @@ def _notes(idx: np.ndarray, prb: np.ndarray | None, restore_shape: Sequence[int]
 
 
 def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
-            races: bool = True, jobs: int = 1, check_streams: bool = False) -> Recording:
+            races: bool = True, jobs: int = 1, check_streams: bool = False,
+            kernel_source: Any = None) -> Recording:
     """``aclnnMoeTokenUnpermuteWithEpGrad``: record the launch; its outputs are delivered
     when read.
 
@@ -324,7 +325,8 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     return Recording(_kernel, args, tensors, read_back, ex.platform,
                      block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
                      check_streams=check_streams, into=into,
-                     instructions=instruction_bound(td, ex.tiling.block_dim))
+                     instructions=instruction_bound(td, ex.tiling.block_dim),
+                     kernel_source=kernel_source)
 
 
 # --------------------------------------------------------------------------------------------

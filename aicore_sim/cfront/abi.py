@@ -1,0 +1,500 @@
+"""The C ABI of the Ascend C shim: every call a compiled kernel makes lands here, once.
+
+Step of the flow: the record pass runs a C++ kernel (``cfront.kernel``) on each core's thread;
+each Ascend C call the kernel makes fills the shared argument block (tagged 64-bit slots, see
+``include/aicore_sim/abi.h``) and calls :func:`_call`, which decodes the arguments into the
+objects of :mod:`aicore_sim.ascendc` (``LocalTensor``, ``GlobalTensor``, parameter structs,
+enums, the core's ``TPipe`` / ``TQue`` / ``TBuf``), calls the API item of that name and
+answers. So the Python API stays the one home of behaviour, numerics, recording and checks:
+a C++ kernel and its Python port record the same instructions.
+
+The instructions a call records are attributed to the kernel's own C++ line (the call's
+``__builtin_FILE()`` / ``__builtin_LINE()``): :data:`SITES` is a foreign site table of
+:mod:`aicore_sim.sources`, and :func:`_call` writes its index over the positions the call
+appended.
+
+The enums and tags are read from the shim's headers, so the two sides never disagree.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim import ascendc, program, sources
+from aicore_sim.ascendc import datacopy, utils
+from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor
+from aicore_sim.ascendc.tpipe import TBuf, TPipe, TQueBind
+from aicore_sim.dtypes import as_dtype
+from aicore_sim.errors import KernelError
+
+INCLUDE = Path(__file__).resolve().parent / "include"
+"""The shim's headers (package data): ``kernel_operator.h`` and ``aicore_sim/*.h``."""
+
+_ENUM = re.compile(r"enum\s+(?:class\s+)?(\w+)\s*(?::\s*\w+)?\s*\{([^}]*)\}", re.S)
+
+
+@cache
+def header_enums() -> dict[str, list[str]]:
+    """Every enum the shim declares: its name -> member names in value order (the headers
+    give no explicit values, so a member's value is its index)."""
+    out: dict[str, list[str]] = {}
+    for h in sorted((INCLUDE / "aicore_sim").glob("*.h")):
+        text = re.sub(r"//[^\n]*", "", h.read_text())
+        for name, body in _ENUM.findall(text):
+            out[name] = [m.split("=")[0].strip() for m in body.split(",") if m.strip()]
+    return out
+
+
+_E = header_enums()
+(INT, FLT, BOOL, NUL, LOC, LOCS, GLB, ENUM, STRUCT, DTYPE, HANDLE, STR, LIST) = (
+    _E["Tag"].index(t) for t in ("INT", "FLT", "BOOL", "NUL", "LOC", "LOCS", "GLB", "ENUM",
+                                 "STRUCT", "DTYPE", "HANDLE", "STR", "LIST"))
+_C_TYPES = {"half": "float16", "float": "float32", "bfloat16_t": "bfloat16", "int8_t": "int8",
+            "uint8_t": "uint8", "int16_t": "int16", "uint16_t": "uint16", "int32_t": "int32",
+            "uint32_t": "uint32", "int64_t": "int64", "uint64_t": "uint64", "bool": "bool",
+            "double": "float64"}
+DTYPES: list[np.dtype | None] = [
+    None if n == "DT_NONE" else (as_dtype(_C_TYPES[n[3:]]) if _C_TYPES[n[3:]] in
+                                 ("float16", "float32", "bfloat16", "int8", "uint8", "int16",
+                                  "uint16", "int32", "uint32", "int64")
+                                 else np.dtype(_C_TYPES[n[3:]]))
+    for n in _E["DTypeCode"]]
+"""Shim dtype code -> numpy dtype."""
+_CODE = {d: i for i, d in enumerate(DTYPES) if d is not None}
+_FLOAT_CODES = frozenset(i for i, d in enumerate(DTYPES) if d is not None and d.kind == "f")
+
+ARG_SLOTS = 1024
+ERR_SLOT = ARG_SLOTS - 1
+_BLOCK = (ctypes.c_int64 * ARG_SLOTS)()
+_I = memoryview(_BLOCK).cast("B").cast("q")
+_D = memoryview(_BLOCK).cast("B").cast("d")
+ARG_BLOCK_ADDRESS = ctypes.addressof(_BLOCK)
+
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int32)
+
+# C++ call sites, a foreign site table of the record's source attribution
+SITES = sources.ForeignSites()
+
+
+def _enum_value(enum: str, member: str) -> Any:
+    """The Python object of a shim enum member: ``ascendc.<enum>[member]`` (HardEvent,
+    TPosition, RoundMode, ...) or, for ``pipe_t``, the module constant of that name."""
+    if enum == "pipe_t":
+        return getattr(ascendc, member)
+    cls = getattr(ascendc, enum, None)
+    if cls is None:
+        raise KernelError(f"the shim's enum {enum} has no counterpart in the simulator")
+    try:
+        return cls[member]
+    except KeyError:
+        raise KernelError(f"{enum}::{member} is not modelled by the simulator") from None
+
+
+@cache
+def _string(address: int) -> str:
+    """A C string literal of the kernel library (names of API items, enums, structs, sites)."""
+    return ctypes.string_at(address).decode("utf-8", "replace")
+
+
+class CoreState:
+    """The front end's per-core state while one core's C++ kernel runs: its GM address map,
+    its UB buffers by id, its TPipe / TQue / TBuf objects by handle, and the error a refused
+    call left for the kernel's caller."""
+
+    __slots__ = ("rec", "starts", "names", "ends", "bufs", "buf_ids", "objs", "obj_ids",
+                 "locals", "globals", "structs", "error", "ub_base")
+
+    def __init__(self, rec: program.CoreRecorder, gm_map: GmMap, ub_base: int) -> None:
+        self.rec = rec
+        self.starts, self.names, self.ends = gm_map.starts, gm_map.names, gm_map.ends
+        self.bufs: list[tuple[str, int]] = [("", 0)]  # id 0: bound to no buffer
+        self.buf_ids: dict[str, int] = {"": 0}
+        self.objs: list[Any] = []
+        self.obj_ids: dict[int, int] = {}
+        self.locals: dict[tuple[int, int], LocalTensor] = {}
+        self.globals: dict[tuple[int, int, int], GlobalTensor] = {}
+        self.structs: dict[tuple, Any] = {}
+        self.error: BaseException | None = None
+        self.ub_base = ub_base
+
+    # -- objects crossing to C++ -------------------------------------------------------------
+
+    def handle(self, obj: Any) -> int:
+        h = self.obj_ids.get(id(obj))
+        if h is None:
+            h = self.obj_ids[id(obj)] = len(self.objs)
+            self.objs.append(obj)
+        return h
+
+    def buf_id(self, name: str) -> int:
+        i = self.buf_ids.get(name)
+        if i is None:
+            i = self.buf_ids[name] = len(self.bufs)
+            self.bufs.append((name, 0))
+        return i
+
+    def answer_local(self, t: LocalTensor) -> int:
+        _I[0] = (self.buf_id(t.buf) << 8) | _CODE[t.dtype]
+        _I[1] = (int(t.addr) << 32) | int(t.limit)
+        return 0
+
+    # -- objects from C++ --------------------------------------------------------------------
+
+    def local(self, a: int, b: int) -> LocalTensor:
+        t = self.locals.get((a, b))
+        if t is None:
+            t = self.locals[(a, b)] = LocalTensor(DTYPES[a & 0xFF], self.bufs[a >> 8][0],
+                                                  b >> 32, b & 0xFFFFFFFF)
+        return t
+
+    def global_(self, addr: int, meta: int, size: int) -> GlobalTensor:
+        key = (addr, meta, size)
+        g = self.globals.get(key)
+        if g is None:
+            g = GlobalTensor(DTYPES[meta & 0xFF])
+            if meta >> 8:  # set by SetL2CacheHint (the simulator's code + 1)
+                g.cache = (meta >> 8) - 1
+            k = bisect.bisect_right(self.starts, addr) - 1
+            if addr and k >= 0:
+                g.name, g.base, g.size = self.names[k], addr - self.starts[k], size
+            else:  # nullptr (or below every tensor): bound to nothing, as on device
+                g.name, g.base, g.size = "", 0, size
+            self.globals[key] = g
+        return g
+
+    def gm_addr(self, addr: int) -> GM_ADDR | None:
+        if not addr:
+            return None
+        k = bisect.bisect_right(self.starts, addr) - 1
+        if k < 0:
+            raise KernelError(f"GM address {addr:#x} lies in no tensor of the launch")
+        return GM_ADDR(self.names[k], addr - self.starts[k])
+
+    def address(self, g: GM_ADDR) -> int:
+        k = self.names.index(g.name)
+        return self.starts[k] + int(g.offset)
+
+
+class GmMap:
+    """The launch's GM tensors by real address (the functional image's arrays), for mapping
+    the kernel's pointers back to (tensor, byte offset)."""
+
+    __slots__ = ("starts", "names", "ends")
+
+    def __init__(self, gm: dict[str, np.ndarray]) -> None:
+        spans = sorted((a.ctypes.data, name, a.ctypes.data + a.nbytes)
+                       for name, a in gm.items() if a is not None and a.nbytes)
+        self.starts = [s for s, _, _ in spans]
+        self.names = [n for _, n, _ in spans]
+        self.ends = [e for _, _, e in spans]
+
+    def overlapping(self) -> list[str]:
+        """Names of tensors whose bytes another tensor's also cover (the same array passed
+        twice): their addresses would be ambiguous."""
+        out = []
+        for k in range(1, len(self.starts)):
+            if self.starts[k] < self.ends[k - 1]:
+                out += [self.names[k - 1], self.names[k]]
+        return out
+
+
+def _decode(st: CoreState, a: list[int], i: int, n: int, out: list[Any]) -> int:
+    """Decode tagged values ``a[i:n]`` into ``out``; the index after them."""
+    while i < n:
+        tag = a[i]
+        if tag == LOC:
+            out.append(st.local(a[i + 1], a[i + 2]))
+            i += 3
+        elif tag == INT:
+            out.append(a[i + 1])
+            i += 2
+        elif tag == ENUM:
+            out.append(_enum(a[i + 1], a[i + 2]))
+            i += 3
+        elif tag == GLB:
+            out.append(st.global_(a[i + 1], a[i + 2], a[i + 3]))
+            i += 4
+        elif tag == FLT:
+            out.append(_D[i + 1])
+            i += 2
+        elif tag == STRUCT:
+            fields: list[Any] = []
+            j = i + 3
+            for _ in range(a[i + 2]):
+                j = _decode_one(st, a, j, fields)
+            key = tuple(a[i:j])  # a struct holds scalars and tensors: its slots name it
+            obj = st.structs.get(key)
+            if obj is None:
+                obj = st.structs[key] = _struct(_string(a[i + 1]), fields)
+            out.append(obj)
+            i = j
+        elif tag == HANDLE:
+            h = a[i + 1]
+            out.append(st.objs[h] if h >= 0 else None)
+            i += 2
+        elif tag == BOOL:
+            out.append(bool(a[i + 1]))
+            i += 2
+        elif tag == NUL:
+            out.append(None)
+            i += 1
+        elif tag == DTYPE:
+            out.append(DTYPES[a[i + 1]])
+            i += 2
+        elif tag == STR:
+            out.append(_string(a[i + 1]))
+            i += 2
+        elif tag == LOCS:
+            t = st.local(a[i + 1], a[i + 2])
+            t = LocalTensor(t.dtype, t.buf, t.addr, t.limit)
+            t.size = a[i + 3]
+            out.append(t)
+            i += 4
+        elif tag == LIST:
+            items: list[Any] = []
+            j = i + 2
+            for _ in range(a[i + 1]):
+                j = _decode_one(st, a, j, items)
+            out.append(items)
+            i = j
+        else:
+            raise KernelError(f"the shim passed an argument of unknown tag {tag}")
+    return i
+
+
+def _decode_one(st: CoreState, a: list[int], i: int, out: list[Any]) -> int:
+    """Decode the one tagged value at ``a[i]`` into ``out``; the index after it."""
+    tag = a[i]
+    width = {INT: 2, FLT: 2, BOOL: 2, NUL: 1, LOC: 3, LOCS: 4, GLB: 4, ENUM: 3, DTYPE: 2,
+             HANDLE: 2, STR: 2}.get(tag)
+    if width is not None:
+        return _decode(st, a, i, i + width, out)
+    if tag == STRUCT:
+        name, count = _string(a[i + 1]), a[i + 2]
+        fields: list[Any] = []
+        j = i + 3
+        for _ in range(count):
+            j = _decode_one(st, a, j, fields)
+        out.append(_struct(name, fields))
+        return j
+    if tag == LIST:
+        items: list[Any] = []
+        j = i + 2
+        for _ in range(a[i + 1]):
+            j = _decode_one(st, a, j, items)
+        out.append(items)
+        return j
+    raise KernelError(f"the shim passed an argument of unknown tag {tag}")
+
+
+@cache
+def _enum(name_address: int, value: int) -> Any:
+    name = _string(name_address)
+    members = _E.get(name)
+    if members is None or not 0 <= value < len(members):
+        raise KernelError(f"the shim passed {name} value {value}, which it does not declare")
+    return _enum_value(name, members[value])
+
+
+def _struct(name: str, fields: list[Any]) -> Any:
+    if name == "MrgSortSrcList":
+        return ascendc.MrgSortSrcList(*fields)
+    cls = getattr(ascendc, name, None)
+    if cls is None:
+        raise KernelError(f"the shim's {name} has no counterpart in the simulator")
+    return cls(*fields)
+
+
+# -- API items the shim names that are not plain ``ascendc.<name>(*args)`` calls ---------------
+
+
+def _init_buffer(pipe: TPipe, obj: Any, name: str, *rest: Any) -> Any:
+    """``TPipe::InitBuffer``: the queue or buffer (made on first use, named as the kernel's
+    member) placed in UB; answers its handle."""
+    label = re.sub(r"^(this\s*->\s*|&|\*)+", "", name.strip()).replace(" ", "")
+    if len(rest) == 5:  # a queue: (src, dst, depth, num, len)
+        src, dst, depth, num, length = rest
+        if obj is None:
+            obj = TQueBind(src, dst, depth, name=label)
+        pipe.InitBuffer(obj, num, length)
+    else:  # a TBuf: (pos, len)
+        pos, length = rest
+        if obj is None:
+            obj = TBuf(pos, name=label)
+        pipe.InitBuffer(obj, length)
+    return obj
+
+
+def _no_queue(what: str) -> Any:
+    raise KernelError(f"{what} before TPipe.InitBuffer")
+
+
+def _que(q: Any, what: str) -> Any:
+    return q if q is not None else _no_queue(f"TQue: {what}")
+
+
+def _buf(b: Any, what: str) -> Any:
+    return b if b is not None else _no_queue(f"TBuf: {what}")
+
+
+def _mrg_sort_suspended(dst, lists, counts, valid, repeat, flag) -> list[int]:
+    taken = [0, 0, 0, 0]
+    ascendc.MrgSort(dst, lists, counts, taken, valid, repeat, isExhaustedSuspension=flag)
+    return taken
+
+
+HANDLERS: dict[str, Any] = {
+    "TPipe": lambda: TPipe(),
+    "TPipe.InitBuffer": _init_buffer,
+    "TPipe.Init": lambda p: p.Init(),
+    "TPipe.Destroy": lambda p: p.Destroy(),
+    "TPipe.Release": lambda p: p.Destroy(),
+    "TPipe.FetchEventID": lambda p, evt: p.FetchEventID(evt),
+    "TPipe.AllocEventID": lambda p, evt: p.AllocEventID(evt),
+    "TPipe.ReleaseEventID": lambda p, evt, i: p.ReleaseEventID(evt, i),
+    "GetTPipePtr": ascendc.GetTPipePtr,
+    "TQue.AllocTensor": lambda q, d: _que(q, "AllocTensor").AllocTensor(d),
+    "TQue.EnQue": lambda q, t: _que(q, "EnQue").EnQue(t),
+    "TQue.DeQue": lambda q, d: _que(q, "DeQue").DeQue(d),
+    "TQue.FreeTensor": lambda q, t: _que(q, "FreeTensor").FreeTensor(t),
+    "TBuf.Get": lambda b, d, *n: _buf(b, "Get").Get(d, *n),
+    "TBuf.GetWithOffset": lambda b, d, n, off: _buf(b, "GetWithOffset").GetWithOffset(d, n, off),
+    "LocalTensor.Fixed": lambda d, pos, addr, tile: LocalTensor(d, pos, addr, tile),
+    "LocalTensor.GetValue": lambda t, i: t.GetValue(i),
+    "LocalTensor.SetValue": lambda t, i, v: t.SetValue(i, v),
+    "LocalTensor.SetSize": lambda t, n: LocalTensor(t.dtype, t.buf, t.addr, t.limit).SetSize(n),
+    "GlobalTensor.GetValue": lambda g, i: g.GetValue(i),
+    "GlobalTensor.SetL2CacheHint": lambda g, mode: _cache_hint(g, mode),
+    "MrgSort<isExhaustedSuspension>": _mrg_sort_suspended,
+    "DataCopyPadGm2UBImpl": lambda ub, g, p, pad: datacopy.DataCopyPadGm2UBImpl(
+        ub, GM_ADDR(g.name, g.base) if g.name else None, p, pad),
+    "DataCopyPadUB2GMImpl": lambda g, ub, p: datacopy.DataCopyPadUB2GMImpl(
+        GM_ADDR(g.name, g.base) if g.name else None, ub, p),
+}
+
+
+def _cache_hint(g: GlobalTensor, mode: Any) -> int:
+    t = GlobalTensor(g.dtype)
+    t.SetL2CacheHint(mode)
+    return t.cache + 1
+
+
+@cache
+def _handler(name: str) -> Any:
+    """The Python callable of an API item: a handler above, ``ascendc.<name>``, or for
+    ``Name<flag>`` ``ascendc.Name`` with its last argument as the keyword ``flag``."""
+    h = HANDLERS.get(name)
+    if h is not None:
+        return h
+    m = re.fullmatch(r"(\w+)<(\w+)>", name)
+    if m:
+        fn, kw = getattr(ascendc, m.group(1), None), m.group(2)
+        if fn is not None:
+            return lambda *args: fn(*args[:-1], **{kw: args[-1]})
+    fn = getattr(ascendc, name, None)
+    if fn is None and name in ("GetUserWorkspace", "GetSysWorkSpacePtr"):
+        fn = getattr(utils, name, None)
+    if fn is None:
+        raise KernelError(f"the shim called {name}, which aicore-sim does not provide yet")
+    return fn
+
+
+def _gm_handler(st: CoreState, name: str, args: list[Any]) -> Any:
+    """Calls whose pointers are GM addresses (workspaces) rather than tensors."""
+    if name == "GetUserWorkspace":
+        if not args[0]:
+            # on device this is address arithmetic on the null pointer the launch passed when
+            # the host asked for no workspace: harmless until used, and a use of the result
+            # fails then (a GlobalTensor bound to nullptr), so it answers nullptr here
+            return 0
+        ws = utils.GetUserWorkspace(st.gm_addr(args[0]))
+        return st.address(ws)
+    raise KernelError(f"the shim called {name}, which aicore-sim does not provide yet")
+
+
+_GM_CALLS = frozenset({"GetUserWorkspace"})
+_site_ids: dict[int, int] = {}  # a call site's key (file address ^ line << 48) -> SITES index
+_current = program.current
+
+
+def _call(n: int) -> int:
+    """The callback: decode the block's ``n`` slots, call the API item, answer."""
+    st = None
+    try:
+        a = _I[:n].tolist()
+        rec = _current()
+        st = rec.front
+        name = _string(a[0])
+        args: list[Any] = []
+        _decode(st, a, 5, n, args)
+        sites = rec.sites
+        n0 = len(sites)
+        if name in _GM_CALLS:
+            r = _gm_handler(st, name, args)
+        else:
+            r = _handler(name)(*args)
+        n1 = len(sites)
+        if n1 > n0:
+            sid = _site_ids.get(a[1])
+            if sid is None:
+                sid = _site_ids[a[1]] = SITES.add(
+                    sources.Site(_string(a[2]), a[4], _string(a[3])))
+            for k in range(n0, n1):
+                sites[k] = sid
+        return _answer(st, r)
+    except BaseException as e:  # noqa: BLE001 - handed to the kernel's caller
+        if st is None:
+            try:
+                st = _current().front
+            except BaseException:  # noqa: BLE001
+                st = None
+        if st is not None and st.error is None:
+            st.error = e
+        _I[ERR_SLOT] = 1
+        return 0
+
+
+def _answer(st: CoreState, r: Any) -> int:
+    """``r`` into the callback's answer: ints and bools returned, floats and tensors in the
+    block, simulator objects as handles."""
+    if r is None:
+        return 0
+    if isinstance(r, (bool, int)):
+        return int(r)
+    if isinstance(r, LocalTensor):
+        return st.answer_local(r)
+    if isinstance(r, np.generic):
+        if r.dtype.kind in "iub":
+            return int(r)
+        _D[0] = float(r)  # floats, bfloat16 included, come back as a double
+        return 0
+    if isinstance(r, float):
+        _D[0] = r
+        return 0
+    if isinstance(r, list):  # counts (MrgSort's sortedNum)
+        for k, v in enumerate(r):
+            _I[k] = int(v)
+        return 0
+    if isinstance(r, (TPipe, TQueBind, TBuf)):
+        return st.handle(r)
+    raise KernelError(f"the simulator answered a {type(r).__name__}, which the shim cannot "
+                      "take back")
+
+
+_CALLBACK = CALLBACK(_call)
+CALLBACK_ADDRESS = ctypes.cast(_CALLBACK, ctypes.c_void_p).value
+
+# the callback's frame is where the C++ kernel's calls enter: the record's source attribution
+# stops there (not walking on into the record pass's own frames), and _call writes the C++
+# site over the offsets it noted
+sources.CODE_TAGS[id(_call.__code__)] = SITES.tag
+
+__all__ = ["ARG_BLOCK_ADDRESS", "CALLBACK_ADDRESS", "DTYPES", "INCLUDE", "SITES", "CoreState",
+           "GmMap", "header_enums"]

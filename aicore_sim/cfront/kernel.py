@@ -1,0 +1,216 @@
+"""A compiled C++ kernel as a Recording's kernel: one core's copy run per call, on its thread.
+
+Step of the flow: a :class:`KernelSource` (the user's sources: a folder such as
+``ops-transformer/moe/<op>/op_kernel``, or one ``.cpp``) turns into a :class:`CxxKernel`
+for one launch: the variant's library compiled (``cfront.build``), its ``GM_ADDR`` arguments,
+tiling bytes and tiling key fixed. The record pass then calls it once per core as it calls a
+Python port; it points the kernel at the functional image's real arrays, lends the shim the
+core's state (``abi.CoreState``) and runs the ``extern "C"`` entry through the library's
+runner, which reports a refused call, an escaped C++ exception or a crash.
+
+A bundled op's Python port names the C++ entry and its parameters: the port's function name
+is the entry's, its parameters in order are the entry's ``GM_ADDR``s, with the tiling data
+(packed by the tiling header's layout), ``tilingKey`` (``TILING_KEY_IS``) and the
+``DTYPE_<NAME>`` dtypes (``-D`` macros: one build per dtype combination) as the port takes
+them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aicore_sim import program
+from aicore_sim.cfront import abi, build, tiling_header
+from aicore_sim.errors import InputError, KernelError
+
+ARCH: dict[str, tuple[int, int]] = {
+    "Ascend910B": (2201, 220),
+    "Ascend910_93": (2201, 220),
+    "Ascend950": (3510, 310),
+}
+"""short SoC -> (``__NPU_ARCH__``, ``__CCE_AICORE__``). A2/A3: 2201 / 220 (the values the
+kernels test). 950: 3510 (the host tilings' ``npu_arch``); its ``__CCE_AICORE__`` 310 is an
+ASSUMPTION (no kernel of the four ops tests it)."""
+
+_C_TYPE = {"bfloat16": "bfloat16_t", "float16": "half", "float32": "float", "int8": "int8_t",
+           "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
+           "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "bool": "bool"}
+
+
+class KernelCrashError(KernelError):
+    """The C++ kernel crashed (a signal) or let a C++ exception out."""
+
+
+def c_type(dtype: Any) -> str:
+    """The C++ name of a numpy dtype (``DTYPE_*`` macros)."""
+    return _C_TYPE[np.dtype(dtype).name]
+
+
+def arch_defines(platform: Any) -> tuple[tuple[str, str], ...]:
+    npu, core = ARCH[platform.short_soc]
+    return (("__NPU_ARCH__", str(npu)), ("__CCE_AICORE__", str(core)))
+
+
+@cache
+def _load(path: Path) -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+    lib.aicore_sim_init.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    lib.aicore_sim_init.restype = None
+    lib.aicore_sim_enter.argtypes = [ctypes.c_void_p, ctypes.c_int32,
+                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
+                                     ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64]
+    lib.aicore_sim_enter.restype = ctypes.c_int
+    lib.aicore_sim_init(abi.CALLBACK_ADDRESS, abi.ARG_BLOCK_ADDRESS)
+    return lib
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """Where a kernel's C++ sources are: ``path`` a folder (the entry is ``<entry>.cpp`` in
+    it) or a ``.cpp`` file; extra include folders and macros; ``op_type`` picks the tiling
+    struct registered for it (default: the entry name in CamelCase)."""
+
+    path: Path
+    include_dirs: tuple[Path, ...] = ()
+    defines: tuple[tuple[str, str], ...] = ()
+    op_type: str | None = None
+
+    @classmethod
+    def of(cls, path: str | Path, **kw: Any) -> KernelSource:
+        p = Path(path).expanduser().resolve()
+        if not p.exists():
+            raise InputError(f"--kernel-src: {path} does not exist")
+        return cls(p, **kw)
+
+    def source_for(self, entry: str) -> Path:
+        if self.path.is_file():
+            return self.path
+        src = self.path / f"{entry}.cpp"
+        if not src.is_file():
+            raise InputError(f"--kernel-src: {self.path} holds no {entry}.cpp (the kernel "
+                             f"entry of this operator)")
+        return src
+
+    def tiling(self, entry: str) -> tiling_header.TilingLayout | None:
+        folder = self.path if self.path.is_dir() else self.path.parent
+        paths = tiling_header.headers_near(folder)
+        if not paths:
+            return None
+        op_type = self.op_type or "".join(w.capitalize() for w in entry.split("_"))
+        return tiling_header.read(paths).struct_for(op_type)
+
+    def variant(self, entry: str, platform: Any, dtypes: dict[str, Any]
+                ) -> tuple[build.Variant, tiling_header.TilingLayout | None]:
+        layout = self.tiling(entry)
+        prelude = ""
+        if layout is not None:
+            header = tiling_header.read(tiling_header.headers_near(
+                self.path if self.path.is_dir() else self.path.parent))
+            prelude = header.cpp() + f"\n#define AICORE_SIM_TILING_TYPE {layout.name}\n"
+        defines = arch_defines(platform) + tuple(
+            (k, c_type(v)) for k, v in sorted(dtypes.items()) if v is not None) + self.defines
+        return build.Variant((self.source_for(entry),), self.include_dirs, defines,
+                             prelude), layout
+
+    def kernel_for(self, port: Callable[..., None], args: Sequence, platform: Any
+                   ) -> CxxKernel:
+        """The C++ entry that ``port`` (a Python port's ``__global__`` function) stands for,
+        built for ``args`` (the launch's arguments to the port) on ``platform``."""
+        entry = port.__name__
+        bound = inspect.signature(port).bind(*args)
+        bound.apply_defaults()
+        dtypes = {k: v for k, v in bound.arguments.items() if k.startswith("DTYPE_")}
+        key = int(bound.arguments.get("tilingKey", 0) or 0)
+        variant, layout = self.variant(entry, platform, dtypes)
+        lib = build.library(variant)
+        pointers: list[Any] = []
+        tiling = b""
+        for name, v in bound.arguments.items():
+            if name.startswith("DTYPE_") or name == "tilingKey":
+                continue
+            if hasattr(v, "as_list"):  # the tiling data: packed by the header's layout
+                tiling = layout.pack(v.as_dict()) if layout is not None else v.to_bytes()
+                pointers.append(_TILING)
+            else:
+                pointers.append(name)
+        return CxxKernel(lib, entry, tuple(pointers), tiling, key)
+
+
+_TILING = object()
+
+
+class CxxKernel:
+    """One variant of a compiled kernel entry, called once per core by the record pass with
+    the launch's arguments (``GM_ADDR`` objects, ``None``, the tiling data, ...)."""
+
+    def __init__(self, library: Path, entry: str, params: tuple, tiling: bytes,
+                 tiling_key: int) -> None:
+        self.library, self.entry, self.params = library, entry, params
+        self.tiling_key = tiling_key
+        # the tiling bytes live outside the memory image (the kernel only copies them)
+        self._tiling = ctypes.create_string_buffer(bytes(tiling) + bytes(64), len(tiling) + 64)
+        self.__name__ = entry
+
+    def __call__(self, *args: Any) -> None:
+        lib = _load(self.library)
+        try:
+            fn = ctypes.cast(getattr(lib, self.entry), ctypes.c_void_p).value
+        except AttributeError:
+            raise InputError(f"C++ kernel: {self.library.parent} has no extern \"C\" entry "
+                             f"{self.entry}") from None
+        rec = program.current()
+        gm = abi.GmMap(rec.image.gm)
+        ub = rec.image.ub[rec.core]
+        st = abi.CoreState(rec, gm, ub.ctypes.data)
+        values = []
+        for p, a in zip(self.params, args):
+            if p is _TILING:
+                values.append(ctypes.addressof(self._tiling))
+            elif a is None:
+                values.append(None)
+            else:
+                values.append(st.address(a))
+        ptrs = (ctypes.c_void_p * max(1, len(values)))(*values)
+        rec.front = st
+        try:
+            rc = lib.aicore_sim_enter(fn, len(values), ptrs, self.tiling_key, rec.core,
+                                      rec.block_num, ub.ctypes.data)
+        finally:
+            rec.front = None
+        if rc == 0:
+            return
+        if rc == 1 and st.error is not None:
+            raise st.error
+        where = _last_site(rec)
+        if rc == 2:
+            raise KernelCrashError(f"core {rec.core}: a C++ exception left the kernel {self.entry}"
+                              f"{where}")
+        if rc >= 100:
+            try:
+                name = signal.Signals(rc - 100).name
+            except ValueError:
+                name = f"signal {rc - 100}"
+            raise KernelCrashError(f"core {rec.core}: the kernel {self.entry} crashed ({name}){where}")
+        raise KernelCrashError(f"core {rec.core}: the kernel runner failed (code {rc})")
+
+
+def _last_site(rec: program.CoreRecorder) -> str:
+    """`` after <last instruction> at file:line`` of the core's last recorded call."""
+    if not rec.stream:
+        return " before its first Ascend C call"
+    sid = rec.sites[-1]
+    site = abi.SITES.sites[sid] if 0 <= sid < len(abi.SITES.sites) else None
+    at = f" at {site.path}:{site.line}" if site else ""
+    return f" after its last recorded instruction ({rec.stream[-1].describe()}{at})"
+
+
+__all__ = ["ARCH", "CxxKernel", "KernelCrashError", "KernelSource", "arch_defines", "c_type"]
