@@ -199,7 +199,8 @@ class CxxKernel:
                 name = signal.Signals(rc - 100).name
             except ValueError:
                 name = f"signal {rc - 100}"
-            raise KernelCrashError(f"core {rec.core}: the kernel {self.entry} crashed ({name}){where}")
+            raise KernelCrashError(f"core {rec.core}: the kernel {self.entry} crashed ({name})"
+                                   f"{where}")
         raise KernelCrashError(f"core {rec.core}: the kernel runner failed (code {rc})")
 
 
