@@ -17,7 +17,8 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
       "attrs": {"<attribute name>": value, ...},
       "platform": "ascend910b1",
       "mode": "timed",                                     (optional)
-      "data": {"seed": 0}                                  (optional)
+      "data": {"seed": 0},                                 (optional)
+      "kernel_source": "path/to/op_kernel"                 (optional)
     }
 
 - ``op``: a registered operator (:mod:`aicore_sim.registry`); its
@@ -36,6 +37,10 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
 - ``platform``: a preset name (``aicore-sim platforms`` lists them), ``{"preset": name,
   field: value, …}`` (a preset with fields replaced) or a dict of fields (the rest from the
   family preset); see :func:`aicore_sim.platform.load_platform`. Default ``ascend910b1``.
+- ``kernel_source``: the operator's own Ascend C kernel sources (a folder holding
+  ``<entry>.cpp``, e.g. ``ops-transformer/moe/<op>/op_kernel``, or one ``.cpp``), relative
+  to the case file: run them, compiled against aicore-sim's shim, instead of the Python
+  port (``run --kernel-src`` does the same and wins); docs/cpp_kernels.md.
 - ``data``: how input values are made when no ``--inputs DIR`` is given: ``seed`` (default 0)
   for seeded random values — float tensors uniform in the input's ``value_range`` (default
   [-2, 2); e.g. routing weights in [0.01, 0.99]), integer index tensors a random permutation
@@ -48,6 +53,7 @@ A JSON key given twice in one object is refused, naming it (:mod:`aicore_sim.tex
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -130,6 +136,7 @@ class CaseFile:
     seed: int = 0
     description: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    kernel_source: str | None = None  # as written (relative to the case file's folder)
 
     @property
     def positional_attrs(self) -> bool:
@@ -187,6 +194,7 @@ _CASE = schema.Table({
     "platform": schema.Custom(load_platform, "a preset name or an object", (str, Mapping)),
     "mode": schema.Choice(MODES),
     "data": schema.Table({"seed": schema.Int(minimum=0)}),
+    "kernel_source": schema.Text(),
 }, required=("inputs",), null_is_absent=True,
     what_text="one JSON object (a case file holds one)")
 
@@ -224,7 +232,7 @@ def parse_case(doc: Any, name: str = "case") -> CaseFile:
     platform = top.get("platform") or load_platform(DEFAULT_PLATFORM)
     seed = top.get("data", {}).get("seed", 0)
     return CaseFile(top.get("name", name), op, inputs, attrs, platform, top.get("mode"), seed,
-                    top.get("description", ""), dict(doc))
+                    top.get("description", ""), dict(doc), top.get("kernel_source"))
 
 
 def load_case(path: str | os.PathLike) -> CaseFile:
@@ -244,9 +252,15 @@ def load_case(path: str | os.PathLike) -> CaseFile:
     except textinput.TextInputError as e:
         raise CaseFileError(f"{path}: {e}") from None
     try:
-        return parse_case(doc, path.stem)
+        cf = parse_case(doc, path.stem)
     except CaseFileError as e:
         raise CaseFileError(f"{path.name}: {e}") from None
+    if cf.kernel_source is not None:  # relative to the case file's folder
+        src = (path.parent / cf.kernel_source).resolve()
+        if not src.exists():
+            raise CaseFileError(f"{path.name}: kernel_source: {src} does not exist")
+        cf = dataclasses.replace(cf, kernel_source=str(src))
+    return cf
 
 
 # --------------------------------------------------------------------------------------------

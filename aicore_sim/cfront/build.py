@@ -184,10 +184,11 @@ def libraries(variants: list[Variant]) -> list[Path]:
         return list(pool.map(library, variants))
 
 
-_LACKS = (re.compile(r"'(\w+)' is not a member of '(?:AscendC|\w+)'"),
-          re.compile(r"'(\w+)' was not declared in this scope"),
-          re.compile(r"use of undeclared identifier '(\w+)'"),
-          re.compile(r"no member named '(\w+)' in namespace 'AscendC'"))
+_Q = "['\u2018\u2019]"  # g++ quotes names with \u2018 \u2019 in UTF-8 locales, ' otherwise
+_LACKS = (re.compile(f"{_Q}(?:AscendC::)?(\\w+){_Q} is not a member of {_Q}AscendC{_Q}"),
+          re.compile(f"{_Q}(\\w+){_Q} was not declared in this scope"),
+          re.compile(f"use of undeclared identifier {_Q}(\\w+){_Q}"),
+          re.compile(f"no member named {_Q}(\\w+){_Q} in namespace {_Q}AscendC{_Q}"))
 
 
 def first_error(stderr: str) -> str:

@@ -30,6 +30,7 @@ from aicore_sim.casefile import (
     make_data,
     read_data,
 )
+from aicore_sim.cfront import KernelSource
 from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
 from aicore_sim.cli.common import PROG, bundled, platform_arg, with_platform
 from aicore_sim.cli.options import jobs as job_count
@@ -122,6 +123,12 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--verbose", "-v", action="store_true",
                    help="print the wall time of each phase (inputs, record, replay, checks, "
                         "golden, compare, outputs, trace, plot); summary.json has them always")
+    r.add_argument("--kernel-src", type=nonempty, metavar="DIR",
+                   help="run the operator's own Ascend C kernel sources instead of its Python "
+                        "port: a folder holding <entry>.cpp (for a bundled op, "
+                        "<ops-transformer>/moe/<op>/op_kernel) or one .cpp; compiled with the "
+                        "system C++ compiler against aicore-sim's shim and cached "
+                        "(docs/cpp_kernels.md). Overrides the case file's kernel_source")
     timeline.add_run_options(r)  # --hotspots, --slack, --cores, --window, --ub-plot
     r.set_defaults(func=cmd_run)
 
@@ -225,6 +232,8 @@ def _run(args: argparse.Namespace) -> int:
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
     idle = _idle_options(args, mode, cf)  # said with the verdict: stderr keeps one line
+    source = args.kernel_src or cf.kernel_source
+    launch_source = {} if source is None else {"kernel_source": KernelSource.of(source)}
 
     try:
         tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end
@@ -233,8 +242,8 @@ def _run(args: argparse.Namespace) -> int:
     background: dict[str, Background] = {}
     try:
         # the steps of the recording, with the background work started between them
-        result = cf.op.model.execute(pc, mode=mode, jobs=jobs,
-                                     check_streams=args.check_streams)  # the record pass
+        result = cf.op.model.execute(pc, mode=mode, jobs=jobs,  # the record pass
+                                     check_streams=args.check_streams, **launch_source)
         prog = result.program
         if mode != "functional" and prog.streams:  # streams.npz, for diff
             background["streams"] = Background(lambda: rundiff.save_streams(
