@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import functools
 import re
+import struct
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,7 @@ import numpy as np
 
 from aicore_sim import ascendc, program, sources
 from aicore_sim.ascendc import datacopy, utils
-from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor
+from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor, TPosition
 from aicore_sim.ascendc.tpipe import TBuf, TPipe, TQueBind
 from aicore_sim.dtypes import as_dtype
 from aicore_sim.errors import KernelError
@@ -109,7 +111,7 @@ class CoreState:
     call left for the kernel's caller."""
 
     __slots__ = ("rec", "starts", "names", "ends", "bufs", "buf_ids", "objs", "obj_ids",
-                 "locals", "globals", "structs", "error", "ub_base")
+                 "locals", "globals", "structs", "error", "ub_base", "calls")
 
     def __init__(self, rec: program.CoreRecorder, gm_map: GmMap, ub_base: int) -> None:
         self.rec = rec
@@ -123,6 +125,7 @@ class CoreState:
         self.structs: dict[tuple, Any] = {}
         self.error: BaseException | None = None
         self.ub_base = ub_base
+        self.calls: dict[tuple[int, ...], tuple[Any, tuple, int]] = {}  # see _prepare
 
     # -- objects crossing to C++ -------------------------------------------------------------
 
@@ -237,7 +240,7 @@ def _decode(st: CoreState, a: list[int], i: int, n: int, out: list[Any]) -> int:
             i = j
         elif tag == HANDLE:
             h = a[i + 1]
-            out.append(st.objs[h] if h >= 0 else None)
+            out.append(st.objs[h] if h >= 0 else _unbound(h))
             i += 2
         elif tag == BOOL:
             out.append(bool(a[i + 1]))
@@ -315,62 +318,61 @@ def _struct(name: str, fields: list[Any]) -> Any:
 # -- API items the shim names that are not plain ``ascendc.<name>(*args)`` calls ---------------
 
 
+def _unbound(h: int) -> Any:
+    """A queue (-1) or buffer (-2) the kernel uses before ``TPipe::InitBuffer`` placed it:
+    the simulator's own object in that state, whose every use is refused by the API."""
+    return TQueBind(TPosition.GM, TPosition.VECIN, 1) if h == -1 else TBuf()
+
+
 def _init_buffer(pipe: TPipe, obj: Any, name: str, *rest: Any) -> Any:
     """``TPipe::InitBuffer``: the queue or buffer (made on first use, named as the kernel's
     member) placed in UB; answers its handle."""
     label = re.sub(r"^(this\s*->\s*|&|\*)+", "", name.strip()).replace(" ", "")
     if len(rest) == 5:  # a queue: (src, dst, depth, num, len)
         src, dst, depth, num, length = rest
-        if obj is None:
+        if not isinstance(obj, TQueBind) or not obj.name:
             obj = TQueBind(src, dst, depth, name=label)
         pipe.InitBuffer(obj, num, length)
     else:  # a TBuf: (pos, len)
         pos, length = rest
-        if obj is None:
+        if not isinstance(obj, TBuf) or not obj.name:
             obj = TBuf(pos, name=label)
         pipe.InitBuffer(obj, length)
     return obj
 
 
-def _no_queue(what: str) -> Any:
-    raise KernelError(f"{what} before TPipe.InitBuffer")
-
-
-def _que(q: Any, what: str) -> Any:
-    return q if q is not None else _no_queue(f"TQue: {what}")
-
-
-def _buf(b: Any, what: str) -> Any:
-    return b if b is not None else _no_queue(f"TBuf: {what}")
-
-
 def _mrg_sort_suspended(dst, lists, counts, valid, repeat, flag) -> list[int]:
+    """``MrgSort<T, isExhaustedSuspension>(..., sortedNum, ...)``: the counts taken from each
+    list come back in the block."""
     taken = [0, 0, 0, 0]
     ascendc.MrgSort(dst, lists, counts, taken, valid, repeat, isExhaustedSuspension=flag)
     return taken
 
 
+# The API items whose Python callable is not ``ascendc.<name>``: methods are called unbound
+# (``TQueBind.AllocTensor(queue, dtype)``) so that _call's frame is the one that calls the
+# API, as a kernel line is for a Python port (the source attribution finds it at once).
 HANDLERS: dict[str, Any] = {
-    "TPipe": lambda: TPipe(),
+    "TPipe": TPipe,
     "TPipe.InitBuffer": _init_buffer,
-    "TPipe.Init": lambda p: p.Init(),
-    "TPipe.Destroy": lambda p: p.Destroy(),
-    "TPipe.Release": lambda p: p.Destroy(),
-    "TPipe.FetchEventID": lambda p, evt: p.FetchEventID(evt),
-    "TPipe.AllocEventID": lambda p, evt: p.AllocEventID(evt),
-    "TPipe.ReleaseEventID": lambda p, evt, i: p.ReleaseEventID(evt, i),
+    "TPipe.Init": TPipe.Init,
+    "TPipe.Destroy": TPipe.Destroy,
+    "TPipe.Release": TPipe.Destroy,
+    "TPipe.FetchEventID": TPipe.FetchEventID,
+    "TPipe.AllocEventID": TPipe.AllocEventID,
+    "TPipe.ReleaseEventID": TPipe.ReleaseEventID,
     "GetTPipePtr": ascendc.GetTPipePtr,
-    "TQue.AllocTensor": lambda q, d: _que(q, "AllocTensor").AllocTensor(d),
-    "TQue.EnQue": lambda q, t: _que(q, "EnQue").EnQue(t),
-    "TQue.DeQue": lambda q, d: _que(q, "DeQue").DeQue(d),
-    "TQue.FreeTensor": lambda q, t: _que(q, "FreeTensor").FreeTensor(t),
-    "TBuf.Get": lambda b, d, *n: _buf(b, "Get").Get(d, *n),
-    "TBuf.GetWithOffset": lambda b, d, n, off: _buf(b, "GetWithOffset").GetWithOffset(d, n, off),
-    "LocalTensor.Fixed": lambda d, pos, addr, tile: LocalTensor(d, pos, addr, tile),
-    "LocalTensor.GetValue": lambda t, i: t.GetValue(i),
-    "LocalTensor.SetValue": lambda t, i, v: t.SetValue(i, v),
+    "TQue.AllocTensor": TQueBind.AllocTensor,
+    "TQue.EnQue": TQueBind.EnQue,
+    "TQue.DeQue": TQueBind.DeQue,
+    "TQue.FreeTensor": TQueBind.FreeTensor,
+    "TBuf.Get": TBuf.Get,
+    "TBuf.GetWithOffset": TBuf.GetWithOffset,
+    "LocalTensor.Fixed": LocalTensor,
+    "LocalTensor.GetValue": LocalTensor.GetValue,
+    "LocalTensor.SetValue": LocalTensor.SetValue,
     "LocalTensor.SetSize": lambda t, n: LocalTensor(t.dtype, t.buf, t.addr, t.limit).SetSize(n),
-    "GlobalTensor.GetValue": lambda g, i: g.GetValue(i),
+    "GlobalTensor.GetValue": GlobalTensor.GetValue,
     "GlobalTensor.SetL2CacheHint": lambda g, mode: _cache_hint(g, mode),
     "MrgSort<isExhaustedSuspension>": _mrg_sort_suspended,
     "DataCopyPadGm2UBImpl": lambda ub, g, p, pad: datacopy.DataCopyPadGm2UBImpl(
@@ -394,10 +396,8 @@ def _handler(name: str) -> Any:
     if h is not None:
         return h
     m = re.fullmatch(r"(\w+)<(\w+)>", name)
-    if m:
-        fn, kw = getattr(ascendc, m.group(1), None), m.group(2)
-        if fn is not None:
-            return lambda *args: fn(*args[:-1], **{kw: args[-1]})
+    if m and getattr(ascendc, m.group(1), None) is not None:
+        return getattr(ascendc, m.group(1)), m.group(2)  # the flag is a keyword argument
     fn = getattr(ascendc, name, None)
     if fn is None and name in ("GetUserWorkspace", "GetSysWorkSpacePtr"):
         fn = getattr(utils, name, None)
@@ -406,55 +406,64 @@ def _handler(name: str) -> Any:
     return fn
 
 
-def _gm_handler(st: CoreState, name: str, args: list[Any]) -> Any:
-    """Calls whose pointers are GM addresses (workspaces) rather than tensors."""
-    if name == "GetUserWorkspace":
-        if not args[0]:
-            # on device this is address arithmetic on the null pointer the launch passed when
-            # the host asked for no workspace: harmless until used, and a use of the result
-            # fails then (a GlobalTensor bound to nullptr), so it answers nullptr here
-            return 0
-        ws = utils.GetUserWorkspace(st.gm_addr(args[0]))
-        return st.address(ws)
-    raise KernelError(f"the shim called {name}, which aicore-sim does not provide yet")
-
-
-_GM_CALLS = frozenset({"GetUserWorkspace"})
 _site_ids: dict[int, int] = {}  # a call site's key (file address ^ line << 48) -> SITES index
-_current = program.current
+_UNPACK = [struct.Struct(f"{n}q").unpack_from for n in range(ARG_SLOTS + 1)]
+_ACTIVE = program._ACTIVE  # the recorder of the running core is the last one
+
+
+def _prepare(st: CoreState, a: tuple[int, ...]) -> tuple[Any, tuple, int]:
+    """(callable, arguments, site id) of a call's slots ``a``: what :func:`_call` keeps per
+    distinct call of a core (a call repeated with the same arguments is decoded once)."""
+    name = _string(a[0])
+    args: list[Any] = []
+    _decode(st, list(a), 5, len(a), args)
+    sid = _site_ids.get(a[1])
+    if sid is None:
+        sid = _site_ids[a[1]] = SITES.add(sources.Site(_string(a[2]), a[4], _string(a[3])))
+    if name == "GetUserWorkspace":  # a pointer into the launch's workspace, not a tensor
+        return functools.partial(_user_workspace, st), tuple(args), sid
+    fn = _handler(name)
+    if isinstance(fn, tuple):  # Name<flag>: the last argument is the keyword ``flag``
+        fn, kw = fn
+        return functools.partial(fn, **{kw: args.pop()}), tuple(args), sid
+    return fn, tuple(args), sid
+
+
+def _user_workspace(st: CoreState, address: int) -> int:
+    """``GetUserWorkspace(workspace)`` on a GM address: the user part's address."""
+    if not address:
+        # on device this is address arithmetic on the null pointer the launch passed when
+        # the host asked for no workspace: harmless until used, and a use of the result
+        # fails then (a GlobalTensor bound to nullptr), so it answers nullptr here
+        return 0
+    return st.address(utils.GetUserWorkspace(st.gm_addr(address)))
 
 
 def _call(n: int) -> int:
-    """The callback: decode the block's ``n`` slots, call the API item, answer."""
+    """The callback: decode the block's ``n`` slots (once per distinct call of the core),
+    call the API item, give its instructions the C++ site, answer."""
     st = None
     try:
-        a = _I[:n].tolist()
-        rec = _current()
+        rec = _ACTIVE[-1]
         st = rec.front
-        name = _string(a[0])
-        args: list[Any] = []
-        _decode(st, a, 5, n, args)
+        key = _UNPACK[n](_BLOCK)
+        hit = st.calls.get(key)
+        if hit is None:
+            hit = st.calls[key] = _prepare(st, key)
+        fn, args, sid = hit
         sites = rec.sites
         n0 = len(sites)
-        if name in _GM_CALLS:
-            r = _gm_handler(st, name, args)
-        else:
-            r = _handler(name)(*args)
+        r = fn(*args)
         n1 = len(sites)
         if n1 > n0:
-            sid = _site_ids.get(a[1])
-            if sid is None:
-                sid = _site_ids[a[1]] = SITES.add(
-                    sources.Site(_string(a[2]), a[4], _string(a[3])))
-            for k in range(n0, n1):
-                sites[k] = sid
-        return _answer(st, r)
+            if n1 == n0 + 1:
+                sites[n0] = sid
+            else:
+                sites[n0:n1] = [sid] * (n1 - n0)
+        return 0 if r is None else _answer(st, r)
     except BaseException as e:  # noqa: BLE001 - handed to the kernel's caller
-        if st is None:
-            try:
-                st = _current().front
-            except BaseException:  # noqa: BLE001
-                st = None
+        if st is None and _ACTIVE:
+            st = _ACTIVE[-1].front
         if st is not None and st.error is None:
             st.error = e
         _I[ERR_SLOT] = 1
@@ -494,7 +503,9 @@ CALLBACK_ADDRESS = ctypes.cast(_CALLBACK, ctypes.c_void_p).value
 # the callback's frame is where the C++ kernel's calls enter: the record's source attribution
 # stops there (not walking on into the record pass's own frames), and _call writes the C++
 # site over the offsets it noted
-sources.CODE_TAGS[id(_call.__code__)] = SITES.tag
+for _f in (_call, *(h for h in HANDLERS.values()
+                   if h.__class__ is _call.__class__ and h.__module__ == __name__)):
+    sources.CODE_TAGS[id(_f.__code__)] = SITES.tag
 
 __all__ = ["ARG_BLOCK_ADDRESS", "CALLBACK_ADDRESS", "DTYPES", "INCLUDE", "SITES", "CoreState",
            "GmMap", "header_enums"]

@@ -22,7 +22,7 @@ inline thread_local TPipe* t_pipes[MAX_PIPES] = {};
 // A queue of `depth` buffers between two positions (TQue: between GM and one vector position).
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0> class TQueBind {
 public:
-    int64_t h_ = -1;  // the simulator's queue, made by InitBuffer
+    int64_t h_ = -1;  // the simulator's queue, made by InitBuffer (-1: not yet)
 
     template <typename T> __aicore__ inline LocalTensor<T> AllocTensor(aicore_sim::Site s = {}) {
         aicore_sim::call("TQue.AllocTensor", s, Handle{h_}, aicore_sim::DType<T>{});
@@ -63,7 +63,7 @@ class TQue : public TQueBind<(pos == TPosition::VECIN ? TPosition::GM : pos),
 // One UB buffer with no implicit synchronisation.
 template <TPosition pos = TPosition::VECCALC> class TBuf {
 public:
-    int64_t h_ = -1;  // the simulator's buffer, made by InitBuffer
+    int64_t h_ = -2;  // the simulator's buffer, made by InitBuffer (-2: not yet)
 
     template <typename T> __aicore__ inline LocalTensor<T> Get(aicore_sim::Site s = {}) {
         aicore_sim::call("TBuf.Get", s, Handle{h_}, aicore_sim::DType<T>{});
