@@ -1,0 +1,173 @@
+"""The C++ front end: a kernel of the project's own compiled against the shim and recorded like
+its Python twin; the tiling header's layout; the generated API table of docs/cpp_kernels.md.
+
+Compiling tests skip with the reason when this machine has no usable C++ compiler."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aicore_sim.ascendc import (
+    EVENT_ID0,
+    EVENT_ID1,
+    DataCopy,
+    GetBlockIdx,
+    GlobalTensor,
+    HardEvent,
+    Muls,
+    SetFlag,
+    TBuf,
+    TPipe,
+    TPosition,
+    TQue,
+    WaitFlag,
+    float32,
+)
+from aicore_sim.ascendc.host import TilingStruct
+from aicore_sim.cfront import KernelCrashError, KernelSource, build, coverage, tiling_header
+from aicore_sim.platform import load_platform
+from aicore_sim.program import stream_difference
+from aicore_sim.recording import Recording
+
+HERE = Path(__file__).parent / "cfront_kernels"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _have_compiler() -> str | None:
+    try:
+        build.compiler()
+    except build.NoCompilerError as e:
+        return str(e)
+    return None
+
+
+needs_cxx = pytest.mark.skipif(_have_compiler() is not None,
+                               reason=f"no C++ compiler: {_have_compiler()}")
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv(build.CACHE_ENV, str(tmp_path_factory.getbasetemp() / "cxx-cache"))
+
+
+@dataclass
+class ScaleRowsTilingData(TilingStruct):
+    rowsPerCore: int
+    cols: int
+
+
+def scale_rows(x, y, tiling: ScaleRowsTilingData) -> None:
+    """The Python twin of tests/cfront_kernels/scale_rows.cpp (same calls, same order)."""
+    td = tiling
+    pipe = TPipe()
+    inQue = TQue(TPosition.VECIN, 2, name="inQue")
+    outBuf = TBuf(TPosition.VECCALC, name="outBuf")
+    pipe.InitBuffer(inQue, 2, td.cols * 4)
+    pipe.InitBuffer(outBuf, td.cols * 4)
+    xGm, yGm = GlobalTensor(float32), GlobalTensor(float32)
+    xGm.SetGlobalBuffer(x + GetBlockIdx() * td.rowsPerCore * td.cols * 4)
+    yGm.SetGlobalBuffer(y + GetBlockIdx() * td.rowsPerCore * td.cols * 4)
+    out = outBuf.Get(float32)
+    for r in range(td.rowsPerCore):
+        t = inQue.AllocTensor(float32)
+        DataCopy(t, xGm[r * td.cols], td.cols)
+        inQue.EnQue(t)
+        t = inQue.DeQue(float32)
+        Muls(out, t, 2.0, td.cols)
+        inQue.FreeTensor(t)
+        SetFlag(HardEvent.V_MTE3, EVENT_ID0)
+        WaitFlag(HardEvent.V_MTE3, EVENT_ID0)
+        DataCopy(yGm[r * td.cols], out, td.cols)
+        SetFlag(HardEvent.MTE3_V, EVENT_ID1)
+        WaitFlag(HardEvent.MTE3_V, EVENT_ID1)
+
+
+def _launch(source: KernelSource | None, mode: str = "timed") -> Recording:
+    x = np.arange(4 * 3 * 64, dtype=np.float32).reshape(12, 64)
+    td = ScaleRowsTilingData(rowsPerCore=3, cols=64)
+    return Recording(scale_rows, ["x", "y", td], {"x": x, "y": np.zeros_like(x)},
+                     {"y": (np.dtype(np.float32), (12, 64))}, load_platform("tiny"),
+                     block_dim=4, mode=mode, kernel_source=source)
+
+
+@needs_cxx
+@pytest.mark.parametrize("mode", ["timed", "timing-only"])
+def test_cxx_kernel_records_what_its_python_twin_records(mode):
+    py = _launch(None, mode)
+    cxx = _launch(KernelSource.of(HERE / "scale_rows.cpp"), mode)
+    assert stream_difference(py.program.streams, cxx.program.streams) is None
+    # 4 cores x 3 rows x 10 calls (copy-in 1, queue 4 incl. the implicit flags, Muls 1,
+    # flags 4) + the copy-out, + per core the TPipe teardown at kernel end
+    assert len(cxx.program.streams[0]) == len(py.program.streams[0])
+    assert cxx.trace.makespan == py.trace.makespan
+    if mode == "timed":
+        x = np.arange(4 * 3 * 64, dtype=np.float32).reshape(12, 64)
+        assert np.array_equal(cxx.outputs["y"], 2 * x)
+        assert cxx.hazards == []
+    # each instruction points at the C++ line that issued it: the Muls at line 23
+    muls = next(i for i, ins in enumerate(cxx.program.streams[0]) if ins.op.name == "MULS")
+    site = cxx.program.sources.site(0, muls)
+    assert (Path(site.path).name, site.line, site.func) == ("scale_rows.cpp", 23, "scale_rows")
+
+
+@needs_cxx
+def test_removed_wait_flag_is_a_race_the_checker_names():
+    src = KernelSource.of(HERE / "scale_rows.cpp", defines=(("SCALE_NO_WAIT", ""),))
+    rec = _launch(src)
+    kinds = {h.kind for h in rec.hazards}
+    assert "race" in kinds or "pending_flag" in kinds, [str(h) for h in rec.hazards]
+
+
+@needs_cxx
+def test_crash_names_the_core_and_the_last_line(tmp_path):
+    (tmp_path / "scale_rows.cpp").write_text(
+        (HERE / "scale_rows.cpp").read_text().replace(
+            "inQue.FreeTensor(in);", "inQue.FreeTensor(in); *(volatile int*)nullptr = 1;"))
+    (tmp_path / "scale_rows_tiling.h").write_text((HERE / "scale_rows_tiling.h").read_text())
+    with pytest.raises(KernelCrashError, match=r"core 0: the kernel scale_rows crashed "
+                       r"\(SIGSEGV\) after its last recorded instruction .*scale_rows.cpp:24"):
+        _launch(KernelSource.of(tmp_path / "scale_rows.cpp"))
+
+
+@needs_cxx
+def test_compile_error_names_the_users_line_and_the_log(tmp_path):
+    (tmp_path / "scale_rows.cpp").write_text('#include "kernel_operator.h"\n'
+                                             "extern \"C\" void scale_rows(GM_ADDR x) {\n"
+                                             "  AscendC::NoSuchCall(x);\n}\n")
+    with pytest.raises(build.CompileError, match=r"scale_rows.cpp:3:\d+: error: .*NoSuchCall.*"
+                       r"aicore-sim does not provide NoSuchCall yet.*full log: .*build.log"):
+        _launch(KernelSource.of(tmp_path / "scale_rows.cpp"))
+
+
+def test_tiling_layout_aligns_scalars_arrays_and_nested_structs(tmp_path):
+    h = tmp_path / "x_tiling.h"
+    h.write_text("BEGIN_TILING_DATA_DEF(Inner)\nTILING_DATA_FIELD_DEF(uint32_t, a);\n"
+                 "END_TILING_DATA_DEF;\n"
+                 "BEGIN_TILING_DATA_DEF(Outer)\nTILING_DATA_FIELD_DEF(int8_t, b);\n"
+                 "TILING_DATA_FIELD_DEF(float, f);\nTILING_DATA_FIELD_DEF_ARR(int16_t, 3, arr);\n"
+                 "TILING_DATA_FIELD_DEF_STRUCT(Inner, in);\nTILING_DATA_FIELD_DEF(int64_t, n);\n"
+                 "END_TILING_DATA_DEF;\nREGISTER_TILING_DATA_CLASS(X, Outer)\n")
+    outer = tiling_header.read([h]).struct_for("X")
+    # b@0 (1), f@4 (aligned 4), arr@8 (3 x 2 = 6), in@16 (struct: aligned 8, size 8), n@24
+    assert [(f.name, f.offset) for f in outer.fields] == [
+        ("b", 0), ("f", 4), ("arr", 8), ("in", 16), ("n", 24)]
+    assert outer.size == 32
+    raw = outer.pack({"b": -1, "f": 1.5, "arr": [1, 2, 3], "in": {"a": 7}, "n": 1 << 40})
+    assert raw == (struct.pack("<b3xf3h2xI4xq", -1, 1.5, 1, 2, 3, 7, 1 << 40))
+
+
+def test_int64_structs_pack_as_tiling_struct_bytes():
+    layout = tiling_header.read([HERE / "scale_rows_tiling.h"]).struct_for("ScaleRows")
+    td = ScaleRowsTilingData(rowsPerCore=3, cols=-64)
+    assert layout.pack(td.as_dict()) == td.to_bytes()  # 2 x 8 bytes, little-endian
+
+
+def test_docs_api_table_is_the_one_the_shim_gives():
+    text = (ROOT / "docs" / "cpp_kernels.md").read_text()
+    table = text.split("<!-- api-table:begin -->\n")[1].split("<!-- api-table:end -->")[0]
+    assert table.strip() == coverage.api_table().strip()
