@@ -57,7 +57,7 @@ def _cache(tmp_path_factory, monkeypatch):
 
 @dataclass
 class ScaleRowsTilingData(TilingStruct):
-    rowsPerCore: int
+    rowsPerCore: int  # noqa: N815 - the C++ struct's field name
     cols: int
 
 
