@@ -184,10 +184,11 @@ def libraries(variants: list[Variant]) -> list[Path]:
         return list(pool.map(library, variants))
 
 
-_LACKS = (re.compile(r"'(\w+)' is not a member of '(?:AscendC|\w+)'"),
-          re.compile(r"'(\w+)' was not declared in this scope"),
-          re.compile(r"use of undeclared identifier '(\w+)'"),
-          re.compile(r"no member named '(\w+)' in namespace 'AscendC'"))
+_Q, _E = "['\u2018]", "['\u2019]"  # g++ quotes with ‘ ’ in a UTF-8 locale
+_LACKS = (re.compile(rf"{_Q}(\w+){_E} is not a member of {_Q}(?:AscendC|\w+){_E}"),
+          re.compile(rf"{_Q}(\w+){_E} was not declared in this scope"),
+          re.compile(rf"use of undeclared identifier {_Q}(\w+){_E}"),
+          re.compile(rf"no member named {_Q}(\w+){_E} in namespace {_Q}AscendC{_E}"))
 
 
 def first_error(stderr: str) -> str:

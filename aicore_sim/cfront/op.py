@@ -408,7 +408,7 @@ class CppKernelModel(OpModelBase):
                                  f"dict or bytes, got {type(values).__name__}")
             block_dim = int(bd) if block_dim is None else block_dim
             key = int(k) if key is None else key
-        elif spec.has_tiling:
+        else:  # no tiling: an empty record (a launch's tiling is never None: the golden runs)
             tiling = TilingValues(dict(spec.values))
         return PreparedCall(NAME, self.infer_outputs({}, attrs), tiling,
                             0 if key is None else key, 1 if block_dim is None else block_dim,
@@ -430,7 +430,7 @@ class CppKernelModel(OpModelBase):
         if spec.header is not None:
             layout, layout_cpp = spec.layout()
             layout_name = layout.name
-        if tv is not None:
+        if tv is not None and spec.has_tiling:
             if tv.values is not None:
                 if spec.header is None:
                     raise InputError("tiling: field values need tiling.header")
