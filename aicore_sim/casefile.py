@@ -212,10 +212,27 @@ def _op_fields(op: OpSpec) -> tuple[schema.Rule, schema.Rule]:
     return inputs, attrs
 
 
-def parse_case(doc: Any, name: str = "case") -> CaseFile:
-    """Validate a decoded case document (see the module docstring for the format)."""
+def _document_parser(op: Any) -> Any:
+    """The optional member ``parse_case_document(doc, name, base)`` of a registered operator
+    whose case files have fields of their own (``cpp_kernel``), else ``None``."""
+    from aicore_sim.registry import get_op, op_names
+
+    if not isinstance(op, str) or op not in op_names():
+        return None
+    return getattr(get_op(op), "parse_case_document", None)
+
+
+def parse_case(doc: Any, name: str = "case", base: Path | None = None) -> CaseFile:
+    """Validate a decoded case document (see the module docstring for the format); ``base``
+    is the case file's folder (what an operator's own path fields are relative to)."""
     if not isinstance(doc, Mapping):
         raise _fail("(top level)", "a case file holds one JSON object")
+    own = _document_parser(doc.get("op"))
+    if own is not None:
+        try:
+            return own(doc, name, base)
+        except schema.FieldError as e:
+            raise CaseFileError(str(e)) from None
     try:
         for k in doc:  # unknown fields first, before the operator is looked up
             if k not in _CASE.fields:
@@ -252,7 +269,7 @@ def load_case(path: str | os.PathLike) -> CaseFile:
     except textinput.TextInputError as e:
         raise CaseFileError(f"{path}: {e}") from None
     try:
-        cf = parse_case(doc, path.stem)
+        cf = parse_case(doc, path.stem, path.parent)
     except CaseFileError as e:
         raise CaseFileError(f"{path.name}: {e}") from None
     if cf.kernel_source is not None:  # relative to the case file's folder
@@ -269,8 +286,13 @@ def load_case(path: str | os.PathLike) -> CaseFile:
 
 
 def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray | None]:
-    """Seeded random values for every present input (see the module docstring)."""
+    """Seeded random values for every present input (see the module docstring); an
+    operator with the optional member ``case_file_data(case, seed)`` makes its own."""
     from aicore_sim.opmodel import draw_inputs
+
+    own = getattr(case.op.model, "case_file_data", None)
+    if own is not None:
+        return own(case, seed)
 
     return draw_inputs({k: None if s is None else (s.shape, s.dtype)
                         for k, s in case.inputs.items()},

@@ -454,6 +454,7 @@ def _call(n: int) -> int:
         sites = rec.sites
         n0 = len(sites)
         r = fn(*args)
+        rec._frame = None  # let this call's frame go as it returns (no copy of it is kept)
         n1 = len(sites)
         if n1 > n0:
             if n1 == n0 + 1:

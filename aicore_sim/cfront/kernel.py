@@ -29,7 +29,9 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import program
-from aicore_sim.cfront import abi, build, tiling_header
+import aicore_sim.cfront.abi as abi
+import aicore_sim.cfront.build as build
+import aicore_sim.cfront.tiling_header as tiling_header
 from aicore_sim.errors import InputError, KernelError
 
 ARCH: dict[str, tuple[int, int]] = {
@@ -143,6 +145,26 @@ class KernelSource:
             else:
                 pointers.append(name)
         return CxxKernel(lib, entry, tuple(pointers), tiling, key)
+
+    def kernel_for_entry(self, entry: str, gm_names: Sequence[str | None], tiling: bytes | None,
+                         tiling_key: int, platform: Any, *, layout_cpp: str = "",
+                         layout_name: str | None = None, dtypes: dict[str, Any] | None = None
+                         ) -> CxxKernel:
+        """The ``extern "C"`` ``entry`` of this source built for ``platform`` as a generic
+        kernel: its parameters are the GM tensors ``gm_names`` in order (``None``: a null
+        ``GM_ADDR``), then, when ``tiling`` is not ``None``, the tiling pointer. The tiling
+        struct (``layout_cpp``, its C++ definitions, and ``layout_name``, what
+        ``GET_TILING_DATA`` reads) is given by the caller, not looked up beside the source;
+        ``dtypes`` adds ``-D NAME=<C++ type>`` macros (``DTYPE_X``)."""
+        prelude = layout_cpp
+        if layout_name:
+            prelude += f"\n#define AICORE_SIM_TILING_TYPE {layout_name}\n"
+        defines = arch_defines(platform) + tuple(
+            (k, c_type(v)) for k, v in sorted((dtypes or {}).items())) + self.defines
+        variant = build.Variant((self.source_for(entry),), self.include_dirs, defines, prelude)
+        lib = build.library(variant)
+        params: tuple = tuple(gm_names) + ((_TILING,) if tiling is not None else ())
+        return CxxKernel(lib, entry, params, tiling or b"", int(tiling_key))
 
 
 _TILING = object()
