@@ -171,3 +171,16 @@ def test_docs_api_table_is_the_one_the_shim_gives():
     text = (ROOT / "docs" / "cpp_kernels.md").read_text()
     table = text.split("<!-- api-table:begin -->\n")[1].split("<!-- api-table:end -->")[0]
     assert table.strip() == coverage.api_table().strip()
+
+
+@needs_cxx
+def test_a_kernel_that_never_returns_is_stopped_and_named(tmp_path, monkeypatch):
+    (tmp_path / "scale_rows.cpp").write_text(
+        (HERE / "scale_rows.cpp").read_text().replace(
+            "inQue.FreeTensor(in);",
+            "inQue.FreeTensor(in); for (volatile int k = 0; ; k = k + 1) {}"))
+    (tmp_path / "scale_rows_tiling.h").write_text((HERE / "scale_rows_tiling.h").read_text())
+    monkeypatch.setenv("AICORE_SIM_KERNEL_TIMEOUT", "0.5")
+    with pytest.raises(KernelCrashError, match=r"core 0: the kernel scale_rows never returned: no "
+                       r"Ascend C call for 0.5 s .*scale_rows.cpp:24"):
+        _launch(KernelSource.of(tmp_path / "scale_rows.cpp"))

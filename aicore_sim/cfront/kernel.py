@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import os
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -48,8 +50,73 @@ _C_TYPE = {"bfloat16": "bfloat16_t", "float16": "half", "float32": "float", "int
            "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "bool": "bool"}
 
 
+TIMEOUT_ENV = "AICORE_SIM_KERNEL_TIMEOUT"
+"""Seconds a core's C++ code may run without an Ascend C call before it counts as never
+returning (default :data:`DEFAULT_TIMEOUT`; waiting at a SyncAll does not count)."""
+DEFAULT_TIMEOUT = 60.0
+
+
 class KernelCrashError(KernelError):
-    """The C++ kernel crashed (a signal) or let a C++ exception out."""
+    """The C++ kernel crashed (a signal), let a C++ exception out or never returned."""
+
+
+def _timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "")
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        raise InputError(f"${TIMEOUT_ENV}: {raw!r} is not a number of seconds") from None
+    if not value > 0:
+        raise InputError(f"${TIMEOUT_ENV}: {raw!r} must be > 0 seconds")
+    return value
+
+
+class _Watchdog:
+    """Stops a core whose C++ code makes no Ascend C call (no instruction recorded) for
+    ``limit`` seconds while not waiting at a SyncAll: SIGXCPU to its thread, which the
+    library's runner turns into an early return."""
+
+    def __init__(self, rec: program.CoreRecorder, limit: float) -> None:
+        self.rec, self.limit = rec, limit
+        self.waiting = False
+        self.fired = False
+        self._done = threading.Event()
+        self._target = threading.get_ident()
+        self._thread = threading.Thread(target=self._watch, daemon=True,
+                                        name=f"aiv-core-{rec.core}-watchdog")
+
+    def __enter__(self) -> _Watchdog:
+        hook = self.rec.sync_hook
+        if hook is not None:
+            def waiting_hook() -> None:
+                self.waiting = True
+                try:
+                    hook()
+                finally:
+                    self.waiting = False
+            self.rec.sync_hook = waiting_hook
+        self._hook = hook
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self.rec.sync_hook = self._hook
+
+    def _watch(self) -> None:
+        step = min(0.25, self.limit / 4)
+        last, idle = -1, 0.0
+        while not self._done.wait(step):
+            n = len(self.rec.sites)
+            if n != last or self.waiting:
+                last, idle = n, 0.0
+                continue
+            idle += step
+            if idle >= self.limit:
+                self.fired = True
+                signal.pthread_kill(self._target, signal.SIGXCPU)
+                idle = 0.0  # asked again after another limit if it found a call running
 
 
 def c_type(dtype: Any) -> str:
@@ -203,9 +270,11 @@ class CxxKernel:
                 values.append(st.address(a))
         ptrs = (ctypes.c_void_p * max(1, len(values)))(*values)
         rec.front = st
+        limit = _timeout()
         try:
-            rc = lib.aicore_sim_enter(fn, len(values), ptrs, self.tiling_key, rec.core,
-                                      rec.block_num, ub.ctypes.data)
+            with _Watchdog(rec, limit) as dog:
+                rc = lib.aicore_sim_enter(fn, len(values), ptrs, self.tiling_key, rec.core,
+                                          rec.block_num, ub.ctypes.data)
         finally:
             rec.front = None
         if rc == 0:
@@ -216,6 +285,10 @@ class CxxKernel:
         if rc == 2:
             raise KernelCrashError(f"core {rec.core}: a C++ exception left the kernel {self.entry}"
                               f"{where}")
+        if rc == 100 + signal.SIGXCPU and dog.fired:
+            raise KernelCrashError(f"core {rec.core}: the kernel {self.entry} never returned: "
+                                   f"no Ascend C call for {limit:g} s (${TIMEOUT_ENV} sets the "
+                                   f"limit){where}")
         if rc >= 100:
             try:
                 name = signal.Signals(rc - 100).name

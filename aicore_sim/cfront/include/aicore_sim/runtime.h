@@ -5,7 +5,9 @@
 // thread and says how it ended: 0 returned, 1 the simulator refused a call (its error waits on
 // the Python side), 2 a C++ exception left the kernel, 100 + N the kernel raised signal N
 // (a crash: SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT), caught so that the simulator can name
-// the core and the last instruction instead of dying with it.
+// the core and the last instruction instead of dying with it. SIGXCPU is the simulator's own
+// watchdog telling a core that has made no Ascend C call for too long to stop (a kernel that
+// never returns); it is ignored when it finds the core inside a call.
 #pragma once
 
 #include <csetjmp>
@@ -20,7 +22,7 @@ inline thread_local sigjmp_buf t_crash;
 inline thread_local char t_altstack[1 << 16];
 inline struct sigaction g_previous[NSIG];
 inline bool g_handlers_installed = false;
-constexpr int CRASH_SIGNALS[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+constexpr int CRASH_SIGNALS[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU};
 
 inline void on_crash(int sig, siginfo_t* info, void* uctx) {
     if (t_running && !t_in_callback) {
@@ -29,6 +31,8 @@ inline void on_crash(int sig, siginfo_t* info, void* uctx) {
     }
     // not a kernel of this library: whoever handled the signal before us does
     const struct sigaction& prev = g_previous[sig];
+    if (sig == SIGXCPU && !(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_DFL)
+        return;  // the watchdog's stop found no kernel code running: it asks again later
     if (prev.sa_flags & SA_SIGINFO) {
         if (prev.sa_sigaction != nullptr) prev.sa_sigaction(sig, info, uctx);
         return;
