@@ -140,12 +140,15 @@ def _report(rows: list[dict], n: int, secs: float, lookup: float, repeat: int) -
     port = {(r["case"], r["mode"]): r["wall"] for r in rows if r["kernel"] == "Python"}
     for r in rows:
         ratio = r["wall"] / port[(r["case"], r["mode"])]
-        fmt = (lambda v: "-" if v is None else f"{v:.2f}")
         lines.append(f"| {r['case']} | {r['mode']} | {r['kernel']} | {r['wall']:.2f} "
                      f"({r['lo']:.2f}-{r['hi']:.2f}) | {ratio:.2f}x | {r['rss'] / 2**30:.2f} | "
-                     f"{fmt(r['record'])} | {fmt(r['replay'])} | {r['makespan']:,} | "
+                     f"{_seconds(r['record'])} | {_seconds(r['replay'])} | {r['makespan']:,} | "
                      f"{r['golden']:.2f} |")
     return "\n".join(lines) + "\n"
+
+
+def _seconds(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
 
 
 if __name__ == "__main__":
