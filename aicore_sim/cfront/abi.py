@@ -74,6 +74,7 @@ _FLOAT_CODES = frozenset(i for i, d in enumerate(DTYPES) if d is not None and d.
 
 ARG_SLOTS = 1024
 ERR_SLOT = ARG_SLOTS - 1
+ID_SLOT = ARG_SLOTS - 2
 _BLOCK = (ctypes.c_int64 * ARG_SLOTS)()
 _I = memoryview(_BLOCK).cast("B").cast("q")
 _D = memoryview(_BLOCK).cast("B").cast("d")
@@ -125,7 +126,7 @@ class CoreState:
         self.structs: dict[tuple, Any] = {}
         self.error: BaseException | None = None
         self.ub_base = ub_base
-        self.calls: dict[tuple[int, ...], tuple[Any, tuple, int]] = {}  # see _prepare
+        self.calls: list[tuple[Any, tuple, int]] = []  # by call id: see _prepare
 
     # -- objects crossing to C++ -------------------------------------------------------------
 
@@ -440,17 +441,19 @@ def _user_workspace(st: CoreState, address: int) -> int:
 
 
 def _call(n: int) -> int:
-    """The callback: decode the block's ``n`` slots (once per distinct call of the core),
-    call the API item, give its instructions the C++ site, answer."""
+    """The callback: a call seen first (``n`` slots) is decoded and given the next id, which
+    the shim keeps; a call seen before arrives as its id (``n`` = -1 - id). Call the API item,
+    give its instructions the C++ site, answer."""
     st = None
     try:
         rec = _ACTIVE[-1]
         st = rec.front
-        key = _UNPACK[n](_BLOCK)
-        hit = st.calls.get(key)
-        if hit is None:
-            hit = st.calls[key] = _prepare(st, key)
-        fn, args, sid = hit
+        if n < 0:
+            fn, args, sid = st.calls[-1 - n]
+        else:
+            fn, args, sid = hit = _prepare(st, _UNPACK[n](_BLOCK))
+            _I[ID_SLOT] = len(st.calls)
+            st.calls.append(hit)
         sites = rec.sites
         n0 = len(sites)
         r = fn(*args)

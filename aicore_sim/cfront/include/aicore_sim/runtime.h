@@ -135,6 +135,7 @@ __attribute__((visibility("default"), used)) inline int aicore_sim_enter(
     t_block_idx = block_idx;
     t_block_num = block_num;
     t_ub_base = static_cast<uintptr_t>(ub_base);
+    t_calls.clear();  // call ids are the simulator's for this core of this launch
     stack_t ss;
     ss.ss_sp = t_altstack;
     ss.ss_size = sizeof t_altstack;
