@@ -18,6 +18,14 @@ __attribute__((visibility("default"), used)) int aicore_sim_ut_main(int argc, ch
     args.push_back(nullptr);
     int n = argc;
     testing::InitGoogleTest(&n, args.data());
+    // a library run again in the same process: InitGoogleTest parses flags only once, so
+    // the filter is set here each time
+    std::string filter = "*";
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--gtest_filter=", 0) == 0) filter = a.substr(15);
+    }
+    testing::GTEST_FLAG(filter) = filter;
     return RUN_ALL_TESTS();
 }
 
