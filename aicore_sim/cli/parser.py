@@ -14,6 +14,7 @@ import aicore_sim.cli.cases as cases
 import aicore_sim.cli.diff as diff
 import aicore_sim.cli.run as run
 import aicore_sim.cli.tiling as tiling
+import aicore_sim.cli.ut as ut
 from aicore_sim.cli.common import DEBUG_ENV, PROG, err
 from aicore_sim.cli.options import state_domains
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_sweep(sub)
     diff.add_parser(sub)
+    ut.add_parser(sub)  # upstream's kernel unit tests (gtest)
 
     # correlate, calibrate
     from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate

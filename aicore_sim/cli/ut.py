@@ -1,0 +1,108 @@
+"""``aicore-sim ut``: an upstream kernel unit test (gtest, CPU-debug interface) with every
+launch simulated (step: the command line; the build and the launches are
+:mod:`aicore_sim.cfront.ut`'s).
+
+Exit code: 0 when every TEST ran passed, 1 when one failed (gtest's own summary says which),
+2 for a bad input, a compile error or missing googletest sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+from pathlib import Path
+from typing import Any
+
+from aicore_sim.casefile import DEFAULT_PLATFORM, MODES
+from aicore_sim.cli.common import platform_arg
+from aicore_sim.cli.options import nonempty
+from aicore_sim.errors import UsageError
+from aicore_sim.staging import check_target_folder, safe_name, unique_stamp
+
+_EXAMPLES = """\
+examples:
+  aicore-sim ut <ops-transformer>/moe/moe_token_unpermute_with_ep/tests/ut/op_kernel/\\
+test_moe_token_unpermute_with_ep.cpp --kernel-src <ops-transformer>/moe/\\
+moe_token_unpermute_with_ep/op_kernel --out traces/ut_unpermute
+  aicore-sim ut my_test.cpp --kernel-src my_kernel/ --filter 'my_suite.*' --mode functional
+
+builds the test file, the kernel's sources (DIR/<entry>.cpp, the entry being what
+ICPU_RUN_KF launches, with the tiling struct of DIR/../op_host/*tiling*.h) and googletest into
+one shared library (cached), runs its TESTs (gtest's output), and writes one run folder per
+ICPU_RUN_KF under --out: <Suite.Test>-<k>/ with summary.json, trace.json, outputs/<gmN>.npy
+(the GmAlloc'd buffers the launch wrote, raw bytes) and msprof op's CSVs.
+exit 0: every TEST passed; 1: one failed; 2: a bad input or a compile error.
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("ut", help="run a kernel unit test (gtest, tikicpulib.h) with its "
+                                  "launches simulated",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EXAMPLES,
+                       description="Build and run an Ascend C kernel unit test (gtest file "
+                                   "of the CPU-debug interface) on the simulator.")
+    p.add_argument("test", type=nonempty, metavar="TEST.cpp", help="the gtest file")
+    p.add_argument("--kernel-src", type=nonempty, metavar="DIR", required=True,
+                   help="the kernel's sources: a folder holding <entry>.cpp (ops-transformer: "
+                        "<op>/op_kernel) or one .cpp")
+    p.add_argument("--out", type=nonempty, metavar="DIR",
+                   help="folder of the launches' run folders (must not exist or be empty; "
+                        "default traces/<time>-<test>)")
+    p.add_argument("--platform", type=nonempty, metavar="P",
+                   help=f"preset name, preset TOML path or JSON object (default "
+                        f"{DEFAULT_PLATFORM})")
+    p.add_argument("--mode", choices=MODES, default="timed",
+                   help="timed (default), functional (no timing, no trace) or timing-only (no "
+                        "results in the buffers)")
+    p.add_argument("--filter", type=nonempty, metavar="GTEST_FILTER",
+                   help="run only the TESTs gtest's --gtest_filter pattern selects")
+    p.add_argument("--trace", choices=("full", "lanes", "none"), default="full",
+                   help="trace.json detail of each launch (default full)")
+    p.add_argument("--strict", action="store_true",
+                   help="a launch with a hazard (race, pending flag, ...) fails its TEST")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a macro for the kernel and the test (after the folder's "
+                        "CMakeLists.txt AddOpTestCase options); repeatable")
+    p.set_defaults(func=cmd_ut)
+
+
+def cmd_ut(args: argparse.Namespace) -> int:
+    from aicore_sim.cfront import ut
+
+    test = Path(args.test).expanduser()
+    if not test.is_file():
+        raise UsageError(f"{args.test}: no such test file")
+    src = Path(args.kernel_src).expanduser()
+    if not src.exists():
+        raise UsageError(f"--kernel-src {args.kernel_src}: does not exist")
+    entries = ut.entries_of(test)
+    if not entries:
+        raise UsageError(f"{args.test}: no ICPU_RUN_KF(kernel, blockDim, ...) launch in it")
+    platform = platform_arg(args.platform or DEFAULT_PLATFORM)
+    defines = tuple((d.partition("=")[0], d.partition("=")[2]) for d in args.defines)
+    b = ut.UtBuild(test.resolve(), src.resolve(), tuple(entries), platform, defines)
+    lib = ut.build_library(b)
+    if args.out:
+        out = Path(args.out)
+        try:
+            check_target_folder(out)
+        except OSError:
+            raise UsageError(f"--out {args.out}: exists and is not an empty folder") from None
+    else:
+        out = unique_stamp(Path("traces"), safe_name(test.stem))
+    out.mkdir(parents=True, exist_ok=True)
+    session = ut.Session(lib, platform, out, mode=args.mode, trace=args.trace,
+                         strict=args.strict)
+    gtest_args = [f"--gtest_filter={args.filter}"] if args.filter else []
+    was = gc.isenabled()
+    gc.disable()  # as 'run': the recorded objects hold no cycles worth the passes
+    try:
+        rc = session.run(gtest_args)
+    finally:
+        if was:
+            gc.enable()
+    done = [x for x in session.launches if x.folder is not None]
+    failed = [x for x in session.launches if x.error is not None]
+    print(f"aicore-sim ut: {len(session.launches)} launch(es), {len(failed)} failed; "
+          f"{len(done)} run folder(s) in {out}/")
+    return 0 if rc == 0 else 1
