@@ -61,6 +61,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--strict", action="store_true",
                    help="a launch with a hazard (race, pending flag, ...) fails its TEST")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   type=nonempty,
                    help="a macro for the kernel and the test (after the folder's "
                         "CMakeLists.txt AddOpTestCase options); repeatable")
     p.set_defaults(func=cmd_ut)
