@@ -350,7 +350,12 @@ def _mrg_sort_suspended(dst, lists, counts, valid, repeat, flag) -> list[int]:
     return taken
 
 
+def _assert_failed(cond: str) -> None:
+    raise KernelError(f"the kernel's ASSERT({cond}) failed")
+
+
 HANDLERS: dict[str, Any] = {
+    "ASSERT": _assert_failed,
     "TPipe": lambda: TPipe(),
     "TPipe.InitBuffer": _init_buffer,
     "TPipe.Init": lambda p: p.Init(),

@@ -445,6 +445,13 @@ __aicore__ inline void SetKernelMode(KernelMode) {}
 
 }  // namespace AscendC
 
+// The kernel's own debug check (Ascend C's ASSERT): a false condition is refused by the
+// simulator, naming the condition and its line.
+#define ASSERT(...)                                                                             \
+    do {                                                                                       \
+        if (!(__VA_ARGS__)) aicore_sim::call("ASSERT", aicore_sim::Site{}, #__VA_ARGS__);       \
+    } while (0)
+
 // The kernel entry's annotations: compile-time only.
 #define KERNEL_TASK_TYPE_DEFAULT(type)
 #define KERNEL_TASK_TYPE(key, type)
