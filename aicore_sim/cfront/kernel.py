@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import program
 import aicore_sim.cfront.abi as abi
 import aicore_sim.cfront.build as build
 import aicore_sim.cfront.tiling_header as tiling_header
+from aicore_sim import program
 from aicore_sim.errors import InputError, KernelError
 
 ARCH: dict[str, tuple[int, int]] = {
