@@ -42,9 +42,6 @@ OPS = {
     "moe_token_permute_with_ep_grad": 2,
     "moe_token_permute_with_ep": 8,
 }
-SHIM_GAPS = ("the shim lacks items this kernel uses (UnaryRepeatParams' 4-argument "
-             "constructor, Adds<T, false> with a repeat-parameter struct, "
-             "DataCopyPadExtParams deduced from {bool, int, int, T}): a compile error, exit 2")
 
 
 @pytest.fixture(scope="session")
@@ -57,10 +54,7 @@ def _cache(_session_cache, monkeypatch):
     monkeypatch.setenv(build.CACHE_ENV, str(_session_cache))
 
 
-@pytest.mark.parametrize("op", [
-    *(o for o in OPS if o != "moe_token_permute_with_ep"),
-    pytest.param("moe_token_permute_with_ep", marks=pytest.mark.xfail(reason=SHIM_GAPS)),
-])
+@pytest.mark.parametrize("op", OPS)
 def test_upstream_unit_test_passes_with_a_run_folder_per_launch(op, tmp_path, capfd):
     folder = ROOT / "moe" / op
     out = tmp_path / "out"

@@ -350,10 +350,15 @@ def _mrg_sort_suspended(dst, lists, counts, valid, repeat, flag) -> list[int]:
     return taken
 
 
+def _assert_failed(cond: str) -> None:
+    raise KernelError(f"the kernel's ASSERT({cond}) failed")
+
+
 # The API items whose Python callable is not ``ascendc.<name>``: methods are called unbound
 # (``TQueBind.AllocTensor(queue, dtype)``) so that _call's frame is the one that calls the
 # API, as a kernel line is for a Python port (the source attribution finds it at once).
 HANDLERS: dict[str, Any] = {
+    "ASSERT": _assert_failed,
     "TPipe": TPipe,
     "TPipe.InitBuffer": _init_buffer,
     "TPipe.Init": TPipe.Init,
@@ -448,11 +453,12 @@ def _call(n: int) -> int:
     try:
         rec = _ACTIVE[-1]
         st = rec.front
+        new = -1
         if n < 0:
             fn, args, sid = st.calls[-1 - n]
         else:
             fn, args, sid = hit = _prepare(st, _UNPACK[n](_BLOCK))
-            _I[ID_SLOT] = len(st.calls)
+            new = len(st.calls)
             st.calls.append(hit)
         sites = rec.sites
         n0 = len(sites)
@@ -464,12 +470,16 @@ def _call(n: int) -> int:
                 sites[n0] = sid
             else:
                 sites[n0:n1] = [sid] * (n1 - n0)
+        # the block is this core's again only now (a SyncAll let the other cores use it)
+        if new >= 0:
+            _I[ID_SLOT] = new
         return 0 if r is None else _answer(st, r)
     except BaseException as e:  # noqa: BLE001 - handed to the kernel's caller
         if st is None and _ACTIVE:
             st = _ACTIVE[-1].front
         if st is not None and st.error is None:
             st.error = e
+        _I[ID_SLOT] = -1
         _I[ERR_SLOT] = 1
         return 0
 

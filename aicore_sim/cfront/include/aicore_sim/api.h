@@ -26,13 +26,13 @@ template <pipe_t pipe = PIPE_ALL> __aicore__ inline void PipeBarrier(Site s = {}
     call("PipeBarrier", s, pipe);
 }
 template <bool isAIVOnly = true> __aicore__ inline void SyncAll(Site s = {}) {
-    call("SyncAll", s, nullptr, nullptr, 0, isAIVOnly);
+    call("SyncAll<isAIVOnly>", s, nullptr, nullptr, 0, isAIVOnly);
 }
 template <bool isAIVOnly = true>
 __aicore__ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace,
                                const LocalTensor<int32_t>& ubWorkspace, int32_t usedCores = 0,
                                Site s = {}) {
-    call("SyncAll", s, gmWorkspace, ubWorkspace, usedCores, isAIVOnly);
+    call("SyncAll<isAIVOnly>", s, gmWorkspace, ubWorkspace, usedCores, isAIVOnly);
 }
 __aicore__ inline int64_t GetBlockIdx() { return aicore_sim::t_block_idx; }
 __aicore__ inline int64_t GetBlockNum() { return aicore_sim::t_block_num; }
@@ -177,12 +177,12 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const S& scalarValue
 // ---- vector: element-wise ----------------------------------------------------------------
 
 #define AICORE_SIM_SCALAR_OP(NAME)                                                              \
-    template <typename T, typename S, bool isSetMask = true>                                  \
+    template <typename T, bool isSetMask = true, typename S>                                  \
     __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,          \
                                 const S& scalarValue, int32_t count, Site s = {}) {            \
         call(#NAME, s, dst, src, static_cast<T>(scalarValue), count);                          \
     }                                                                                          \
-    template <typename T, typename S, bool isSetMask = true>                                  \
+    template <typename T, bool isSetMask = true, typename S>                                  \
     __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,          \
                                 const S& scalarValue, uint64_t mask, uint8_t repeatTime,       \
                                 const UnaryRepeatParams& repeatParams, Site s = {}) {          \
@@ -444,6 +444,13 @@ __aicore__ inline float ToFloat(const bfloat16_t& v) { return static_cast<float>
 __aicore__ inline void SetKernelMode(KernelMode) {}
 
 }  // namespace AscendC
+
+// The kernel's own debug check (Ascend C's ASSERT): a false condition is refused by the
+// simulator, naming the condition and its line.
+#define ASSERT(...)                                                                             \
+    do {                                                                                       \
+        if (!(__VA_ARGS__)) aicore_sim::call("ASSERT", aicore_sim::Site{}, #__VA_ARGS__);       \
+    } while (0)
 
 // The kernel entry's annotations: compile-time only.
 #define KERNEL_TASK_TYPE_DEFAULT(type)

@@ -98,12 +98,22 @@ template <typename T> struct DataCopyPadExtParams {
     uint8_t leftPadding = 0;
     uint8_t rightPadding = 0;
     T paddingValue = 0;
+    // constructors as well as braces: `DataCopyPadExtParams p{false, 0, 0, (int)0}` deduces T
+    // from the padding value
+    __aicore__ inline DataCopyPadExtParams() = default;
+    __aicore__ inline DataCopyPadExtParams(bool pad, uint8_t left, uint8_t right, T value)
+        : isPad(pad), leftPadding(left), rightPadding(right), paddingValue(value) {}
 };
 struct UnaryRepeatParams {
     uint16_t dstBlkStride = 1;
     uint16_t srcBlkStride = 1;
     uint8_t dstRepStride = 8;
     uint8_t srcRepStride = 8;
+    // written with parentheses as well as braces: `UnaryRepeatParams p(1, 1, 8, 8)`
+    __aicore__ inline UnaryRepeatParams() = default;
+    __aicore__ inline UnaryRepeatParams(uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep,
+                                        uint8_t srcRep)
+        : dstBlkStride(dstBlk), srcBlkStride(srcBlk), dstRepStride(dstRep), srcRepStride(srcRep) {}
 };
 struct BinaryRepeatParams {
     uint8_t dstBlkStride = 1;

@@ -1,0 +1,88 @@
+"""The upstream Ascend C kernels of the four bundled ops, compiled unmodified against the shim
+(``aicore_sim.cfront``), record the same instructions, produce the same output bytes and the
+same makespan as their Python ports.
+
+These tests need an ops-transformer checkout: set ``AICORE_SIM_OPS_TRANSFORMER`` to its root
+(the kernels are read from ``<root>/moe/<op>/op_kernel``); without it they are skipped. They
+also need a host C++ compiler (the shim's build). A handful of representative bundled cases
+per op, on an A2 and a 950 platform, in the ``timed`` and ``timing-only`` modes.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_ROOT = os.environ.get("AICORE_SIM_OPS_TRANSFORMER")
+
+pytestmark = pytest.mark.skipif(
+    not _ROOT or not (Path(_ROOT) / "moe").is_dir(),
+    reason="AICORE_SIM_OPS_TRANSFORMER does not name an ops-transformer checkout (the upstream "
+           "kernels these tests compile)")
+
+CASES = {
+    "moe_token_unpermute_with_ep": ("tiny_bf16_probs_bf16", "tiny_fp16_noprobs",
+                                    "tiny_fp32_probs_fp32"),
+    "moe_token_permute_with_ep_grad": ("permute_grad_tiny_bf16_probs",
+                                       "permute_grad_tiny_fp16_noprobs",
+                                       "permute_grad_ep_path_tiny"),
+    "moe_token_permute_with_ep": ("permute_tiny_bf16_probs", "permute_tiny_fp32_int64_noprobs",
+                                  "permute_ep_path_tiny"),
+    "moe_token_unpermute_with_ep_grad": ("tiny", "few_tokens_noprobs", "hidden_split_fp32",
+                                         "range_start"),
+}
+PLATFORMS = ("ascend910b1", "ascend950pr_9589")
+MODES = ("timed", "timing-only")
+
+PARAMS = [(op, case, plat, mode) for op, cases in CASES.items() for case in cases
+          for plat in PLATFORMS for mode in MODES]
+
+
+@cache
+def _prepared(op: str, case: str, platform: str):
+    from aicore_sim import registry
+    from aicore_sim.platform import load_platform
+
+    model = registry.get_op(op)
+    c = model.cases()[case]
+    inputs = model.case_inputs(c)
+    _, attrs = model.case_specs(c)
+    return model, model.prepare(inputs, attrs, load_platform(platform))
+
+
+@cache
+def _source(op: str):
+    from aicore_sim.cfront import KernelSource
+
+    return KernelSource.of(Path(_ROOT) / "moe" / op / "op_kernel")
+
+
+@pytest.mark.parametrize("op,case,platform,mode", PARAMS,
+                         ids=[f"{o}-{c}-{p}-{m}" for o, c, p, m in PARAMS])
+def test_upstream_kernel_equals_port(op, case, platform, mode):
+    from aicore_sim.program import stream_difference
+
+    model, pc = _prepared(op, case, platform)
+    port = model.execute(pc, mode=mode)
+    cxx = model.execute(pc, mode=mode, kernel_source=_source(op))
+
+    d = stream_difference(port.program.streams, cxx.program.streams)
+    if d is not None:
+        core, i, x, y = d
+        pytest.fail(f"streams differ on core {core} at instruction {i}: port "
+                    f"{x.describe() if x is not None else '(ended)'} | C++ "
+                    f"{y.describe() if y is not None else '(ended)'}")
+    assert cxx.trace.makespan == port.trace.makespan, (
+        f"makespan: port {port.trace.makespan}, C++ {cxx.trace.makespan}")
+    if mode != "timing-only":
+        for name, want in port.outputs.items():
+            got = cxx.outputs[name]
+            assert (got is None) == (want is None), name
+            if want is not None:
+                assert got.shape == want.shape, name
+                assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (
+                    f"output {name} differs from the port's")
