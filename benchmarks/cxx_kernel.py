@@ -92,7 +92,7 @@ def main() -> None:
     n, secs = first_compile(src)
     print(f"first compile of {n} variants: {secs:.1f} s", flush=True)
     lookup = cached_lookup(src)
-    print(f"cached build lookup: {lookup * 1000:.0f} ms", flush=True)
+    print(f"cached build lookup: {lookup * 1000:.1f} ms", flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="aicore-bench-") as tmp:
         for name in args.cases:
@@ -133,7 +133,7 @@ def _report(rows: list[dict], n: int, secs: float, lookup: float, repeat: int) -
              f"- First compile of the seed kernel's {n} dtype variants into an empty cache "
              f"(in parallel, one per CPU): **{secs:.1f} s**.",
              f"- A cached build (sources and shim hashed, tiling header read, library found): "
-             f"**{lookup * 1000:.0f} ms**.", "",
+             f"**{lookup * 1000:.1f} ms**.", "",
              "| case | mode | kernel | wall s | C++ / port | peak RSS GiB | record s | replay s "
              "| makespan cycles | numpy golden s |",
              "|---|---|---|---|---|---|---|---|---|---|"]
