@@ -84,6 +84,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "address (tcp://host:8786) or local:N for a new LocalCluster of N >= 1 "
                         "workers; each worker rebuilds the cases from these options, so the "
                         "files they name must be readable there; results and report as with 1")
+    v.add_argument("--kernel-src", type=nonempty, metavar="DIR",
+                   help="run the operator's own Ascend C kernel sources instead of its Python "
+                        "port (as run --kernel-src): a folder holding <entry>.cpp, or one "
+                        ".cpp; docs/cpp_kernels.md")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     v.set_defaults(func=cmd_verify)
     return v

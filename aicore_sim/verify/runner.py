@@ -51,6 +51,7 @@ class VerifyCase:
     standard: Standard | None = None  # the case's own standard (e.g. an ATK record's md5)
     expected: Callable[[dict[str, np.ndarray | None]], dict[str, np.ndarray | None]] | None = None
     mode: str | None = None
+    kernel_source: str | None = None  # the op's own C++ kernel in place of its port
 
     def output_specs(self) -> dict[str, Spec | None]:
         """The operator's outputs (infershape) from the input shapes and dtypes."""
@@ -178,6 +179,11 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
         dup = next(n for n in names if names.count(n) > 1)
         raise VerifyError(f"case name {dup} appears twice; expected outputs are kept per case "
                           f"name (rule duplicate_case)")
+    src = getattr(args, "kernel_src", None)
+    if src:  # every case runs the op's own C++ kernel
+        if not Path(src).exists():
+            raise VerifyError(f"--kernel-src {src}: does not exist (rule kernel_source)")
+        out = [replace(c, kernel_source=str(Path(src).resolve())) for c in out]
     return out, meta
 
 
@@ -266,7 +272,12 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     inputs = vc.make_inputs()
     t1 = time.perf_counter()
     try:
-        pc, result = call(vc.model, inputs, vc.attrs, vc.platform, mode=mode)
+        launch = {}
+        if vc.kernel_source is not None:
+            from aicore_sim.cfront import KernelSource
+
+            launch["kernel_source"] = KernelSource.of(vc.kernel_source)
+        pc, result = call(vc.model, inputs, vc.attrs, vc.platform, mode=mode, **launch)
         res.hazards = len(result.run().hazards)
     except SimError as e:
         res.error = f"{type(e).__name__}: {e}"
