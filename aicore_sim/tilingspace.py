@@ -114,20 +114,28 @@ class TilingSpace(ABC):
                              f"{', '.join(self.strategies)}")
 
     def launch(self, case: Any, platform: Any, plan: Plan, mode: str = "timing-only",
-               races: bool = False, seed: int | None = None) -> Any:
+               races: bool = False, seed: int | None = None,
+               kernel_source: str | None = None) -> Any:
         """The :class:`~aicore_sim.recording.Recording` of ``case`` with ``plan``'s tiling,
-        through the op's call path."""
+        through the op's call path; ``kernel_source`` (a path; ``"port"`` or None: the
+        Python port) runs the op's own C++ kernel instead."""
         from aicore_sim.opmodel import call
 
         model, inputs, attrs = _case_call(self.op, case, seed)
-        return call(model, inputs, attrs, platform, mode=mode, races=races,
-                    tiling=(plan.tiling, plan.tiling_key, plan.block_dim))[1]
+        launch = {}
+        if kernel_source not in (None, "port"):
+            from aicore_sim.cfront import KernelSource
 
-    def verify(self, case: Any, platform: Any, plan: Plan, seed: int | None = None
-               ) -> dict[str, Any]:
+            launch["kernel_source"] = KernelSource.of(kernel_source)
+        return call(model, inputs, attrs, platform, mode=mode, races=races,
+                    tiling=(plan.tiling, plan.tiling_key, plan.block_dim), **launch)[1]
+
+    def verify(self, case: Any, platform: Any, plan: Plan, seed: int | None = None,
+               kernel_source: str | None = None) -> dict[str, Any]:
         """A timed run with numerics compared bit for bit with the golden of this tiling:
         ``status`` (``verified`` / ``mismatch``), ``detail`` and ``cycles``."""
-        rec = self.launch(case, platform, plan, mode="timed", seed=seed)
+        rec = self.launch(case, platform, plan, mode="timed", seed=seed,
+                          kernel_source=kernel_source)
         cmp, hz = rec.compare(), sorted({h.kind for h in rec.hazards})
         exact = all(v.get("exact", False) for v in cmp.values())
         detail = "; ".join(f"{k}: {'exact' if v.get('exact') else v}" for k, v in cmp.items())

@@ -178,3 +178,13 @@ def test_cli_sweep_report_and_errors(tmp_path: Path, cli) -> None:
     assert r.returncode == 2 and "axes.width: unknown field" in r.stderr
     r = cli("sweep", str(spec), "--out", "o", "--workers", "0", cwd=tmp_path)
     assert r.returncode == 2 and "--resume" in r.stderr
+
+
+def test_axis_kernel_source_takes_port_or_an_existing_path(tmp_path):
+    src = tmp_path / "op_kernel"
+    src.mkdir()
+    spec = parse_spec({"axes": {"case": ["tiny"], "kernel_source": ["port", str(src)]}})
+    assert spec.axes["kernel_source"] == ["port", str(src.resolve())]
+    with pytest.raises(SpecError, match=r"axes.kernel_source\[0\]: .*nowhere: no such folder "
+                                        r"or file"):
+        parse_spec({"axes": {"case": ["tiny"], "kernel_source": [str(tmp_path / "nowhere")]}})

@@ -17,6 +17,8 @@ A sweep file has three tables (JSON: three objects with the same names)::
     ub_size = [196608]            # what-if platform fields: ub_size, core_num,
     hbm_gbps = [800, 1600]        #   hbm_gbps | hbm_bytes_per_cycle | hbm_efficiency, clock_mhz
     strategy = ["upstream"]       # named tiling strategies of the op
+    kernel_source = ["port", "ops-transformer/moe/<op>/op_kernel"]   # the op's Python port,
+                                  #   or its own C++ kernel sources (docs/cpp_kernels.md)
 
     [tiling]                      # tiling overrides: lists of ints, "auto" = the strategy's value
     indicesReserveNum = [64, 128, "auto"]
@@ -101,6 +103,8 @@ _VALUE: dict[type, schema.Rule] = {
 }
 _KNOB = schema.Custom(_knob, 'an integer >= 0 or "auto"')
 _TABLE = "a table/object"
+PORT = "port"
+"""``axes.kernel_source`` value of the op's Python port (the default)."""
 # A sweep file's tables and fields; the axes and tiling tables depend on the op (parse_spec).
 _SPEC = schema.Table({
     "sweep": schema.Table({"name": schema.Text(), "op": schema.Text(),
@@ -150,7 +154,7 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     axes: dict[str, list[Any]] = {}
     raw_axes = checked.get("axes", {})
     raw_tiling = checked.get("tiling", {})
-    valid = ["case", *case_axes, *PLATFORM_AXES, "strategy", *knobs]
+    valid = ["case", *case_axes, *PLATFORM_AXES, "strategy", "kernel_source", *knobs]
     for key in raw_tiling:
         if key not in knobs:
             raise SpecError(f"tiling.{key}: not a tiling field the op lets a sweep set; valid: "
@@ -164,6 +168,17 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
             if not p.exists() and (base / p).exists():
                 return str(base / p)
         return v
+
+    def kernel_source(v: str) -> str:
+        if v == PORT:
+            return v
+        p = Path(v).expanduser()
+        if not p.exists() and base is not None and (base / p).exists():
+            p = base / p
+        if not p.exists():
+            raise ValueError(f"{v}: no such folder or file (\"{PORT}\" or the kernel's C++ "
+                             "sources)")
+        return str(p.resolve())
 
     def platform(v: str) -> str:
         from aicore_sim.platform import load_platform
@@ -181,6 +196,7 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
         **{k: _VALUE[t] for k, t in PLATFORM_AXES.items()},
         "platform": schema.Custom(platform, "a preset name or a platform file", (str,)),
         "strategy": schema.Choice(tuple(op.strategies)),
+        "kernel_source": schema.Custom(kernel_source, f'"{PORT}" or a path', (str,)),
         **{k: _KNOB for k in knobs},
     }
     try:

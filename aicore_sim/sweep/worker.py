@@ -136,7 +136,8 @@ def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple
     of the platform (``recording.record_fields``); other fields' points replay the record."""
     from aicore_sim.recording import record_fields
 
-    return (point.op, repr(case), point.seed, plan.record_key(), *record_fields(platform))
+    return (point.op, repr(case), point.seed, plan.record_key(), *record_fields(platform),
+            point.axes.get("kernel_source"))
 
 
 def _planned(point: Point) -> tuple[Any, Any, Platform, Any]:
@@ -198,7 +199,8 @@ def run_point(point: Point) -> dict[str, Any]:
         rec = _RECORDS.get(rkey) if rkey is not None else None
         row["record_reused"] = rec is not None
         if rec is None:
-            rec = op.launch(case, platform, plan, mode=point.mode, seed=point.seed)
+            rec = op.launch(case, platform, plan, mode=point.mode, seed=point.seed,
+                            kernel_source=point.axes.get("kernel_source"))
             if rkey is not None:  # its what-if replays share its record and its costs
                 _RECORDS[rkey] = rec
                 # the cached record lives on: keep the cyclic collector from rescanning its
@@ -241,7 +243,8 @@ def verify_point(point: Point) -> dict[str, Any]:
     out: dict[str, Any] = {"key": point.key}
     try:
         op, case, platform, plan = _planned(point)
-        out.update(op.verify(case, platform, plan, seed=point.seed))
+        out.update(op.verify(case, platform, plan, seed=point.seed,
+                             kernel_source=point.axes.get("kernel_source")))
     except Exception as e:  # noqa: BLE001
         out.update(status="error", detail=f"{type(e).__name__}: {e}")
     out["wall_s"] = round(time.perf_counter() - t0, 4)
