@@ -136,7 +136,7 @@ def test_sweep_axis_kernel_source_gives_the_ports_cycles(tmp_path):
     by = {(r["axes"]["kernel_source"] == "port", r["axes"]["hbm_gbps"],
            r["axes"]["inputReserveNum"]): r for r in rows}
     assert len(by) == 8 and all(r["status"] == "ok" for r in rows)
-    for (port, hbm, knob), r in by.items():
+    for (_port, hbm, knob), r in by.items():
         assert r["makespan_cycles"] == by[(True, hbm, knob)]["makespan_cycles"]
         assert r["record_reused"] == (hbm == 1600)
     # tiny's figures: 6,022 cycles with one permuted token a loop, 5,960 with three
