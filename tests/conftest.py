@@ -174,3 +174,12 @@ def cli():
 def cli_subprocess():
     """``cli_subprocess(*args, cwd, ...)``: the command line in a child process."""
     return run_cli_subprocess
+
+
+@pytest.fixture
+def cxx_cache(tmp_path_factory, monkeypatch):
+    """``$AICORE_SIM_CACHE`` set to this session's kernel cache (each C++ kernel a test builds
+    compiles once a session; the user's cache is never touched); its path."""
+    path = tmp_path_factory.getbasetemp() / "cxx-cache"
+    monkeypatch.setenv("AICORE_SIM_CACHE", str(path))
+    return path

@@ -33,26 +33,15 @@ from aicore_sim.cfront import KernelCrashError, KernelSource, build, coverage, t
 from aicore_sim.platform import load_platform
 from aicore_sim.program import stream_difference
 from aicore_sim.recording import Recording
+from tests.cxx import needs_cxx
 
 HERE = Path(__file__).parent / "cfront_kernels"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _have_compiler() -> str | None:
-    try:
-        build.compiler()
-    except build.NoCompilerError as e:
-        return str(e)
-    return None
-
-
-needs_cxx = pytest.mark.skipif(_have_compiler() is not None,
-                               reason=f"no C++ compiler: {_have_compiler()}")
-
-
 @pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv(build.CACHE_ENV, str(tmp_path_factory.getbasetemp() / "cxx-cache"))
+def _cache(cxx_cache):
+    return cxx_cache
 
 
 @dataclass

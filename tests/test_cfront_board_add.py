@@ -11,31 +11,23 @@ import numpy as np
 import pytest
 
 from aicore_sim.ascendc.host import TilingStruct
-from aicore_sim.cfront import KernelSource, build
+from aicore_sim.cfront import KernelSource
 from aicore_sim.platform import load_platform
 from aicore_sim.program import stream_difference
 from aicore_sim.recording import Recording
 from op_models.board_samples.add import add_custom
+from tests.cxx import needs_cxx
 
 KERNEL = Path(__file__).resolve().parents[1] / "examples" / "cpp" / "add_double_buffer" / \
     "add_double_buffer.cpp"
 
 
-def _no_compiler() -> str | None:
-    try:
-        build.compiler()
-    except build.NoCompilerError as e:
-        return str(e)
-    return None
-
-
-pytestmark = pytest.mark.skipif(_no_compiler() is not None,
-                                reason=f"no C++ compiler: {_no_compiler()}")
+pytestmark = needs_cxx
 
 
 @pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv(build.CACHE_ENV, str(tmp_path_factory.getbasetemp() / "cxx-cache"))
+def _cache(cxx_cache):
+    return cxx_cache
 
 
 @dataclass

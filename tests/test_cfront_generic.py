@@ -13,28 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aicore_sim.cfront import build
+from tests.cxx import needs_cxx
 
 REPO = Path(__file__).resolve().parents[1]
 ADD = REPO / "examples" / "cpp" / "add"
 
 
-def _has_compiler() -> str | None:
-    try:
-        build.compiler()
-    except build.NoCompilerError as e:
-        return str(e)
-    return None
-
-
-_NO_CXX = _has_compiler()
-needs_cxx = pytest.mark.skipif(_NO_CXX is not None, reason=f"no C++ compiler: {_NO_CXX}")
-
-
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(build.CACHE_ENV, str(tmp_path / "cache"))
-    return tmp_path / "cache"
+def cache(cxx_cache):
+    return cxx_cache
 
 
 _HEAD = '#include "kernel_operator.h"\nusing namespace AscendC;\n'

@@ -16,6 +16,7 @@ import pytest
 
 from aicore_sim.cfront import build, ut
 from aicore_sim.cli import main
+from tests.cxx import needs_gtest
 
 HERE = Path(__file__).parent / "cfront_kernels"
 KERNEL = HERE / "scale_rows.cpp"
@@ -23,16 +24,7 @@ PASSES = HERE / "ut" / "test_scale_rows_ut.cpp"
 FAILS = HERE / "ut" / "test_scale_rows_fails.cpp"
 
 
-def _missing() -> str | None:
-    try:
-        build.compiler()
-        ut.gtest_source()
-    except (build.NoCompilerError, ut.NoGtestError) as e:
-        return str(e)
-    return None
-
-
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=f"cannot build: {_missing()}")
+pytestmark = needs_gtest
 
 
 @pytest.fixture(scope="session")

@@ -210,90 +210,67 @@ class GmMap:
 
 
 def _decode(st: CoreState, a: list[int], i: int, n: int, out: list[Any]) -> int:
-    """Decode tagged values ``a[i:n]`` into ``out``; the index after them."""
+    """Decode the tagged values ``a[i:n]`` into ``out``; the index after them."""
     while i < n:
-        tag = a[i]
-        if tag == LOC:
-            out.append(st.local(a[i + 1], a[i + 2]))
-            i += 3
-        elif tag == INT:
-            out.append(a[i + 1])
-            i += 2
-        elif tag == ENUM:
-            out.append(_enum(a[i + 1], a[i + 2]))
-            i += 3
-        elif tag == GLB:
-            out.append(st.global_(a[i + 1], a[i + 2], a[i + 3]))
-            i += 4
-        elif tag == FLT:
-            out.append(_D[i + 1])
-            i += 2
-        elif tag == STRUCT:
-            fields: list[Any] = []
-            j = i + 3
-            for _ in range(a[i + 2]):
-                j = _decode_one(st, a, j, fields)
-            key = tuple(a[i:j])  # a struct holds scalars and tensors: its slots name it
-            obj = st.structs.get(key)
-            if obj is None:
-                obj = st.structs[key] = _struct(_string(a[i + 1]), fields)
-            out.append(obj)
-            i = j
-        elif tag == HANDLE:
-            h = a[i + 1]
-            out.append(st.objs[h] if h >= 0 else _unbound(h))
-            i += 2
-        elif tag == BOOL:
-            out.append(bool(a[i + 1]))
-            i += 2
-        elif tag == NUL:
-            out.append(None)
-            i += 1
-        elif tag == DTYPE:
-            out.append(DTYPES[a[i + 1]])
-            i += 2
-        elif tag == STR:
-            out.append(_string(a[i + 1]))
-            i += 2
-        elif tag == LOCS:
-            t = st.local(a[i + 1], a[i + 2])
-            t = LocalTensor(t.dtype, t.buf, t.addr, t.limit)
-            t.size = a[i + 3]
-            out.append(t)
-            i += 4
-        elif tag == LIST:
-            items: list[Any] = []
-            j = i + 2
-            for _ in range(a[i + 1]):
-                j = _decode_one(st, a, j, items)
-            out.append(items)
-            i = j
-        else:
-            raise KernelError(f"the shim passed an argument of unknown tag {tag}")
+        i = _decode_one(st, a, i, out)
     return i
 
 
 def _decode_one(st: CoreState, a: list[int], i: int, out: list[Any]) -> int:
-    """Decode the one tagged value at ``a[i]`` into ``out``; the index after it."""
+    """Decode the one tagged value at ``a[i]`` into ``out``; the index after it. (A value's
+    slots are those of the block, so a double is read where it lies, in ``_D``.)"""
     tag = a[i]
-    width = {INT: 2, FLT: 2, BOOL: 2, NUL: 1, LOC: 3, LOCS: 4, GLB: 4, ENUM: 3, DTYPE: 2,
-             HANDLE: 2, STR: 2}.get(tag)
-    if width is not None:
-        return _decode(st, a, i, i + width, out)
-    if tag == STRUCT:
-        name, count = _string(a[i + 1]), a[i + 2]
-        fields: list[Any] = []
-        j = i + 3
-        for _ in range(count):
-            j = _decode_one(st, a, j, fields)
-        out.append(_struct(name, fields))
-        return j
-    if tag == LIST:
+    if tag == LOC:
+        out.append(st.local(a[i + 1], a[i + 2]))
+        return i + 3
+    if tag == INT:
+        out.append(a[i + 1])
+        return i + 2
+    if tag == ENUM:
+        out.append(_enum(a[i + 1], a[i + 2]))
+        return i + 3
+    if tag == GLB:
+        out.append(st.global_(a[i + 1], a[i + 2], a[i + 3]))
+        return i + 4
+    if tag == FLT:
+        out.append(_D[i + 1])
+        return i + 2
+    if tag == HANDLE:
+        h = a[i + 1]
+        out.append(st.objs[h] if h >= 0 else _unbound(h))
+        return i + 2
+    if tag == BOOL:
+        out.append(bool(a[i + 1]))
+        return i + 2
+    if tag == NUL:
+        out.append(None)
+        return i + 1
+    if tag == DTYPE:
+        out.append(DTYPES[a[i + 1]])
+        return i + 2
+    if tag == STR:
+        out.append(_string(a[i + 1]))
+        return i + 2
+    if tag == LOCS:
+        t = st.local(a[i + 1], a[i + 2])
+        t = LocalTensor(t.dtype, t.buf, t.addr, t.limit)
+        t.size = a[i + 3]
+        out.append(t)
+        return i + 4
+    if tag in (STRUCT, LIST):  # a count of tagged values follows (a struct: after its name)
+        head = 3 if tag == STRUCT else 2
         items: list[Any] = []
-        j = i + 2
-        for _ in range(a[i + 1]):
+        j = i + head
+        for _ in range(a[i + head - 1]):
             j = _decode_one(st, a, j, items)
-        out.append(items)
+        if tag == LIST:
+            out.append(items)
+            return j
+        key = tuple(a[i:j])  # a struct holds scalars and tensors: its slots name it
+        obj = st.structs.get(key)
+        if obj is None:
+            obj = st.structs[key] = _struct(_string(a[i + 1]), items)
+        out.append(obj)
         return j
     raise KernelError(f"the shim passed an argument of unknown tag {tag}")
 
