@@ -97,7 +97,9 @@ def _case(folder: Path, stem: str, source: str, **fields) -> Path:
 
 
 @needs_cxx
-def test_add_case_file_runs_exact(cli, cache, tmp_path):
+def test_add_case_file_runs_exact(cli, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"  # a cache of its own: the one build this run makes is in it
+    monkeypatch.setenv("AICORE_SIM_CACHE", str(cache))
     case = tmp_path / "add"
     shutil.copytree(ADD, case)
     r = cli("run", case / "add.json", "--out", tmp_path / "run", "--jobs", "1")
