@@ -74,6 +74,11 @@ class TilingSpace(ABC):
     """``(tiling field, short label)`` pairs a sweep report shows for a tiling; a third item
     names the field counting the loops over it (shown as ``hA=2048x2`` when > 1)."""
 
+    def knobs_for(self, cases: Iterable[Any]) -> tuple[str, ...]:
+        """The knobs a sweep over ``cases`` (its ``case`` axis values) may set: :attr:`knobs`
+        (an op whose tiling fields depend on the case says so here)."""
+        return tuple(self.knobs)
+
     @property
     def sweep_columns(self) -> tuple[str, ...]:
         """Result columns of a sweep row that identify the case (after ``case``), in order:

@@ -40,9 +40,9 @@ uniform in ``range`` (default ``[-2, 2)``) then cast, integers a permutation of 
 A ``module:function`` is a ``.py`` file path (relative to the case file) or a module
 importable with the case file's folder on the path.
 
-A sweep varies ``tiling.<field>`` (a field of the header's struct), ``block_dim`` and
-``tiling_key`` (:attr:`CppKernelModel.tiling_space` is not provided yet, see the report in
-docs when added).
+A sweep varies the header struct's integer fields (``[tiling] <field> = [...]``, nested ones
+as ``"struct.field"``), ``block_dim`` and ``tiling_key``, besides platforms and what-if
+platform fields (:mod:`aicore_sim.cfront.tiling_space`).
 """
 
 from __future__ import annotations
@@ -127,6 +127,10 @@ class TilingValues:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.values) if self.values is not None else {"bytes": (self.raw or b"").hex()}
+
+    def as_list(self) -> list[Any]:
+        """The values in field order (what a sweep's record reuse compares)."""
+        return list(self.as_dict().values())
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,6 +377,12 @@ class CppKernelModel(OpModelBase):
         return out
 
     # -- OpModel members --------------------------------------------------------------------
+    @property
+    def tiling_space(self) -> Any:
+        from aicore_sim.cfront.tiling_space import TILING_SPACE
+
+        return TILING_SPACE
+
     def cases(self) -> dict[str, Any]:
         return {}
 

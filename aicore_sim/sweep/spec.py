@@ -150,7 +150,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     top = head.get("verify_top", 1)
 
     case_axes = dict(op.case_axes)
-    knobs = tuple(op.knobs)
+    first_cases = checked.get("axes", {}).get("case", [])
+    knobs = tuple(op.knobs_for(first_cases if isinstance(first_cases, list) else [first_cases]))
     axes: dict[str, list[Any]] = {}
     raw_axes = checked.get("axes", {})
     raw_tiling = checked.get("tiling", {})

@@ -98,7 +98,8 @@ def split_axes(op: Any, axes: dict[str, Any]) -> tuple[dict, dict, str, dict]:
     """(case axes, platform axes, strategy, knob overrides) of a point."""
     case_axes = {k: v for k, v in axes.items() if k in op.case_axes}
     plat = {k: v for k, v in axes.items() if k in PLATFORM_AXES}
-    knobs = {k: int(v) for k, v in axes.items() if k in op.knobs and v != AUTO}
+    known = op.knobs_for([axes["case"]]) if "case" in axes else op.knobs
+    knobs = {k: int(v) for k, v in axes.items() if k in known and v != AUTO}
     return case_axes, plat, str(axes.get("strategy", "upstream")), knobs
 
 
@@ -119,7 +120,8 @@ def _base_row(point: Point) -> dict[str, Any]:
     row["op"] = point.op  # in results.jsonl only (not a CSV column): what the report names
     row["axes"] = dict(point.axes)
     try:
-        row["group"] = group_label(point.axes, get_op(point.op).knobs)
+        op = get_op(point.op)
+        row["group"] = group_label(point.axes, op.knobs_for([point.axes.get("case")]))
     except ValueError:
         row["group"] = group_label(point.axes, ())
     return row
