@@ -64,7 +64,10 @@ def _case_table(model: Any) -> list[str]:
     """The lines of one op's case table: name, the op's columns (``case_row``), description;
     columns of integers right-aligned."""
     rows = [(c.name, model.case_row(c), c.description) for c in model.cases().values()]
-    heads = list(rows[0][1]) if rows else []
+    if not rows:  # an op run from case files only (cpp_kernel: the file names the kernel)
+        return ["(no bundled cases: its case files name what to run; e.g. "
+                f"{PROG} run CASE.json)"]
+    heads = list(rows[0][1])
     width = {h: max([len(h), *(len(r[h]) for _, r, _ in rows)]) for h in heads}
     right = {h: all(r[h].isdigit() for _, r, _ in rows) for h in heads}
 
