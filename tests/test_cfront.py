@@ -173,3 +173,17 @@ def test_a_kernel_that_never_returns_is_stopped_and_named(tmp_path, monkeypatch)
     with pytest.raises(KernelCrashError, match=r"core 0: the kernel scale_rows never returned: no "
                        r"Ascend C call for 0.5 s .*scale_rows.cpp:24"):
         _launch(KernelSource.of(tmp_path / "scale_rows.cpp"))
+
+
+def test_no_compiler_says_what_to_install(monkeypatch):
+    monkeypatch.setenv("CXX", "no-such-compiler-anywhere")
+    build.compiler.cache_clear()
+    try:
+        with pytest.raises(build.NoCompilerError, match=r"no usable C\+\+ compiler "
+                           r"\(no-such-compiler-anywhere: not found\): install g\+\+ 11 or "
+                           r"newer \(Debian/Ubuntu: apt-get install g\+\+\)"):
+            build.compiler()
+    finally:
+        monkeypatch.delenv("CXX")
+        build.compiler.cache_clear()
+    assert build.NoCompilerError.exit_code == 2  # a bad input: nothing is written
