@@ -18,7 +18,8 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
       "platform": "ascend910b1",
       "mode": "timed",                                     (optional)
       "data": {"seed": 0},                                 (optional)
-      "kernel_source": "path/to/op_kernel"                 (optional)
+      "kernel_source": "path/to/op_kernel",                (optional)
+      "tiling": {"inputReserveNum": 2}                     (optional)
     }
 
 - ``op``: a registered operator (:mod:`aicore_sim.registry`); its
@@ -41,6 +42,10 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
   ``<entry>.cpp``, e.g. ``ops-transformer/moe/<op>/op_kernel``, or one ``.cpp``), relative
   to the case file: run them, compiled against aicore-sim's shim, instead of the Python
   port (``run --kernel-src`` does the same and wins); docs/cpp_kernels.md.
+- ``tiling``: tiling fields to set, by name, to integers (``run --tiling FIELD=VALUE`` does
+  the same and wins): the op's tiling space plans the rest of the host tiling around them and
+  refuses what the kernel's rules or the UB do not allow (``aicore-sim tiling CASE`` lists the
+  fields).
 - ``data``: how input values are made when no ``--inputs DIR`` is given: ``seed`` (default 0)
   for seeded random values — float tensors uniform in the input's ``value_range`` (default
   [-2, 2); e.g. routing weights in [0.01, 0.99]), integer index tensors a random permutation
@@ -137,6 +142,7 @@ class CaseFile:
     description: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     kernel_source: str | None = None  # as written (relative to the case file's folder)
+    tiling: dict[str, int] | None = None  # tiling fields set by hand (the op's tiling space)
 
     @property
     def positional_attrs(self) -> bool:
@@ -195,6 +201,8 @@ _CASE = schema.Table({
     "mode": schema.Choice(MODES),
     "data": schema.Table({"seed": schema.Int(minimum=0)}),
     "kernel_source": schema.Text(),
+    "tiling": schema.Table({}, open=True, what_text="an object mapping tiling fields to "
+                                                    "integers"),
 }, required=("inputs",), null_is_absent=True,
     what_text="one JSON object (a case file holds one)")
 
@@ -248,8 +256,13 @@ def parse_case(doc: Any, name: str = "case", base: Path | None = None) -> CaseFi
     inputs: dict[str, InputSpec | None] = {k: present.get(k) for k in op.inputs}
     platform = top.get("platform") or load_platform(DEFAULT_PLATFORM)
     seed = top.get("data", {}).get("seed", 0)
+    tiling = top.get("tiling")
+    for k, v in (tiling or {}).items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise CaseFileError(f"tiling.{k}: must be an integer, got {v!r}")
     return CaseFile(top.get("name", name), op, inputs, attrs, platform, top.get("mode"), seed,
-                    top.get("description", ""), dict(doc), top.get("kernel_source"))
+                    top.get("description", ""), dict(doc), top.get("kernel_source"),
+                    dict(tiling) if tiling else None)
 
 
 def load_case(path: str | os.PathLike) -> CaseFile:

@@ -280,11 +280,38 @@ def first_divergence(a: Any, b: Any) -> list[dict[str, Any]]:
     return out
 
 
+def input_changes(sa: dict[str, Any], sb: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """What differs in what the two runs were given: case, platform, kernel (port or C++
+    sources), tiling key, block dim and each tiling field, as (name, A, B)."""
+    out: list[tuple[str, Any, Any]] = []
+    for key in ("case", "platform", "kernel_source"):
+        if sa.get(key) != sb.get(key) and (key in sa or key in sb):
+            out.append((key, sa.get(key), sb.get(key)))
+    ta, tb = sa.get("tiling") or {}, sb.get("tiling") or {}
+    for key in ("tiling_key", "block_dim"):
+        if ta.get(key) != tb.get(key):
+            out.append((key, ta.get(key), tb.get(key)))
+    fa, fb = _flat(ta.get("fields") or {}), _flat(tb.get("fields") or {})
+    for name in [*fa, *(k for k in fb if k not in fa)]:
+        if fa.get(name) != fb.get(name):
+            out.append((f"tiling.{name}", fa.get(name), fb.get(name)))
+    return out
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k: v})
+    return out
+
+
 def diff_runs(a: Run, b: Run, top_lines: int = 10) -> dict[str, Any]:
     """Every compared figure as an a / b / delta triple, plus hot-line deltas and the streams'
-    first divergence per core. ``differs`` says whether anything compared differs."""
+    first divergence per core; ``inputs`` what differs in what the runs were given
+    (:func:`input_changes`). ``differs`` says whether anything compared differs."""
     sa, sb = a.summary, b.summary
     d: dict[str, Any] = {"a": a.name, "b": b.name}
+    d["inputs"] = [{"name": n, "a": x, "b": y} for n, x, y in input_changes(sa, sb)]
     d["makespan_cycles"] = _triple(sa["makespan_cycles"], sb["makespan_cycles"])
     d["makespan_us"] = _triple(sa["makespan_us"], sb["makespan_us"])
     for key in ("platform", "case"):
@@ -386,6 +413,10 @@ def _side(v: dict[str, Any], side: str) -> str:
 def format_diff(d: dict[str, Any], only_changes: bool = True) -> str:
     """Terminal text of a diff: changed figures, line deltas, stream divergence."""
     lines = [f"A: {d['a']}", f"B: {d['b']}"]
+    changes = d.get("inputs") or []
+    if changes:  # what the user changed comes first, then what it did
+        lines.append("inputs changed: " + "; ".join(
+            f"{c['name']} {_fmt(c['a'])} -> {_fmt(c['b'])}" for c in changes))
     if not d["differs"]:
         lines.append("no difference")
         return "\n".join(lines)
@@ -410,6 +441,8 @@ def format_diff(d: dict[str, Any], only_changes: bool = True) -> str:
 def markdown(d: dict[str, Any], png: str | None) -> str:
     """A markdown report of a diff (every figure, changed or not)."""
     out = ["# Run diff", "", f"* A: `{d['a']}`", f"* B: `{d['b']}`", ""]
+    for c in d.get("inputs") or []:
+        out.insert(-1, f"* changed: {c['name']} {_fmt(c['a'])} -> {_fmt(c['b'])}")
     if not d["differs"]:
         out += ["No difference.", ""]
     out += ["| figure | A | B | delta |", "|---|---:|---:|---:|"]

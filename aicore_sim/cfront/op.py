@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes, schema
+from aicore_sim.cfront.tiling_space import TILING_SPACE, TilingValues
 from aicore_sim.errors import InputError
 from aicore_sim.opmodel import OpModelBase, PreparedCall
 
@@ -115,22 +116,6 @@ class CppCase:
             raise schema.FieldError("tiling.header", f"{self.header.name} declares no "
                                     "BEGIN_TILING_DATA_DEF struct")
         return h.struct_for(None), h.cpp()
-
-
-@dataclass
-class TilingValues:
-    """A launch's tiling: the header's field values (or raw bytes); ``as_dict()`` for reports
-    and sweeps."""
-
-    values: dict[str, Any] | None
-    raw: bytes | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.values) if self.values is not None else {"bytes": (self.raw or b"").hex()}
-
-    def as_list(self) -> list[Any]:
-        """The values in field order (what a sweep's record reuse compares)."""
-        return list(self.as_dict().values())
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,8 +364,6 @@ class CppKernelModel(OpModelBase):
     # -- OpModel members --------------------------------------------------------------------
     @property
     def tiling_space(self) -> Any:
-        from aicore_sim.cfront.tiling_space import TILING_SPACE
-
         return TILING_SPACE
 
     def cases(self) -> dict[str, Any]:

@@ -12,12 +12,29 @@ an out-of-bounds copy: an ``error`` row naming it). ``search`` has no space to s
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from aicore_sim.tilingspace import Plan, TilingSpace
 
 BLOCK_DIM, TILING_KEY = "block_dim", "tiling_key"
+
+
+@dataclass
+class TilingValues:
+    """A launch's tiling: the header's field values (or raw bytes); ``as_dict()`` for reports
+    and sweeps."""
+
+    values: dict[str, Any] | None
+    raw: bytes | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.values) if self.values is not None else {"bytes": (self.raw or b"").hex()}
+
+    def as_list(self) -> list[Any]:
+        """The values in field order (what a sweep's record reuse compares)."""
+        return list(self.as_dict().values())
 
 
 @cache
@@ -69,7 +86,6 @@ class CppTilingSpace(TilingSpace):
 
     def plan(self, case: Any, platform: Any, strategy: str = "upstream",
              knobs: Mapping[str, int] | None = None) -> Plan:
-        from aicore_sim.cfront.op import TilingValues
         from aicore_sim.registry import get_op
 
         knobs = dict(knobs or {})
@@ -119,4 +135,4 @@ class CppTilingSpace(TilingSpace):
 
 TILING_SPACE = CppTilingSpace()
 
-__all__ = ["CppTilingSpace", "TILING_SPACE"]
+__all__ = ["CppTilingSpace", "TILING_SPACE", "TilingValues"]

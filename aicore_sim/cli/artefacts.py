@@ -102,6 +102,9 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
         summary = summarize(result)
     summary["case"] = cf.name
     summary["jobs"] = jobs
+    if getattr(args, "tiling_record", None) is not None:  # what ran: its inputs beside
+        summary["tiling"] = args.tiling_record            # its timing (diff leads with them)
+    summary["kernel_source"] = getattr(args, "kernel_record", None) or "port"
     summary["notes"] = list(getattr(args, "notes", ()))
     outs = {k: result.outputs.get(k) for k in cf.op.outputs}
     if "golden" in background:
@@ -150,7 +153,9 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
         from aicore_sim.export.msprof import write_msprof
 
         files += write_msprof(tmp, summary, result.platform)
-    summary["case_document"] = cf.raw
+    summary["case_document"] = dict(cf.raw)
+    if getattr(args, "platform", None):  # the platform that ran, not the case's own
+        summary["case_document"]["platform"] = cf.platform.name
     summary["phases_seconds"] = phases.as_dict()
     summary["phases_in_background"] = ["golden", "trace"] if jobs > 1 else []
     (tmp / "summary.json").write_text(

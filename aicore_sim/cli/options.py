@@ -62,6 +62,18 @@ def nonempty(text: str) -> str:
     return text
 
 
+def tiling_setting(text: str) -> tuple[str, int]:
+    """``FIELD=VALUE`` of ``--tiling``: a field name and an integer value."""
+    name, sep, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, got {text!r}")
+    try:
+        return name, int(value, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name}: {value!r} is not an integer") from None
+
+
 _UNITS = (("us", "us"), ("µs", "us"), ("ns", "ns"))
 
 
@@ -189,6 +201,7 @@ DOMAINS = {
     nonneg_int: "an integer >= 0",
     finite_pct: "a finite number >= 0",
     nonempty: "not empty",
+    tiling_setting: "FIELD=VALUE, a tiling field of the op and an integer",
     window: "START:END, finite times >= 0 in cycles, us or ns, END after START",
     cores: f"core numbers or increasing ranges below {MAX_CORES}, e.g. 0,5 or 0-3,8",
     size: "a size of at least one byte, e.g. 512M or 4G",

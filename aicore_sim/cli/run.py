@@ -34,7 +34,7 @@ from aicore_sim.cfront import KernelSource
 from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
 from aicore_sim.cli.common import PROG, bundled, platform_arg, with_platform
 from aicore_sim.cli.options import jobs as job_count
-from aicore_sim.cli.options import nonempty, nonneg_int, size
+from aicore_sim.cli.options import nonempty, nonneg_int, size, tiling_setting
 from aicore_sim.cli.verdict import printable, run_verdict, say_idle
 from aicore_sim.errors import UsageError
 from aicore_sim.export.perfetto import write_trace
@@ -123,6 +123,14 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--verbose", "-v", action="store_true",
                    help="print the wall time of each phase (inputs, record, replay, checks, "
                         "golden, compare, outputs, trace, plot); summary.json has them always")
+    r.add_argument("--tiling", type=tiling_setting, action="append", default=[],
+                   metavar="FIELD=VALUE",
+                   help="run with this tiling field set (repeatable; 'aicore-sim tiling CASE' "
+                        "lists the fields, the op's tiling space says which it lets you set; "
+                        "cores=N sets the block dim of the MoE ops); the rest of the host "
+                        "tiling follows as the op's tiling does, and a value the kernel's "
+                        "rules or the UB refuse is exit 2 naming the rule. Overrides the case "
+                        "file's \"tiling\"")
     r.add_argument("--kernel-src", type=nonempty, metavar="DIR",
                    help="run the operator's own Ascend C kernel sources instead of its Python "
                         "port: a folder holding <entry>.cpp (for a bundled op, "
@@ -144,6 +152,34 @@ def _prepare_op(cf: CaseFile, inputs: dict[str, np.ndarray | None]) -> PreparedC
         raise CaseFileError("attrs: a positional list is only accepted by 'aicore-sim tiling'; "
                             "'run' needs attributes by name")
     return cf.op.model.prepare(inputs, dict(cf.attrs), cf.platform)
+
+
+def _retile(cf: CaseFile, value: str, settings: dict[str, int], pc: PreparedCall
+            ) -> PreparedCall:
+    """``pc`` with the tiling the op's tiling space plans for ``settings`` (field -> value)
+    of the case ``value`` (a bundled name or a case file): exit 2 naming the field or the rule
+    the op refuses."""
+    space = cf.op.model.tiling_space
+    if space is None:
+        raise UsageError(f"--tiling: op {cf.op.name} has no tiling space: it lets no tiling "
+                         "field be set")
+    try:
+        case = space.resolve_case(value, {})
+        space.check_knobs(settings, "upstream")
+        plan = space.plan(case, cf.platform, "upstream", settings)
+    except (ValueError, KeyError) as e:
+        raise UsageError(f"--tiling: {e.args[0] if e.args else e}") from None
+    if plan.violations:
+        rule, msg = plan.violations[0]
+        raise UsageError(f"--tiling: {msg} (rule {rule})")
+    return pc.with_tiling(plan.tiling, plan.tiling_key, plan.block_dim)
+
+
+def _tiling_record(pc: PreparedCall, settings: dict[str, int]) -> dict[str, Any]:
+    """What ran, for the run folder: every tiling field, the key, the block dim and the
+    fields set by hand."""
+    return {"fields": None if pc.tiling is None else pc.tiling.as_dict(),
+            "tiling_key": pc.tiling_key, "block_dim": pc.block_dim, "set": dict(settings)}
 
 
 def _idle_options(args: argparse.Namespace, mode: str, cf: CaseFile) -> list[str]:
@@ -226,13 +262,18 @@ def _run(args: argparse.Namespace) -> int:
         else:
             inputs = make_data(cf, args.seed)
     out = _out_dir(args.out, cf.name)
+    source = args.kernel_src or cf.kernel_source
     pc = _prepare_op(cf, inputs)
+    settings = {**(cf.tiling or {}), **dict(args.tiling)}
+    if settings:
+        pc = _retile(cf, args.case_file or args.case or DEFAULT_CASE, settings, pc)
+    args.tiling_record = _tiling_record(pc, settings)
+    args.kernel_record = None if source is None else str(source)
     args.notes = tuple(pc.warnings)  # legal but suspicious inputs, one line each
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
     idle = _idle_options(args, mode, cf)  # said with the verdict: stderr keeps one line
-    source = args.kernel_src or cf.kernel_source
     launch_source = {} if source is None else {"kernel_source": KernelSource.of(source)}
 
     try:

@@ -1,0 +1,64 @@
+"""A changed tiling from the command line: ``run --tiling FIELD=VALUE`` (and a case file's
+``"tiling"``), checked by the op's tiling space, recorded in the run folder, and named first
+by ``diff``."""
+
+from __future__ import annotations
+
+import json
+
+# the bundled case tiny (MoeTokenUnpermuteWithEpGrad, 10 tokens, topK 3, hidden 64, bf16
+# tokens, fp32 probs): upstream's tiling copies in inputReserveNum 3 permuted tokens a loop
+# (one group of topK); with 1 each group takes three loops, and the run 62 cycles more
+
+
+def test_one_changed_field_runs_verified_and_recorded(cli, tmp_path):
+    r = cli("run", "--case", "tiny", "--tiling", "inputReserveNum=1", "--out", tmp_path / "b",
+            "--no-plot", "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    assert "makespan 6022 cycles" in r.stdout  # 5,960 with upstream's 3
+    assert "golden permuted_tokens_grad: exact (1920 elements)" in r.stdout
+    s = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert s["tiling"]["set"] == {"inputReserveNum": 1}
+    assert s["tiling"]["fields"]["inputReserveNum"] == 1
+    assert s["tiling"]["fields"]["indicesReserveNum"] == 3  # planned around it, as upstream's
+    assert (s["tiling"]["tiling_key"], s["tiling"]["block_dim"]) == (1, 48)
+    assert s["kernel_source"] == "port"
+
+
+def test_diff_names_the_tiling_change_first(cli, tmp_path):
+    for out, extra in (("a", ()), ("b", ("--tiling", "inputReserveNum=1"))):
+        assert cli("run", "--case", "tiny", *extra, "--out", tmp_path / out, "--no-plot",
+                   "--trace", "none", "--jobs", "1").returncode == 0
+    r = cli("diff", tmp_path / "a", tmp_path / "b")
+    assert r.returncode == 1, r.stderr  # the runs differ
+    lines = r.stdout.splitlines()
+    assert lines[2] == "inputs changed: tiling.inputReserveNum 3 -> 1"
+    assert lines[4].split() == ["makespan_cycles", "5,960", "6,022", "+62", "(+1.0", "%)"]
+
+
+def test_a_value_the_kernel_refuses_is_exit_2_naming_the_rule(cli, tmp_path):
+    r = cli("run", "--case", "tiny", "--tiling", "inputReserveNum=7", "--out", tmp_path / "c")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("aicore-sim: error: --tiling: inputReserveNum 7 must divide "
+                                "topK 3 (rule r_divides_topk)")
+    assert not (tmp_path / "c").exists()
+    r = cli("run", "--case", "tiny", "--tiling", "nosuch=1", "--out", tmp_path / "c")
+    assert r.returncode == 2 and "unknown tiling knob(s) ['nosuch']; valid: cores" in r.stderr
+    r = cli("run", "--case", "tiny", "--tiling", "inputReserveNum=two", "--out", tmp_path / "c")
+    assert r.returncode == 2 and "inputReserveNum: 'two' is not an integer" in r.stderr
+
+
+def test_a_case_files_tiling(cli, tmp_path):
+    doc = json.loads(cli("cases", "--json").stdout.splitlines()[0])
+    assert doc["name"] == "seed_example"
+    doc["tiling"] = {"inputReserveNum": 1}
+    case = tmp_path / "c.json"
+    case.write_text(json.dumps(doc))
+    r = cli("run", case, "--out", tmp_path / "r", "--no-plot", "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert s["tiling"]["set"] == {"inputReserveNum": 1}
+    doc["tiling"] = {"inputReserveNum": "1"}
+    case.write_text(json.dumps(doc))
+    r = cli("run", case, "--out", tmp_path / "r2")
+    assert r.returncode == 2 and "tiling.inputReserveNum: must be an integer, got '1'" in r.stderr
