@@ -62,3 +62,15 @@ def test_a_case_files_tiling(cli, tmp_path):
     case.write_text(json.dumps(doc))
     r = cli("run", case, "--out", tmp_path / "r2")
     assert r.returncode == 2 and "tiling.inputReserveNum: must be an integer, got '1'" in r.stderr
+
+
+def test_verify_with_a_changed_tiling(cli, tmp_path):
+    r = cli("verify", "tiny", "--tiling", "inputReserveNum=1", "--report", tmp_path / "v",
+            "--no-progress")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 / 1 cases passed, 0 of 2 outputs failed, 0 not run" in r.stdout
+    r = cli("verify", "tiny", "--tiling", "inputReserveNum=7", "--report", tmp_path / "w",
+            "--no-progress")
+    assert r.returncode == 1  # a case that could not run fails the check
+    assert ("FAIL  tiny  (not run) InputError: --tiling: inputReserveNum 7 must divide topK 3 "
+            "(rule r_divides_topk)") in r.stdout

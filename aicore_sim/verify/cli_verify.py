@@ -43,7 +43,14 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
     from aicore_sim.background import usable_cpus
-    from aicore_sim.cli.options import count, jobs, nonempty, nonneg_int, scheduler
+    from aicore_sim.cli.options import (
+        count,
+        jobs,
+        nonempty,
+        nonneg_int,
+        scheduler,
+        tiling_setting,
+    )
 
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(
@@ -84,6 +91,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "address (tcp://host:8786) or local:N for a new LocalCluster of N >= 1 "
                         "workers; each worker rebuilds the cases from these options, so the "
                         "files they name must be readable there; results and report as with 1")
+    v.add_argument("--tiling", type=tiling_setting, action="append", default=[],
+                   metavar="FIELD=VALUE",
+                   help="verify with this tiling field set (repeatable; as run --tiling): the "
+                        "op's tiling space plans the rest, and the golden is that of the "
+                        "tiling that ran; a refused value fails the case naming the rule")
     v.add_argument("--kernel-src", type=nonempty, metavar="DIR",
                    help="run the operator's own Ascend C kernel sources instead of its Python "
                         "port (as run --kernel-src): a folder holding <entry>.cpp, or one "

@@ -52,6 +52,8 @@ class VerifyCase:
     expected: Callable[[dict[str, np.ndarray | None]], dict[str, np.ndarray | None]] | None = None
     mode: str | None = None
     kernel_source: str | None = None  # the op's own C++ kernel in place of its port
+    tiling: dict[str, int] | None = None  # tiling fields set (the op's tiling space plans)
+    tiling_case: Any = None  # what the tiling space plans for: the op's case, or its file
 
     def output_specs(self) -> dict[str, Spec | None]:
         """The operator's outputs (infershape) from the input shapes and dtypes."""
@@ -72,7 +74,8 @@ def _from_case(model: Any, case: Any, platform: Platform, source: str,
     VerifyCase."""
     specs, attrs = model.case_specs(case)
     return VerifyCase(model, case.name, platform, specs, lambda: model.case_inputs(case, seed),
-                      {k: v for k, v in attrs.items() if v is not None}, source, mode=mode)
+                      {k: v for k, v in attrs.items() if v is not None}, source, mode=mode,
+                      tiling_case=case)
 
 
 def _from_casefile(cf: Any, source: str, seed: int | None) -> VerifyCase:
@@ -84,7 +87,7 @@ def _from_casefile(cf: Any, source: str, seed: int | None) -> VerifyCase:
     specs = {k: None if s is None else (s.shape, s.dtype) for k, s in cf.inputs.items()}
     mode = cf.mode if cf.mode in ("functional", "timed") else None
     return VerifyCase(cf.op.model, cf.name, cf.platform, specs, lambda: make_data(cf, seed),
-                      dict(cf.attrs), source, mode=mode)
+                      dict(cf.attrs), source, mode=mode, tiling=cf.tiling, tiling_case=source)
 
 
 def _from_matrix_case(model: Any, mc: Any, source: str, mode: str | None) -> VerifyCase:
@@ -179,6 +182,9 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
         dup = next(n for n in names if names.count(n) > 1)
         raise VerifyError(f"case name {dup} appears twice; expected outputs are kept per case "
                           f"name (rule duplicate_case)")
+    settings = dict(getattr(args, "tiling", None) or [])
+    if settings:  # every case runs with these tiling fields set (they win over a case file's)
+        out = [replace(c, tiling={**(c.tiling or {}), **settings}) for c in out]
     src = getattr(args, "kernel_src", None)
     if src:  # every case runs the op's own C++ kernel
         if not Path(src).exists():
@@ -272,11 +278,13 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     inputs = vc.make_inputs()
     t1 = time.perf_counter()
     try:
-        launch = {}
+        launch: dict[str, Any] = {}
         if vc.kernel_source is not None:
             from aicore_sim.cfront import KernelSource
 
             launch["kernel_source"] = KernelSource.of(vc.kernel_source)
+        if vc.tiling:
+            launch["tiling"] = _planned_tiling(vc)
         pc, result = call(vc.model, inputs, vc.attrs, vc.platform, mode=mode, **launch)
         res.hazards = len(result.run().hazards)
     except SimError as e:
@@ -304,6 +312,28 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
     res.wall_s = {"inputs": t1 - t0, "run": t2 - t1, "expected": t3 - t2, "compare": t4 - t3,
                   "total": t4 - t0}
     return res
+
+
+def _planned_tiling(vc: VerifyCase) -> tuple[Any, int | None, int]:
+    """(tiling, key, block dim) the op's tiling space plans with ``vc.tiling`` set; a field or
+    value it refuses is a :class:`~aicore_sim.errors.InputError` naming the rule (the case is
+    then not run)."""
+    from aicore_sim.errors import InputError
+
+    space = vc.model.tiling_space
+    if space is None:
+        raise InputError(f"--tiling: op {vc.model.name} has no tiling space")
+    try:
+        case = (space.resolve_case(vc.tiling_case, {}) if isinstance(vc.tiling_case, str)
+                else vc.tiling_case)
+        space.check_knobs(vc.tiling, "upstream")
+        plan = space.plan(case, vc.platform, "upstream", vc.tiling)
+    except (ValueError, KeyError) as e:
+        raise InputError(f"--tiling: {e.args[0] if e.args else e}") from None
+    if plan.violations:
+        rule, msg = plan.violations[0]
+        raise InputError(f"--tiling: {msg} (rule {rule})")
+    return plan.tiling, plan.tiling_key, plan.block_dim
 
 
 # the jobs of a forked verify: (case, mode, standard, expected_dir, single, dump_dir); set
