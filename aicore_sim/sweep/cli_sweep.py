@@ -108,7 +108,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(f"{len(res.rows)} points run ({', '.join(f'{v} {k}' for k, v in counts.items())}), "
           f"{res.skipped} skipped as already done, {res.wall_s:.1f} s ({rate:.0f} points/min)")
     for v in res.verified:
-        print(f"verify {v['key']}: {v['status']} ({v.get('detail')})")
+        print(f"verify {v.get('label') or v['key']} [{v['key'][:8]}]: {v['status']} "
+              f"({v.get('detail')})")
     if res.report is not None:
         print(f"report: {res.report}")
     bad = any(v["status"] != "verified" for v in res.verified)

@@ -114,6 +114,19 @@ def group_label(axes: dict[str, Any], knobs: tuple[str, ...] | list[str]) -> str
     return " ".join(parts)
 
 
+def point_label(point: Point) -> str:
+    """A point in words: its group (case, platform, what-ifs), then its strategy and the
+    tiling fields it sets (``auto`` ones left out)."""
+    try:
+        knobs = get_op(point.op).knobs_for([point.axes.get("case")])
+    except ValueError:
+        knobs = ()
+    tiling = [f"{k}={v}" for k, v in point.axes.items() if k in knobs and v != AUTO]
+    strategy = point.axes.get("strategy")
+    return " ".join([group_label(point.axes, knobs),
+                     *([f"strategy={strategy}"] if strategy else []), *tiling])
+
+
 def _base_row(point: Point) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(columns(point.op), None)
     row["key"] = point.key
@@ -242,7 +255,7 @@ def run_batch(points: list[Point]) -> list[dict[str, Any]]:
 def verify_point(point: Point) -> dict[str, Any]:
     """Re-run a point with numerics and compare it with the op's golden (never raises)."""
     t0 = time.perf_counter()
-    out: dict[str, Any] = {"key": point.key}
+    out: dict[str, Any] = {"key": point.key, "label": point_label(point)}
     try:
         op, case, platform, plan = _planned(point)
         out.update(op.verify(case, platform, plan, seed=point.seed,
