@@ -223,7 +223,11 @@ def sweep_points(results: str | Path, keys: list[str]) -> tuple[Run, Run]:
              "hbm_roofline_pct": row.get("hbm_roofline_pct"),
              "achieved_gbps": row.get("achieved_gbps"),
              "ub_high_water_bytes": row.get("ub_high_water_bytes"),
-             "tiling": row.get("tiling"), "platform": row.get("platform")}
+             "platform": row.get("platform"), "case": row.get("case"),
+             "tiling": {"fields": row.get("tiling"), "tiling_key": row.get("tiling_key"),
+                        "block_dim": row.get("block_dim")},
+             "axes": {k: v for k, v in (row.get("axes") or {}).items()
+                      if k not in ("case", "platform") and k not in (row.get("tiling") or {})}}
         out.append(Run(f"{path}#{row['key']}", s))
     return out[0], out[1]
 
@@ -287,6 +291,10 @@ def input_changes(sa: dict[str, Any], sb: dict[str, Any]) -> list[tuple[str, Any
     for key in ("case", "platform", "kernel_source"):
         if sa.get(key) != sb.get(key) and (key in sa or key in sb):
             out.append((key, sa.get(key), sb.get(key)))
+    xa, xb = sa.get("axes") or {}, sb.get("axes") or {}  # a sweep point's other axes
+    for name in [*xa, *(k for k in xb if k not in xa)]:
+        if xa.get(name) != xb.get(name):
+            out.append((name, xa.get(name), xb.get(name)))
     ta, tb = sa.get("tiling") or {}, sb.get("tiling") or {}
     for key in ("tiling_key", "block_dim"):
         if ta.get(key) != tb.get(key):
