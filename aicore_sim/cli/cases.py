@@ -77,8 +77,7 @@ def _case_table(model: Any) -> list[str]:
 
     name_w = max([24, *(len(n) for n, _, _ in rows)])
     lines = [f"{'case':<{name_w}} {cells({h: h for h in heads})} description"]
-    for name, row, desc in rows:
-        desc = desc if len(desc) <= 60 else desc[:57] + "..."
+    for name, row, desc in rows:  # descriptions whole: they say what the case is for
         lines.append(f"{name:<{name_w}} {cells(row)} {desc}")
     return lines
 
