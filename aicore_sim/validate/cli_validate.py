@@ -112,11 +112,13 @@ def _listing(selected: list) -> tuple[list[dict[str, Any]], str]:
         docs.append({"name": sc.name, "suite": su.name, "sample": sc.sample,
                      "platform": sc.platform, "scale": sc.scale, "columns": cols,
                      "description": sc.description})
-        rows.append([sc.name, su.name, sc.platform, f"{sc.scale:g}", ", ".join(cols)])
+        rows.append([sc.name, sc.sample, su.name, sc.platform, f"{sc.scale:g}",
+                     ", ".join(cols)])
     from aicore_sim.validate.report import _table
 
-    return docs, "\n".join(_table(("scenario", "suite", "platform", "scale", "board columns"),
-                                  rows))
+    # both names select: 'validate NAME' takes a scenario or a whole sample (or a glob)
+    return docs, "\n".join(_table(("scenario", "sample", "suite", "platform", "scale",
+                                   "board columns"), rows))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
