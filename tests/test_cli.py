@@ -261,7 +261,7 @@ def test_run_rejects_a_bad_jobs_count(tmp_path, jobs, cli) -> None:
     r = cli("run", "--case", "tiny", "--jobs", jobs, "--out", out, cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        f"aicore-sim: error: aicore-sim run: argument --jobs {jobs}: must be >= 1 "
+        f"aicore-sim: error: run: argument --jobs {jobs}: must be >= 1 "
         "(see 'aicore-sim run --help')"]
     assert not out.exists()
 

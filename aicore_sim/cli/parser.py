@@ -76,5 +76,7 @@ class _Parser(argparse.ArgumentParser):
             raise
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        err(f"error: {self.prog}: {message} (see '{self.prog} --help')")
+        # the one line starts "aicore-sim: error: " already; a subcommand adds its name
+        sub = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        err(f"error: {sub + ': ' if sub else ''}{message} (see '{self.prog} --help')")
         raise SystemExit(2)
