@@ -13,6 +13,7 @@ unit suffix in its key and a ``# source:`` comment). Instruction-cost parameters
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import tomllib
 from collections.abc import Mapping
@@ -704,7 +705,11 @@ def _preset(name: str) -> Platform:
         return _PRESET_CACHE[key]
     path = _PLATFORM_DIR / f"{key}.toml"
     if not path.is_file():
-        raise ValueError(f"unknown platform preset {name!r}; presets: {', '.join(list_presets())}")
+        near = difflib.get_close_matches(name.lower(), list_presets(), n=1, cutoff=0.6)
+        near += [p for p in list_presets() if not near and name.lower() in p]
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise ValueError(f"unknown platform preset {name!r}{hint}; presets: "
+                         f"{', '.join(list_presets())}")
     platform = _from_toml_file(path, key)
     _PRESET_CACHE[key] = platform
     return platform

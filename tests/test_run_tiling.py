@@ -74,3 +74,10 @@ def test_verify_with_a_changed_tiling(cli, tmp_path):
     assert r.returncode == 1  # a case that could not run fails the check
     assert ("FAIL  tiny  (not run) InputError: --tiling: inputReserveNum 7 must divide topK 3 "
             "(rule r_divides_topk)") in r.stdout
+
+
+def test_a_near_miss_platform_name_gets_a_suggestion(cli, tmp_path):
+    r = cli("run", "--case", "tiny", "--platform", "910b3", "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert r.stderr.startswith("aicore-sim: error: --platform 910b3: unknown platform preset "
+                               "'910b3' (did you mean ascend910b3?); presets: ")
