@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from aicore_sim import dtypes, schema
-from aicore_sim.tilingspace import TilingSpace
+from aicore_sim.ops.tilingspace import TilingSpace
+from aicore_sim.sim import dtypes
+from aicore_sim.util import schema
 
 
 def _float_dtype(v: str) -> str:

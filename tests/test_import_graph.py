@@ -2,7 +2,7 @@
 
 Read from the source (every ``import`` / ``from … import`` anywhere in a module, function-level
 ones included), never by importing: operators reach the simulator only through the
-``aicore_sim.ops`` entry points (``aicore_sim/registry.py``).
+``aicore_sim.ops`` entry points (``aicore_sim/ops/registry.py``).
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ from aicore_sim.ascendc import (
     WaitFlag,
     half,
 )
-from aicore_sim.errors import KernelError
+from aicore_sim.sim.errors import KernelError
 
 SIZEOF_HALF = 2
 # __NPU_ARCH__ -> (MAX_DATA_COPY_LEN, BANK_CONFLICT_DATA_COPY_LEN)

@@ -43,7 +43,7 @@ from aicore_sim.ascendc import (
     TPosition,
     half,
 )
-from aicore_sim.errors import KernelError
+from aicore_sim.sim.errors import KernelError
 
 SIZEOF_HALF = 2
 

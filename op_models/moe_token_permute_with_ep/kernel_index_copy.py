@@ -58,7 +58,7 @@ from aicore_sim.ascendc import (
     int32,
 )
 from aicore_sim.ascendc import SyncAll as _AscendCSyncAll
-from aicore_sim.dtypes import as_dtype
+from aicore_sim.sim.dtypes import as_dtype
 
 
 class _IndexCopyBase:

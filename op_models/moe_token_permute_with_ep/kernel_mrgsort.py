@@ -47,7 +47,7 @@ from aicore_sim.ascendc import (
     uint32,
 )
 from aicore_sim.ascendc import Extract as _Extract
-from aicore_sim.dtypes import as_dtype
+from aicore_sim.sim.dtypes import as_dtype
 from op_models.moe_token_permute_with_ep.kernel_common import (
     MERGE_LIST_FOUR,
     MERGE_LIST_IDX_THREE,

@@ -42,7 +42,7 @@ from aicore_sim.ascendc import (
     TPipe,
     WholeReduceSum,
 )
-from aicore_sim.dtypes import as_dtype
+from aicore_sim.sim.dtypes import as_dtype
 from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingData
 
 DOUBLE_BUFFER = 2

@@ -13,9 +13,9 @@ from my_op import kernel
 from my_op.model import MODEL
 
 from aicore_sim import ascendc
-from aicore_sim.isa import HardEvent
-from aicore_sim.opmodel import call
-from aicore_sim.platform import load_platform
+from aicore_sim.ops.opmodel import call
+from aicore_sim.sim.isa import HardEvent
+from aicore_sim.sim.platform import load_platform
 
 TINY = load_platform("tiny")
 
