@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim.sim import dtypes
+from aicore_sim import dtypes
 from op_models.moe_token_permute_with_ep import cases as permute_cases
 
 PLATFORM = "ascend910b1"
@@ -196,8 +196,7 @@ def run_step(step: Step, name: str, mode: str, extra: list[str]) -> Step:
 def read_outputs(step: Step) -> None:
     """The run's ``outputs/*.npy`` (read exactly as the operator's output specs say); outputs
     the run did not write (timing-only) come from the operator's golden on the same inputs."""
-    from aicore_sim.ops.registry import get_op
-    from aicore_sim.sim.platform import load_platform
+    from aicore_sim import get_op, load_platform
 
     model = get_op(step.op)
     pc = model.prepare(step.inputs, step.attrs, load_platform(PLATFORM))

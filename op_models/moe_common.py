@@ -20,14 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import OpModelBase, dtypes, retiled_state
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
     AclnnError,
     aclnn_int_list,
     aclnn_invalid,
 )
-from aicore_sim.ops.opmodel import OpModelBase, retiled_state
-from aicore_sim.sim import dtypes
 from aicore_sim.sim.dtypes import bfloat16, float16, float32
 from op_models import moe_matrix, moe_routing
 

@@ -21,9 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from aicore_sim.ops.tilingspace import TilingSpace
-from aicore_sim.sim import dtypes
-from aicore_sim.util import schema
+from aicore_sim import TilingSpace, dtypes, schema
 
 
 def _float_dtype(v: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aicore_sim.sim import dtypes
+from aicore_sim import dtypes
 from op_models import moe_routing
 from op_models.moe_common import RoutedCase, lookup_case
 

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import Platform, Recording, launch_tensors, load_platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -61,10 +62,7 @@ from aicore_sim.ascendc.host import (
     aclnn_tiled,
     aclnn_workspace,
 )
-from aicore_sim.ops.opmodel import launch_tensors
 from aicore_sim.sim.dtypes import dtype_name, int32
-from aicore_sim.sim.platform import Platform, load_platform
-from aicore_sim.sim.recording import Recording
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
 from op_models.moe_token_permute_with_ep_grad import cases as _cases
 from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim.sim import dtypes
+from aicore_sim import dtypes
 from op_models import moe_routing
 from op_models.moe_common import RecordError
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
 from aicore_sim.ascendc.host import tensor_descs
-from aicore_sim.ops.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
-from aicore_sim.sim import dtypes
 from op_models import moe_matrix
 from op_models.moe_common import FLOATS, MoeOpModel, ep_text, topk
 

@@ -24,9 +24,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.ops.tilingspace import Plan
-from aicore_sim.sim.platform import Platform
 from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
@@ -51,8 +50,7 @@ def _up(x: int, a: int) -> int:
 
 def _case_from_file(path: str) -> _cases.Case:
     """A case file's shapes, dtypes and range as a :class:`Case` (inputs drawn by routing)."""
-    from aicore_sim.ops.casefile import load_case
-    from aicore_sim.sim.dtypes import dtype_name
+    from aicore_sim import dtype_name, load_case
 
     cf = load_case(path)
     tok, idx, probs = (cf.inputs.get(k) for k in ("permuted_tokens", "sorted_indices", "probs"))

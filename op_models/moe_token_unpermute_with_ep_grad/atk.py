@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim.sim import dtypes
+from aicore_sim import dtypes
 from op_models.moe_common import RecordError
 from op_models.moe_token_unpermute_with_ep_grad.cases import (
     DTYPES,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aicore_sim.sim import dtypes
+from aicore_sim import dtypes
 from op_models.moe_token_unpermute_with_ep_grad.golden import normalise_range
 
 __all__ = [

@@ -37,9 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.ops.tilingspace import Plan
-from aicore_sim.sim.platform import Platform
 from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
@@ -69,7 +68,7 @@ def _down(x: int, a: int) -> int:
 
 def _case_from_file(path: str) -> _cases.Case:
     """A case file's shapes, dtypes and range as a :class:`Case` (inputs drawn by make_inputs)."""
-    from aicore_sim.ops.casefile import load_case
+    from aicore_sim import load_case
 
     cf = load_case(path)
     _check_args(cf)
@@ -321,7 +320,7 @@ class GradTilingSpace(MoeTilingSpace):
     def check_resources(self, case: _cases.Case, platform: Platform) -> None:
         """``ResourceError`` (before any work) when one launch of ``case`` - inputs, outputs and a
         golden copy, one UB image per core, the instruction streams - cannot fit in memory."""
-        from aicore_sim.sim.errors import ResourceError
+        from aicore_sim import ResourceError
         from aicore_sim.util.resources import BYTES_PER_INSTRUCTION, check_fits
 
         t, p, r = _sizes(case)

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.ops.opmodel import AttrSpec, KernelLaunch, OpModelBase, PreparedCall, TensorSpec
-from aicore_sim.util import schema
+from aicore_sim import AttrSpec, KernelLaunch, OpModelBase, PreparedCall, TensorSpec, schema
 from my_op import cases, golden, kernel, tiling
 from my_op.tiling import DTYPES  # float16, float32
 
