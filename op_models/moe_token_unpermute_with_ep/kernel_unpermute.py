@@ -46,7 +46,6 @@ Deviations from upstream
 
 from __future__ import annotations
 
-from aicore_sim import KernelError, as_dtype
 from aicore_sim.ascendc import (
     CAST_NONE,
     CAST_RINT,
@@ -76,6 +75,8 @@ from aicore_sim.ascendc import (
     WaitFlag,
     float32,
 )
+from aicore_sim.sim.dtypes import as_dtype
+from aicore_sim.sim.errors import KernelError
 from op_models.moe_token_unpermute_with_ep.tiling import TilingData
 
 
