@@ -241,7 +241,7 @@ def provided_items() -> set[str]:
     items.update(n for n in dir(m) if n.startswith(("PIPE_", "EVENT_ID")))
     for cname, dname in ELEMENT_TYPES.items():
         try:
-            from aicore_sim.dtypes import as_dtype
+            from aicore_sim.sim.dtypes import as_dtype
             as_dtype(dname)
             items.add(f"dtype {cname}")
         except (ValueError, TypeError):

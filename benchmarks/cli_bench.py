@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim.casefile import case_document
+from aicore_sim.ops.casefile import case_document
 from op_models.moe_token_unpermute_with_ep_grad import cases
 from op_models.moe_token_unpermute_with_ep_grad.golden import golden, normalise_range
 from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
@@ -130,7 +130,7 @@ def _golden_seconds(case: cases.Case, folder: Path) -> float:
 
 
 def _platform():
-    from aicore_sim.platform import load_platform
+    from aicore_sim.sim.platform import load_platform
 
     return load_platform(PLATFORM)
 

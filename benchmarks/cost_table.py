@@ -5,8 +5,8 @@ Prints the markdown table of the "Cost model" section of ``docs/model.md``:
 
     python benchmarks/cost_table.py [preset]      # default preset: ascend910b1
 
-Each row builds a real :class:`~aicore_sim.isa.Instr`, prices it with
-:func:`aicore_sim.cost.occupancy_cycles` and compares it with the public number it is meant to
+Each row builds a real :class:`~aicore_sim.sim.isa.Instr`, prices it with
+:func:`aicore_sim.sim.cost.occupancy_cycles` and compares it with the public number it is meant to
 reproduce (an msKPP measured time converted at the platform clock, a CANN ini rate, or a GE ATT
 fitted formula). The ±10 % agreement is a check of transcription, interpolation, clock
 conversion and rounding; it is not a validation against hardware.
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from aicore_sim.cost import occupancy_cycles
-from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
-from aicore_sim.platform import Platform, load_platform
+from aicore_sim.sim.cost import occupancy_cycles
+from aicore_sim.sim.isa import Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.sim.platform import Platform, load_platform
 
 F32 = np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)

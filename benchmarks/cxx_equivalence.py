@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cli_bench import machine_line  # noqa: E402
 
-from aicore_sim import registry  # noqa: E402
 from aicore_sim.cfront import KernelSource  # noqa: E402
-from aicore_sim.platform import load_platform  # noqa: E402
-from aicore_sim.program import stream_difference  # noqa: E402
+from aicore_sim.ops import registry  # noqa: E402
+from aicore_sim.sim.platform import load_platform  # noqa: E402
+from aicore_sim.sim.program import stream_difference  # noqa: E402
 from aicore_sim.verify.matrix import expand, load_matrix  # noqa: E402
 
 OPS = ("moe_token_unpermute_with_ep_grad", "moe_token_unpermute_with_ep",

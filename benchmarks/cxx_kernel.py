@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_bench import golden_job, machine_line, make_job, run_cli  # noqa: E402
 
 from aicore_sim.cfront import KernelSource, build  # noqa: E402
-from aicore_sim.platform import load_platform  # noqa: E402
+from aicore_sim.sim.platform import load_platform  # noqa: E402
 from op_models.moe_token_unpermute_with_ep_grad import cases  # noqa: E402
 
 OP = "moe_token_unpermute_with_ep_grad"

@@ -80,8 +80,8 @@ def _golden_seconds(job: dict[str, Any]) -> float:
     import ml_dtypes
     import numpy as np
 
-    from aicore_sim.platform import load_platform
-    from aicore_sim.registry import get_op
+    from aicore_sim.ops.registry import get_op
+    from aicore_sim.sim.platform import load_platform
 
     bf16 = np.dtype(ml_dtypes.bfloat16)
     op, attrs = job["op"], job["attrs"]

@@ -1,5 +1,5 @@
 """Which mechanism should read the JSON documents users hand the simulator: ours
-(``aicore_sim.textinput`` + the per-surface field checks), msgspec, or pydantic?
+(``aicore_sim.util.textinput`` + the per-surface field checks), msgspec, or pydantic?
 
 Measured on the case-file surface, three things a user meets:
 
@@ -28,7 +28,8 @@ from typing import Any
 import msgspec
 import pydantic
 
-from aicore_sim import casefile, textinput
+from aicore_sim.ops import casefile
+from aicore_sim.util import textinput
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = sorted((ROOT / "examples" / "cases").glob("*.json"))

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from aicore_sim import engine
-from aicore_sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, RoundMode, Space
-from aicore_sim.platform import load_platform
+from aicore_sim.sim import engine
+from aicore_sim.sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, RoundMode, Space
+from aicore_sim.sim.platform import load_platform
 
 F32, F16 = np.dtype(np.float32), np.dtype(np.float16)
 

@@ -45,7 +45,7 @@ def _child(variant: str, stage: str, tokens: int, mode: str, jobs: int) -> None:
 
     import numpy as np
 
-    from aicore_sim import program
+    from aicore_sim.sim import program
 
     if variant == "without":
         src = textwrap.dedent(inspect.getsource(program.CoreRecorder.emit))
@@ -62,9 +62,9 @@ def _child(variant: str, stage: str, tokens: int, mode: str, jobs: int) -> None:
         program.CoreRecorder.emit = ns["emit"]
         program.CoreRecorder.calls = calls
 
-    import aicore_sim.recording
-    from aicore_sim.opmodel import call
-    from aicore_sim.platform import load_platform
+    import aicore_sim.sim.recording
+    from aicore_sim.ops.opmodel import call
+    from aicore_sim.sim.platform import load_platform
     from op_models.moe_token_unpermute_with_ep_grad import cases
     from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
 
@@ -80,7 +80,7 @@ def _child(variant: str, stage: str, tokens: int, mode: str, jobs: int) -> None:
         print(f"instructions {p.instruction_count} with_site {known}", flush=True)
         raise SystemExit
 
-    aicore_sim.recording.program.record = stop
+    aicore_sim.sim.recording.program.record = stop
     try:
         call(MODEL, inputs, MODEL.case_specs(case)[1], load_platform("ascend910b1"), mode=mode,
              jobs=jobs)

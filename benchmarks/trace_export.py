@@ -94,7 +94,7 @@ def _write(trace, folder: Path, detail: str, chunk: int, threaded: bool) -> dict
 def _encoders(trace, cores: int) -> list[tuple[str, float, int]]:
     """(route, seconds, bytes) on the first ``cores`` cores."""
     from aicore_sim.export.perfetto import chrome_trace, write_trace
-    from aicore_sim.trace import Trace
+    from aicore_sim.sim.trace import Trace
 
     sub = Trace(trace.cores[:cores], trace.clock_mhz)
     rows = []
@@ -135,7 +135,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--case", default="p1_deepseek_v3")
     ap.add_argument("--platform", default="ascend910b1")
-    ap.add_argument("--pickle", help="a pickled aicore_sim.trace.Trace instead of running")
+    ap.add_argument("--pickle", help="a pickled aicore_sim.sim.trace.Trace instead of running")
     ap.add_argument("--detail", nargs="+", default=["full", "lanes"])
     ap.add_argument("--chunk", type=int, default=None, help="chunk_events (default: module's)")
     ap.add_argument("--no-threads", action="store_true")

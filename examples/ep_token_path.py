@@ -196,8 +196,7 @@ def run_step(step: Step, name: str, mode: str, extra: list[str]) -> Step:
 def read_outputs(step: Step) -> None:
     """The run's ``outputs/*.npy`` (read exactly as the operator's output specs say); outputs
     the run did not write (timing-only) come from the operator's golden on the same inputs."""
-    from aicore_sim.platform import load_platform
-    from aicore_sim.registry import get_op
+    from aicore_sim import get_op, load_platform
 
     model = get_op(step.op)
     pc = model.prepare(step.inputs, step.attrs, load_platform(PLATFORM))

@@ -19,7 +19,7 @@ import textwrap
 
 import numpy as np
 
-from aicore_sim.summary import format_summary, summarize
+from aicore_sim.views.summary import format_summary, summarize
 from op_models.moe_token_unpermute_with_ep import cases as fwd_cases
 from op_models.moe_token_unpermute_with_ep.api import moe_token_unpermute_with_ep
 from op_models.moe_token_unpermute_with_ep.golden import golden as fwd_golden

@@ -2,7 +2,7 @@
 
 Their packages are laid out alike (``model``, ``cases``, ``api``, ``golden``, ``infershape``,
 ``tiling``, kernels); :class:`MoeOpModel` is the part of their
-:class:`~aicore_sim.opmodel.OpModel` registrations that does not depend on the operator
+:class:`~aicore_sim.ops.opmodel.OpModel` registrations that does not depend on the operator
 (bundled cases, case inputs, equivalence matrix, the launch through the op's aclnn
 ``execute``); :class:`RoutedCase` the members of the routed-case records of the EP ops (the
 routing itself is :mod:`op_models.moe_routing`); the rest are small helpers of their case
@@ -20,15 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
+from aicore_sim import OpModelBase, dtypes, retiled_state
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
     AclnnError,
     aclnn_int_list,
     aclnn_invalid,
 )
-from aicore_sim.dtypes import bfloat16, float16, float32
-from aicore_sim.opmodel import OpModelBase, retiled_state
+from aicore_sim.sim.dtypes import bfloat16, float16, float32
 from op_models import moe_matrix, moe_routing
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",

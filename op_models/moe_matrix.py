@@ -21,8 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from aicore_sim import dtypes, schema
-from aicore_sim.tilingspace import TilingSpace
+from aicore_sim import TilingSpace, dtypes, schema
 
 
 def _float_dtype(v: str) -> str:

@@ -1,7 +1,7 @@
 """Shared fixtures and constants of the test suite.
 
 * :data:`TINY`: the ``tiny`` platform preset (2 AIV cores, 8192 usable UB bytes) the small test
-  kernels run on; a frozen :class:`~aicore_sim.platform.Platform`, so one instance is shared.
+  kernels run on; a frozen :class:`~aicore_sim.sim.platform.Platform`, so one instance is shared.
 * ``cli`` (fixture): the ``aicore-sim`` command line run **in this process**
   (:func:`aicore_sim.cli.main` with its argv), returning exit code, stdout and stderr like
   ``subprocess.run`` does, without paying an interpreter start and the package's imports for
@@ -31,15 +31,15 @@ from pathlib import Path
 import pytest
 
 from aicore_sim import cli as _cli
-from aicore_sim import resources as _resources
-from aicore_sim import staging as _staging
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.util import resources as _resources
+from aicore_sim.util import staging as _staging
 
 REPO = Path(__file__).resolve().parents[1]
 
 TINY = load_platform("tiny")
 
-# The signals whose handlers the command line installs (aicore_sim.staging) or relies on.
+# The signals whose handlers the command line installs (aicore_sim.util.staging) or relies on.
 _SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None))
                  if s is not None)
 
@@ -72,7 +72,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def _process_state() -> Iterator[None]:
     """Put back what :func:`aicore_sim.cli.main` changes in its process: the SIGINT / SIGTERM /
     SIGHUP handlers, the cyclic garbage collector's state, the ``--max-memory`` cap
-    (:func:`aicore_sim.resources.set_limit`), the main-process id the signal handlers
+    (:func:`aicore_sim.util.resources.set_limit`), the main-process id the signal handlers
     compare with, the signal they remembered, what the command published and
     ``sys.unraisablehook`` (the warning filters are pytest's per test, and :func:`run_cli`'s)."""
     saved_signals = {s: signal.getsignal(s) for s in _SIGNALS}

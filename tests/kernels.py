@@ -240,7 +240,7 @@ def run_vector_body(body, inputs: dict[str, np.ndarray], out_dtype, n_out: int, 
     """One core: copy each input GM->UB into its own 1 KiB TBuf (named for the input), call
     ``body(out, scratch_buf, *inputs)`` between two PIPE_ALL barriers, copy ``n_out`` of the
     1 KiB output back. Returns (output array, what ``body`` returned, the recorded program)."""
-    from aicore_sim.launch import launch
+    from aicore_sim.sim.launch import launch
 
     names = list(inputs)
     seen: list = []

@@ -35,10 +35,10 @@ from aicore_sim.ascendc import (
     float16,
     float32,
 )
-from aicore_sim.errors import KernelError, OutOfBoundsError
-from aicore_sim.isa import CACHE_DISABLE, CACHE_NORMAL, Opcode
-from aicore_sim.launch import launch
-from aicore_sim.memory import Allocation
+from aicore_sim.sim.errors import KernelError, OutOfBoundsError
+from aicore_sim.sim.isa import CACHE_DISABLE, CACHE_NORMAL, Opcode
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.memory import Allocation
 from tests.conftest import TINY
 
 

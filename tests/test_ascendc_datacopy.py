@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import program
 from aicore_sim.ascendc import (
     DataCopy,
     GetTPipePtr,
@@ -20,10 +19,11 @@ from aicore_sim.ascendc import (
     TQue,
     float32,
 )
-from aicore_sim.errors import EventIdError, KernelError
-from aicore_sim.isa import Opcode, Pipe
-from aicore_sim.launch import launch
-from aicore_sim.memory import MemoryImage, UnifiedBuffer
+from aicore_sim.sim import program
+from aicore_sim.sim.errors import EventIdError, KernelError
+from aicore_sim.sim.isa import Opcode, Pipe
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.memory import MemoryImage, UnifiedBuffer
 from tests import kernels
 from tests.conftest import TINY
 

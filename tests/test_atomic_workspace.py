@@ -23,8 +23,8 @@ from aicore_sim.ascendc import (
     float32,
 )
 from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
-from aicore_sim.errors import KernelError
-from aicore_sim.launch import launch
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 
 N = 64

@@ -21,11 +21,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import Add, BinaryRepeatParams, LocalTensor, TPosition, float32
-from aicore_sim.isa import Opcode, Pipe
-from aicore_sim.launch import launch
-from aicore_sim.summary import summarize_trace
+from aicore_sim.sim import cost
+from aicore_sim.sim.isa import Opcode, Pipe
+from aicore_sim.sim.launch import launch
+from aicore_sim.views.summary import summarize_trace
 from tests.conftest import TINY as TINY_PRESET
 
 TINY = TINY_PRESET.with_overrides(ub_physical_size=192 * 1024)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from aicore_sim.cli import main
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.views.summary import summarize
 from tests import kernels
 from tests.opprof_fixture import write_launch
 

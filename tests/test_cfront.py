@@ -30,9 +30,9 @@ from aicore_sim.ascendc import (
 )
 from aicore_sim.ascendc.host import TilingStruct
 from aicore_sim.cfront import KernelCrashError, KernelSource, build, coverage, tiling_header
-from aicore_sim.platform import load_platform
-from aicore_sim.program import stream_difference
-from aicore_sim.recording import Recording
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.sim.program import stream_difference
+from aicore_sim.sim.recording import Recording
 from tests.cxx import needs_cxx
 
 HERE = Path(__file__).parent / "cfront_kernels"

@@ -12,9 +12,9 @@ import pytest
 
 from aicore_sim.ascendc.host import TilingStruct
 from aicore_sim.cfront import KernelSource
-from aicore_sim.platform import load_platform
-from aicore_sim.program import stream_difference
-from aicore_sim.recording import Recording
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.sim.program import stream_difference
+from aicore_sim.sim.recording import Recording
 from op_models.board_samples.add import add_custom
 from tests.cxx import needs_cxx
 

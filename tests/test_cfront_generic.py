@@ -122,8 +122,8 @@ def test_add_matches_numpy_and_port_makespan(cache):
     ping/pong flags at fixed UB addresses): the same outputs; the streams differ (the queues
     set one flag per EnQue/FreeTensor, the port one per event and pre-sets its V_MTE2 /
     MTE3_V flags), the makespans by one cycle."""
-    from aicore_sim.casefile import load_case, make_data
-    from aicore_sim.recording import Recording
+    from aicore_sim.ops.casefile import load_case, make_data
+    from aicore_sim.sim.recording import Recording
     from op_models.board_samples.add import add_custom
 
     cf = load_case(ADD / "add.json")

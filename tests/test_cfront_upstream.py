@@ -44,8 +44,8 @@ PARAMS = [(op, case, plat, mode) for op, cases in CASES.items() for case in case
 
 @cache
 def _prepared(op: str, case: str, platform: str):
-    from aicore_sim import registry
-    from aicore_sim.platform import load_platform
+    from aicore_sim.ops import registry
+    from aicore_sim.sim.platform import load_platform
 
     model = registry.get_op(op)
     c = model.cases()[case]
@@ -64,7 +64,7 @@ def _source(op: str):
 @pytest.mark.parametrize("op,case,platform,mode", PARAMS,
                          ids=[f"{o}-{c}-{p}-{m}" for o, c, p, m in PARAMS])
 def test_upstream_kernel_equals_port(op, case, platform, mode):
-    from aicore_sim.program import stream_difference
+    from aicore_sim.sim.program import stream_difference
 
     model, pc = _prepared(op, case, platform)
     port = model.execute(pc, mode=mode)

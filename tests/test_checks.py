@@ -2,7 +2,7 @@
 
 ``reference_check_trace`` below is the obvious formulation (one Python pass over each
 core's instructions in processing order, with per-32-byte-block shadow arrays for UB and an
-active-list sweep for GM). The vectorised :mod:`aicore_sim.checks` must give exactly the
+active-list sweep for GM). The vectorised :mod:`aicore_sim.sim.checks` must give exactly the
 same findings, in the same order, with the same knowledge vectors, on:
 
 - randomised small kernels (copies, vector calls, scalar reads and writes, barriers, flags
@@ -23,7 +23,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aicore_sim import checks
 from aicore_sim.ascendc import (
     PIPE_ALL,
     PIPE_V,
@@ -42,11 +41,12 @@ from aicore_sim.ascendc import (
     WaitFlag,
     float32,
 )
-from aicore_sim.isa import Opcode, Pipe, Space
-from aicore_sim.launch import launch
-from aicore_sim.memory import UB_ALIGN
-from aicore_sim.program import Hazard
-from aicore_sim.trace import CoreTrace, Trace
+from aicore_sim.sim import checks
+from aicore_sim.sim.isa import Opcode, Pipe, Space
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.memory import UB_ALIGN
+from aicore_sim.sim.program import Hazard
+from aicore_sim.sim.trace import CoreTrace, Trace
 from op_models.moe_token_unpermute_with_ep_grad import kernel_prob_not_none
 from tests import kernels
 from tests.conftest import TINY

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim.dtypes import bfloat16, float32, int32, int64
-from aicore_sim.summary import compare_golden, format_summary
+from aicore_sim.sim.dtypes import bfloat16, float32, int32, int64
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
 from aicore_sim.verify.standards import parse_standard
+from aicore_sim.views.summary import compare_golden, format_summary
 
 BIT_EXACT = parse_standard("bit-exact").rule(float32)
 THRESHOLD_BF16 = parse_standard("threshold").rule(bfloat16)

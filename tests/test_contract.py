@@ -27,8 +27,8 @@ import pytest
 from aicore_sim import cli
 from aicore_sim.ascendc.host import TilingError
 from aicore_sim.cli import cases, console, verdict
-from aicore_sim.errors import DeadlockError, InputError, UsageError
-from aicore_sim.program import Hazard
+from aicore_sim.sim.errors import DeadlockError, InputError, UsageError
+from aicore_sim.sim.program import Hazard
 from tests.test_fuzz_contract import leftovers, run_limited
 
 ROOT = Path(__file__).resolve().parent.parent

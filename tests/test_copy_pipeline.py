@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import (
     Add,
     DataCopy,
@@ -29,10 +28,11 @@ from aicore_sim.ascendc import (
     WaitFlag,
     float32,
 )
-from aicore_sim.isa import Opcode, Pipe
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize_trace
+from aicore_sim.sim import cost
+from aicore_sim.sim.isa import Opcode, Pipe
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.views.summary import summarize_trace
 
 PIPELINE = dict(copy_model="pipelined",
                 mte2_issue_cycles=10, mte2_row_cycles=5, mte2_core_bytes_per_cycle=32,

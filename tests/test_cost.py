@@ -1,4 +1,4 @@
-"""Tests of aicore_sim.cost: exact cycle counts with the arithmetic beside each figure.
+"""Tests of aicore_sim.sim.cost: exact cycle counts with the arithmetic beside each figure.
 
 Conventions: msKPP times are ns per transfer; cycles = ns x clock (GHz); results are rounded
 half up. ascend910b1 runs at 1.85 GHz, the 950 presets at 1.65 GHz.
@@ -10,9 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aicore_sim.cost import gm_bytes, issue_cycles, occupancy_cycles, tail_cycles
-from aicore_sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, Space
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.cost import gm_bytes, issue_cycles, occupancy_cycles, tail_cycles
+from aicore_sim.sim.isa import HardEvent, Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.sim.platform import load_platform
 
 F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)

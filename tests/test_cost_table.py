@@ -11,7 +11,7 @@ The public figures below are transcribed constants (not read from any file at ru
 - GE ATT V1 fits t = b + k*n (S6: github.com/hicann/ge @ 74573e24c43fcff3947f7c01fa4a0d404994fdd6,
   compiler/graph/optimize/autofuse/att/gen_model_info/api_perf_register/v1/perf_param_v1.cpp).
 
-The simulated figures come from aicore_sim.cost. The cost TOML holds these same public figures
+The simulated figures come from aicore_sim.sim.cost. The cost TOML holds these same public figures
 (the curves' measured points, the ATT fits), so "within ±10 %" alone cannot fail short of a
 gross edit; each case asserts the exact cycle count instead: the public figure rounded half up
 (``floor(x + 0.5)``, cost.py's rule) - which checks the TOML's transcription, the curve lookup,
@@ -32,9 +32,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aicore_sim.cost import occupancy_cycles
-from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.cost import occupancy_cycles
+from aicore_sim.sim.isa import Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.sim.platform import load_platform
 
 # These tests check the public single-core data as transcribed (msKPP copy curves, GE ATT
 # vector fits), so they run on the presets with copy_model "curve" and no UB bank model; the
@@ -121,7 +121,7 @@ def _vector(op: Opcode, src: np.dtype, dst: np.dtype, n: int) -> Instr:
 
 
 def _cycles(x: float) -> int:
-    """Rounded half up to a whole cycle, as aicore_sim.cost rounds every cost."""
+    """Rounded half up to a whole cycle, as aicore_sim.sim.cost rounds every cost."""
     return math.floor(x + 0.5)
 
 

@@ -13,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from aicore_sim.errors import DeadlockError, OutOfBoundsError, UBOverflowError
-from aicore_sim.isa import Opcode, Pipe
-from aicore_sim.launch import FORCE_TIMED_REPLAY, launch
+from aicore_sim.sim.errors import DeadlockError, OutOfBoundsError, UBOverflowError
+from aicore_sim.sim.isa import Opcode, Pipe
+from aicore_sim.sim.launch import FORCE_TIMED_REPLAY, launch
 from tests import kernels
 from tests.conftest import TINY
 
@@ -270,7 +270,7 @@ def test_events_of_one_pipe_never_overlap():
 def test_prepared_costs_are_shared_only_where_they_are_equal():
     # a sweep replays one record on several platforms: the per-instruction costs depend on the
     # cost tables and the clock only, so an HBM what-if reuses them and a clock what-if not
-    from aicore_sim import engine
+    from aicore_sim.sim import engine
 
     x = np.arange(512, dtype=np.float32)
     r = launch(kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],

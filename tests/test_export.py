@@ -28,10 +28,10 @@ from aicore_sim.export.perfetto import events as pf_events
 from aicore_sim.export.perfetto import rows as pf_rows
 from aicore_sim.export.perfetto import sink as pf_sink
 from aicore_sim.export.perfetto import writer as pf_writer
-from aicore_sim.isa import Opcode, Pipe, Space
-from aicore_sim.launch import launch
-from aicore_sim.summary import summarize
-from aicore_sim.trace import Trace
+from aicore_sim.sim.isa import Opcode, Pipe, Space
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.trace import Trace
+from aicore_sim.views.summary import summarize
 from tests import kernels
 from tests.conftest import TINY
 from tests.perfetto_schema import validate_chrome_trace
@@ -354,7 +354,7 @@ def test_instruction_args_say_what_is_not_said_elsewhere() -> None:
                             "source": "tests/kernels.py:75 copy_cast"}
     # the kernel-end teardown's barrier: the record pass's line that runs TPipe.Destroy()
     assert x[7]["name"] == "PipeBarrier<PIPE_ALL>"
-    assert x[7]["args"]["source"].startswith("aicore_sim/program.py:")
+    assert x[7]["args"]["source"].startswith("aicore_sim/sim/program.py:")
     assert x[7]["args"]["source"].endswith(" _teardown")
     assert {k: v for k, v in x[7]["args"].items() if k != "source"} == {"index": 7, "cycles": 1}
     assert "dtype" not in obj["otherData"]  # two dtypes: said per slice

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from aicore_sim import engine
 from aicore_sim.ascendc import (
     DataCopy,
     GetBlockIdx,
@@ -24,10 +23,11 @@ from aicore_sim.ascendc import (
     WaitFlag,
     float32,
 )
-from aicore_sim.engine.core import prepare
-from aicore_sim.engine.groups import groups
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
+from aicore_sim.sim import engine
+from aicore_sim.sim.engine.core import prepare
+from aicore_sim.sim.engine.groups import groups
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
 
 COSTS = dict(copy_model="pipelined",
              mte2_issue_cycles=10, mte2_row_cycles=0, mte2_core_bytes_per_cycle=32,
@@ -104,7 +104,7 @@ def test_the_fabric_is_the_same_for_grouped_and_single_cores():
 
 
 def test_hbm_unlimited_slack_lifts_the_fabric_too():
-    from aicore_sim.slack import HBM, _columns
+    from aicore_sim.views.slack import HBM, _columns
 
     _, r = _write(FABRIC)
     base = r.columns()[0]

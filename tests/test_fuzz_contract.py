@@ -178,7 +178,7 @@ def case_bytes(draw: Any) -> bytes:
 
 
 def _np_dtype(name: Any) -> np.dtype | None:
-    from aicore_sim.dtypes import as_dtype
+    from aicore_sim.sim.dtypes import as_dtype
 
     try:
         return as_dtype(name)
@@ -454,7 +454,7 @@ def _warm() -> None:
     with it (an example then costs the command's work, not its imports)."""
     import importlib
 
-    for mod in ("aicore_sim.cli", "aicore_sim.launch", "aicore_sim.summary",
+    for mod in ("aicore_sim.cli", "aicore_sim.sim.launch", "aicore_sim.views.summary",
                 "aicore_sim.export.perfetto", "aicore_sim.verify.runner", "aicore_sim.sweep.run",
                 "aicore_sim.sweep.search", "aicore_sim.sweep.report", "tqdm",
                 "op_models.moe_token_unpermute_with_ep_grad.api",

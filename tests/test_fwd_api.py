@@ -108,7 +108,7 @@ def test_error_codes():
 
 
 def test_ub_too_small_is_named():
-    from aicore_sim.platform import load_platform
+    from aicore_sim.sim.platform import load_platform
 
     tiny = load_platform("tiny")  # 8192 B usable: (8192 - 5120) // 14 = 219 -> chunk 0
     inp = tiny_inputs()

@@ -18,9 +18,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from aicore_sim.isa import HardEvent, Opcode
-from aicore_sim.launch import FORCE_TIMED_REPLAY
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.isa import HardEvent, Opcode
+from aicore_sim.sim.launch import FORCE_TIMED_REPLAY
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep import kernel_unpermute
 from op_models.moe_token_unpermute_with_ep.api import moe_token_unpermute_with_ep
 from op_models.moe_token_unpermute_with_ep.cases import Case, make_inputs

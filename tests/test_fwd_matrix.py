@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim.launch import FORCE_TIMED_REPLAY
+from aicore_sim.sim.launch import FORCE_TIMED_REPLAY
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.matrix import expand, load_matrix, parse_matrix
 from op_models.moe_token_unpermute_with_ep.api import moe_token_unpermute_with_ep

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep.tiling import (
     GRAPH_SUCCESS,
     SYS_WORKSPACE_SIZE,

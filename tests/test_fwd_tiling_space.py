@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep.tiling_space import TILING_SPACE
 
 A2 = load_platform("ascend910b1")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import (
     PIPE_ALL,
     Extract,
@@ -19,8 +18,9 @@ from aicore_sim.ascendc import (
     float32,
     uint32,
 )
-from aicore_sim.errors import KernelError
-from aicore_sim.isa import Opcode
+from aicore_sim.sim import cost
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Opcode
 from tests.conftest import TINY
 from tests.kernels import run_vector_body
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim.dtypes import bfloat16, float16, float32, int32
+from aicore_sim.sim.dtypes import bfloat16, float16, float32, int32
 from op_models.moe_token_unpermute_with_ep_grad import api
 from op_models.moe_token_unpermute_with_ep_grad.cases import get_case, make_inputs
 from op_models.moe_token_unpermute_with_ep_grad.infershape import (

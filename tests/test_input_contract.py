@@ -281,7 +281,7 @@ def test_documents_over_the_size_cap(tmp_path: Path) -> None:
 
 def test_size_cap_reads_no_further_than_the_cap(tmp_path: Path) -> None:
     """read_document stops one byte past the cap, so a device that never ends is refused too."""
-    from aicore_sim import textinput
+    from aicore_sim.util import textinput
 
     with pytest.raises(textinput.TextInputError, match="larger than 16 MiB"):
         textinput.read_document("/dev/zero")
@@ -498,7 +498,7 @@ def test_sweep_of_only_invalid_points_exits_1(capsys: pytest.CaptureFixture[str]
 
 def test_sweep_with_failed_points_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicore_sim import summary
+    from aicore_sim.views import summary
 
     def broken(*_: Any) -> Any:
         raise RuntimeError("the replay fell over")
@@ -702,7 +702,7 @@ def test_a_core_the_platform_lacks_is_refused_before_the_work(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ) -> None:
     """--cores 0,99 on a 48-core platform was refused after the simulation (the plot)."""
-    from aicore_sim.registry import get_op
+    from aicore_sim.ops.registry import get_op
 
     def no_work(*_: Any, **__: Any) -> Any:
         raise AssertionError("the simulation ran")

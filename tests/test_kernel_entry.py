@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import (
     PIPE_ALL,
     DataCopy,
@@ -23,10 +22,11 @@ from aicore_sim.ascendc import (
     TPosition,
     float32,
 )
-from aicore_sim.isa import Opcode, Pipe
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize_trace
+from aicore_sim.sim import cost
+from aicore_sim.sim.isa import Opcode, Pipe
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.views.summary import summarize_trace
 
 TINY = load_platform("tiny")
 ENTRY = TINY.with_overrides(kernel_entry_reads=1, costs={"gm_serial_cycles": 10.0})

@@ -23,10 +23,10 @@ from aicore_sim.ascendc import (
     TPosition,
     float32,
 )
-from aicore_sim.engine import l2
-from aicore_sim.engine.core import prepare
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.engine import l2
+from aicore_sim.sim.engine.core import prepare
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
 
 COSTS = dict(copy_model="pipelined",
              mte2_issue_cycles=10, mte2_row_cycles=0, mte2_core_bytes_per_cycle=32,

@@ -22,8 +22,8 @@ from aicore_sim.export.msprof import (
     op_basic_info_row,
     write_msprof,
 )
-from aicore_sim.launch import launch
-from aicore_sim.summary import summarize, summarize_trace
+from aicore_sim.sim.launch import launch
+from aicore_sim.views.summary import summarize, summarize_trace
 from tests import kernels
 from tests.conftest import TINY
 

@@ -31,8 +31,8 @@ from aicore_sim.ascendc import (
     float16,
     float32,
 )
-from aicore_sim.errors import KernelError
-from aicore_sim.launch import launch
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aicore_sim.memory import MemoryImage
+from aicore_sim.sim.memory import MemoryImage
 
 
 def test_outputs_are_private_and_inputs_read_only() -> None:

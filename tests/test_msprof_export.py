@@ -27,9 +27,9 @@ from aicore_sim.export.msprof import (
     msprof_format,
     write_msprof,
 )
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.views.summary import summarize
 from tests import kernels
 from tests.conftest import TINY
 

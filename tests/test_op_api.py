@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep_grad import (
     ACLNN_ERR_INNER_TILING_ERROR,
     ACLNN_ERR_PARAM_INVALID,

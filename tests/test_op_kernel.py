@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aicore_sim import ascendc
-from aicore_sim.isa import HardEvent, Opcode, Pipe
-from aicore_sim.launch import FORCE_TIMED_REPLAY
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.isa import HardEvent, Opcode, Pipe
+from aicore_sim.sim.launch import FORCE_TIMED_REPLAY
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep_grad import (
     kernel_prob_not_none,
     moe_token_unpermute_with_ep_grad,

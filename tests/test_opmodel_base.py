@@ -1,5 +1,5 @@
 """``OpModelBase``: the defaults a new operator inherits, so that it writes only its own
-members (aicore_sim/opmodel.py)."""
+members (aicore_sim/ops/opmodel.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from aicore_sim.ascendc.host import aclnn_invalid
-from aicore_sim.opmodel import (
+from aicore_sim.ops.opmodel import (
     REQUIRED_MEMBERS,
     AttrSpec,
     KernelLaunch,

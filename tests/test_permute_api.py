@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aicore_sim.registry import get_op
+from aicore_sim.ops.registry import get_op
 from op_models.moe_token_permute_with_ep import api
 from op_models.moe_token_permute_with_ep.infershape import InferShape4MoeTokenPermuteWithEp
 

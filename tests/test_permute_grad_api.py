@@ -7,8 +7,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aicore_sim.platform import load_platform
-from aicore_sim.registry import get_op
+from aicore_sim.ops.registry import get_op
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep_grad import api
 from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
 

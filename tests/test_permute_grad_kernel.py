@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from aicore_sim.ascendc import HardEvent
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep import cases as fwd_cases
 from op_models.moe_token_permute_with_ep.golden import golden as fwd_golden
 from op_models.moe_token_permute_with_ep.golden import permutation

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from aicore_sim.platform import load_platform
+from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep import api
 from op_models.moe_token_permute_with_ep.golden import golden
 

@@ -27,9 +27,9 @@ from aicore_sim.ascendc import (
     float32,
     uint32,
 )
-from aicore_sim.errors import KernelError
-from aicore_sim.isa import Opcode
-from aicore_sim.launch import launch
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Opcode
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 
 

@@ -1,4 +1,4 @@
-"""Tests of aicore_sim.platform: presets, derived figures, loading forms, overrides, errors."""
+"""Tests of aicore_sim.sim.platform: presets, derived figures, loading forms, overrides, errors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from aicore_sim.platform import (
+from aicore_sim.sim.platform import (
     Costs,
     Platform,
     launch_problem,

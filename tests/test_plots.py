@@ -1,14 +1,15 @@
-"""Tests of the timeline plots (``aicore_sim/plots.py``): PNGs written, occupancy arithmetic."""
+"""Tests of the timeline plots (``aicore_sim/views/plots.py``): PNGs written, occupancy
+arithmetic."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from aicore_sim import plots
-from aicore_sim.isa import Pipe
-from aicore_sim.launch import launch
-from aicore_sim.plots import occupancy, plot_timeline
+from aicore_sim.sim.isa import Pipe
+from aicore_sim.sim.launch import launch
+from aicore_sim.views import plots
+from aicore_sim.views.plots import occupancy, plot_timeline
 from tests import kernels
 from tests.conftest import TINY
 
@@ -57,7 +58,7 @@ def test_plots_is_not_imported_by_the_engine() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, aicore_sim.launch, aicore_sim.engine; "
+    code = ("import sys, aicore_sim.sim.launch, aicore_sim.sim.engine; "
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

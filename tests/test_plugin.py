@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aicore_sim import registry
 from aicore_sim.cli import main
+from aicore_sim.ops import registry
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "plugin_op"

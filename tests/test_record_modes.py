@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import parallel, program
-from aicore_sim.errors import UBOverflowError
 from aicore_sim.export.perfetto import read_trace, write_trace
-from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
-from aicore_sim.launch import launch
-from aicore_sim.summary import summarize
+from aicore_sim.sim import parallel, program
+from aicore_sim.sim.errors import UBOverflowError
+from aicore_sim.sim.isa import Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.sim.launch import launch
+from aicore_sim.views.summary import summarize
 from op_models.moe_token_unpermute_with_ep_grad import run_case
 from tests import kernels
 from tests.conftest import TINY

@@ -1,4 +1,4 @@
-"""The one run pipeline (``aicore_sim/recording.py``): every front end records and replays
+"""The one run pipeline (``aicore_sim/sim/recording.py``): every front end records and replays
 through a :class:`Recording`, and nothing else in the package calls the record pass or the
 replay; a recording replays on another platform without a new record, and refuses one the
 record pass would read differently."""
@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aicore_sim import engine, program
 from aicore_sim.cli import main
-from aicore_sim.platform import load_platform
-from aicore_sim.recording import Recording
+from aicore_sim.sim import engine, program
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.sim.recording import Recording
 from tests import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ TINY = load_platform("ascend910b1").with_overrides(aiv_core_num=2)
 @pytest.fixture
 def calls(monkeypatch):
     """Counts of record passes and replays (and cost preparations); each must be called from
-    ``aicore_sim.recording`` (or, for the costs, the replay itself)."""
+    ``aicore_sim.sim.recording`` (or, for the costs, the replay itself)."""
     seen = {"record": 0, "replay": 0}
     callers: set[str] = set()
 
@@ -41,7 +41,7 @@ def calls(monkeypatch):
     monkeypatch.setattr(engine, "replay", counted("replay", engine.replay))
     monkeypatch.setattr(engine, "prepare_all", counted("prepare_all", engine.prepare_all))
     yield seen
-    assert callers <= {"aicore_sim.recording", "aicore_sim.engine"}, callers
+    assert callers <= {"aicore_sim.sim.recording", "aicore_sim.sim.engine"}, callers
 
 
 def test_cli_run_and_slack_go_through_recording(calls, tmp_path, capsys) -> None:
@@ -95,7 +95,7 @@ def test_op_apis_and_launch_go_through_recording(calls) -> None:
                            (unpermute, "tiny_fp16_noprobs"), (grad, "seed_example")):
         _, result, _ = run_case(name, platform=TINY)
         assert isinstance(result, Recording) and result.trace is not None
-    from aicore_sim.launch import launch
+    from aicore_sim.sim.launch import launch
 
     x = np.arange(512, dtype=np.float32)
     r = launch(kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
@@ -131,11 +131,11 @@ def _calls_outside(path: Path) -> list[str]:
 
 
 def test_nothing_else_records_or_replays() -> None:
-    allowed = {"aicore_sim/recording.py", "aicore_sim/program.py"}  # program.py: the pass
+    allowed = {"aicore_sim/sim/recording.py", "aicore_sim/sim/program.py"}  # program.py: the pass
     found = {}
     for path in sorted([*ROOT.glob("aicore_sim/**/*.py"), *ROOT.glob("op_models/**/*.py")]):
         rel = path.relative_to(ROOT).as_posix()
-        if rel in allowed or rel.startswith("aicore_sim/engine/"):
+        if rel in allowed or rel.startswith("aicore_sim/sim/engine/"):
             continue
         bad = _calls_outside(path)
         if bad:
@@ -145,9 +145,9 @@ def test_nothing_else_records_or_replays() -> None:
 
 def test_the_source_check_finds_a_replay(tmp_path) -> None:
     f = tmp_path / "x.py"
-    f.write_text("from aicore_sim import engine\nfrom aicore_sim.program import record\n\n"
+    f.write_text("from aicore_sim.sim import engine\nfrom aicore_sim.sim.program import record\n\n"
                  "def f(s, p):\n    return engine.replay(s, p)\n")
-    assert _calls_outside(f) == ["from aicore_sim.program import record line 2",
+    assert _calls_outside(f) == ["from aicore_sim.sim.program import record line 2",
                                  "engine.replay() line 5"]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import (
     PIPE_ALL,
     Brcb,
@@ -24,8 +23,9 @@ from aicore_sim.ascendc import (
     float32,
     int32,
 )
-from aicore_sim.isa import Opcode
-from aicore_sim.launch import launch
+from aicore_sim.sim import cost
+from aicore_sim.sim.isa import Opcode
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 
 

@@ -1,4 +1,4 @@
-"""The operator registry (``aicore_sim/registry.py``) and the OpModel protocol, in-process.
+"""The operator registry (``aicore_sim/ops/registry.py``) and the OpModel protocol, in-process.
 
 The bundled op comes from the ``aicore_sim.ops`` entry points; ``tests/test_plugin.py``
 installs operators from other packages for real.
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import registry
-from aicore_sim.casefile import CaseFileError, case_document, op_spec, parse_case
-from aicore_sim.opmodel import REQUIRED_MEMBERS, OpModel, call
-from aicore_sim.platform import load_platform
+from aicore_sim.ops import registry
+from aicore_sim.ops.casefile import CaseFileError, case_document, op_spec, parse_case
+from aicore_sim.ops.opmodel import REQUIRED_MEMBERS, OpModel, call
+from aicore_sim.sim.platform import load_platform
 
 BWD = "moe_token_unpermute_with_ep_grad"
 

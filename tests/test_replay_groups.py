@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 import simpy
 
-from aicore_sim import engine, registry
-from aicore_sim.engine.core import prepare
-from aicore_sim.engine.gm import GmBandwidth
-from aicore_sim.engine.groups import groups
-from aicore_sim.launch import launch
-from aicore_sim.opmodel import call
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize
+from aicore_sim.ops import registry
+from aicore_sim.ops.opmodel import call
+from aicore_sim.sim import engine
+from aicore_sim.sim.engine.core import prepare
+from aicore_sim.sim.engine.gm import GmBandwidth
+from aicore_sim.sim.engine.groups import groups
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.views.summary import summarize
 from tests import kernels
 
 TINY4 = load_platform("tiny").with_overrides(aiv_core_num=4)

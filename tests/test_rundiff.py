@@ -1,5 +1,5 @@
-"""``aicore-sim diff`` (``aicore_sim/rundiff.py``) on real run folders of the default case: two
-platforms give the differences of the two summary.json files, identical runs give none."""
+"""``aicore-sim diff`` (``aicore_sim/views/rundiff.py``) on real run folders of the default case:
+two platforms give the differences of the two summary.json files, identical runs give none."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aicore_sim.rundiff import digests
+from aicore_sim.views.rundiff import digests
 from op_models.moe_token_unpermute_with_ep_grad.api import run_case
 
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")

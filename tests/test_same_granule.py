@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from aicore_sim.ascendc import DataCopy, GetBlockIdx, GlobalTensor, LocalTensor, TPosition, float32
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize_trace
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.views.summary import summarize_trace
 
 COSTS = dict(copy_model="pipelined",
              mte2_issue_cycles=10, mte2_row_cycles=0, mte2_core_bytes_per_cycle=32,

@@ -1,4 +1,4 @@
-"""The field rules every input surface declares (aicore_sim/schema.py): one message form for a
+"""The field rules every input surface declares (aicore_sim/util/schema.py): one message form for a
 wrong type or range, an unknown key and a missing one, whatever the surface."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from aicore_sim import schema
-from aicore_sim.schema import (
+from aicore_sim.util import schema
+from aicore_sim.util.schema import (
     AnyOf,
     Choice,
     Custom,

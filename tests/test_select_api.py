@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import (
     CMPMODE,
     PIPE_ALL,
@@ -29,9 +28,10 @@ from aicore_sim.ascendc import (
     uint8,
     uint32,
 )
-from aicore_sim.errors import KernelError, OutOfBoundsError
-from aicore_sim.isa import Opcode
-from aicore_sim.launch import launch
+from aicore_sim.sim import cost
+from aicore_sim.sim.errors import KernelError, OutOfBoundsError
+from aicore_sim.sim.isa import Opcode
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 from tests.kernels import run_vector_body
 

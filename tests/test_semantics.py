@@ -17,7 +17,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from aicore_sim import semantics
 from aicore_sim.ascendc import (
     CAST_NONE,
     CAST_RINT,
@@ -41,9 +40,10 @@ from aicore_sim.ascendc import (
     TPosition,
     WholeReduceSum,
 )
-from aicore_sim.dtypes import bfloat16, float16, float32, int32
-from aicore_sim.isa import Instr, Opcode, Operand, Pipe, RoundMode, Space
-from aicore_sim.launch import launch
+from aicore_sim.sim import semantics
+from aicore_sim.sim.dtypes import bfloat16, float16, float32, int32
+from aicore_sim.sim.isa import Instr, Opcode, Operand, Pipe, RoundMode, Space
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY  # 2 AIV cores, 8192 usable UB bytes
 
 F32 = np.float32

@@ -1,4 +1,4 @@
-"""What-if slack (``aicore_sim/slack.py``): replays of the recorded streams with one pipe free
+"""What-if slack (``aicore_sim/views/slack.py``): replays of the recorded streams with one pipe free
 or 2x faster, or HBM unlimited, name the lever of an HBM-bound and of a vector-bound case, and
 a scenario's figure is what a direct replay under the changed platform gives."""
 
@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from aicore_sim import engine, slack
-from aicore_sim.isa import Pipe
+from aicore_sim.sim import engine
+from aicore_sim.sim.isa import Pipe
+from aicore_sim.views import slack
 from op_models.moe_token_unpermute_with_ep_grad import cases
 from op_models.moe_token_unpermute_with_ep_grad.api import run_case
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import (
     PIPE_ALL,
     Concat,
@@ -28,9 +27,10 @@ from aicore_sim.ascendc import (
     float32,
     uint32,
 )
-from aicore_sim.errors import KernelError
-from aicore_sim.isa import Opcode
-from aicore_sim.launch import launch
+from aicore_sim.sim import cost
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Opcode
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 
 

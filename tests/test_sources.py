@@ -1,4 +1,4 @@
-"""Source attribution (``aicore_sim/sources.py``): every recorded instruction names the kernel
+"""Source attribution (``aicore_sim/sim/sources.py``): every recorded instruction names the kernel
 port's line that issued it, the trace carries it, and hot spots add up.
 
 The acceptance walk: on the default case (and on P1 with ``-m slow``) every instruction slice
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from aicore_sim.export.perfetto import chrome_trace
-from aicore_sim.hotspots import hotspots
-from aicore_sim.isa import Pipe
-from aicore_sim.sources import ROOT
-from aicore_sim.trace import STALL_CAUSES
+from aicore_sim.sim.isa import Pipe
+from aicore_sim.sim.sources import ROOT
+from aicore_sim.sim.trace import STALL_CAUSES
+from aicore_sim.views.hotspots import hotspots
 from op_models.moe_token_unpermute_with_ep_grad.api import run_case
 
 TQUE_CALLS = ("AllocTensor", "EnQue", "DeQue", "FreeTensor", "Destroy")

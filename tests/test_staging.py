@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from aicore_sim import staging
 from aicore_sim.cli.console import _dispatch
-from aicore_sim.staging import Terminated
+from aicore_sim.util import staging
+from aicore_sim.util.staging import Terminated
 
 
 class _SignalOnDrop:

@@ -1,4 +1,5 @@
-"""Tests of the bound-by summary (``aicore_sim/summary.py``) with exact tiny-platform arithmetic.
+"""Tests of the bound-by summary (``aicore_sim/views/summary.py``) with exact tiny-platform
+arithmetic.
 
 Platform ``tiny``: 1000 MHz (1 cycle = 1 ns), copies 100 + bytes cycles, HBM 1 B/cycle for the
 chip, issue 1 cycle per call, SetFlag / WaitFlag / PipeBarrier 1 cycle, Muls 10 + n/8 cycles,
@@ -12,8 +13,8 @@ import json
 import numpy as np
 import pytest
 
-from aicore_sim.launch import launch
-from aicore_sim.summary import compare_golden, format_summary, summarize
+from aicore_sim.sim.launch import launch
+from aicore_sim.views.summary import compare_golden, format_summary, summarize
 from tests import kernels
 from tests.conftest import TINY
 

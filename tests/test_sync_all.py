@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import engine
 from aicore_sim.ascendc import (
     EVENT_ID0,
     Add,
@@ -32,9 +31,10 @@ from aicore_sim.ascendc import (
     float32,
     int32,
 )
-from aicore_sim.errors import DeadlockError, KernelError
-from aicore_sim.isa import Opcode
-from aicore_sim.launch import launch
+from aicore_sim.sim import engine
+from aicore_sim.sim.errors import DeadlockError, KernelError
+from aicore_sim.sim.isa import Opcode
+from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 
 N = 64  # fp32 elements per core

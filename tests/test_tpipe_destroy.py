@@ -25,12 +25,12 @@ from aicore_sim.ascendc import (
     WaitFlag,
     float32,
 )
-from aicore_sim.errors import EventIdError, KernelError, UBOverflowError
-from aicore_sim.isa import Opcode
-from aicore_sim.launch import launch
-from aicore_sim.memory import Allocation, reserved_bytes
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize_trace
+from aicore_sim.sim.errors import EventIdError, KernelError, UBOverflowError
+from aicore_sim.sim.isa import Opcode
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.memory import Allocation, reserved_bytes
+from aicore_sim.sim.platform import load_platform
+from aicore_sim.views.summary import summarize_trace
 from tests.conftest import TINY
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from aicore_sim.cli import main
 from aicore_sim.export.perfetto import pid_of, read_trace, tid_of
-from aicore_sim.isa import Pipe
-from aicore_sim.trace import STALL_CAUSES
+from aicore_sim.sim.isa import Pipe
+from aicore_sim.sim.trace import STALL_CAUSES
 from tests.perfetto_schema import validate_chrome_trace
 
 

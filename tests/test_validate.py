@@ -27,10 +27,9 @@ from aicore_sim.ascendc import (
 )
 from aicore_sim.cli import main
 from aicore_sim.export.msprof import pipe_utilization_rows
-from aicore_sim.isa import Pipe
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
-from aicore_sim.summary import summarize_trace
+from aicore_sim.sim.isa import Pipe
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
 from aicore_sim.validate import suites as suites_mod
 from aicore_sim.validate.compare import (
     Outcome,
@@ -62,6 +61,7 @@ from aicore_sim.validate.run import (
 )
 from aicore_sim.validate.suite import BoardValue, LaunchSpec, Scenario, Step, Suite
 from aicore_sim.validate.suites import UnknownScenarioError, check_suite, select
+from aicore_sim.views.summary import summarize_trace
 from tests import kernels
 
 N = 64  # fp32 per tile

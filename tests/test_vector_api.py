@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aicore_sim import cost
 from aicore_sim.ascendc import (
     CAST_CEIL,
     CAST_FLOOR,
@@ -47,9 +46,10 @@ from aicore_sim.ascendc import (
     float32,
     int32,
 )
-from aicore_sim.errors import KernelError
-from aicore_sim.launch import launch
-from aicore_sim.platform import load_platform
+from aicore_sim.sim import cost
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
 from tests.conftest import TINY
 
 RNG = np.random.default_rng(7)

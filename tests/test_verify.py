@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from aicore_sim.cli import main
-from aicore_sim.dtypes import bfloat16, float16, float32, int32
+from aicore_sim.sim.dtypes import bfloat16, float16, float32, int32
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.atk import load_atk, select_records
 from aicore_sim.verify.compare import compare
@@ -144,7 +144,7 @@ def test_matrix_expansion():
     assert cases[1].platform.aiv_core_num == 2
     assert cases[1].name.endswith("-ascend910b1_aiv_cores2")
     # the op reads its case from the axes: the middle half of T = 8 is [2, 6)
-    from aicore_sim.registry import get_op
+    from aicore_sim.ops.registry import get_op
 
     assert get_op(m.op).matrix_case(cases[2]).range == (2, 6)
     # seeds depend on the case, not on its position in the matrix
@@ -201,7 +201,7 @@ def test_matrix_axis_values_with_one_name_part_are_refused():
 
 
 def test_matrix_of_an_op_without_axes_is_refused(monkeypatch):
-    from aicore_sim.registry import get_op
+    from aicore_sim.ops.registry import get_op
 
     monkeypatch.setattr(type(get_op("moe_token_permute_with_ep")), "matrix_axes", {})
     with pytest.raises(VerifyError, match=r"mini.toml: op: op moe_token_permute_with_ep "

@@ -1,6 +1,6 @@
 """The Ascend C API subset kernel ports import, with Ascend C names kept verbatim.
 
-Each call records one instruction for the running core (see ``aicore_sim.program``) and
+Each call records one instruction for the running core (see ``aicore_sim.sim.program``) and
 applies its effect to the functional image. Template arguments become leading arguments:
 ``SetFlag(HardEvent.V_MTE2, EVENT_ID0)``, ``buf.GetWithOffset(dtype, n, offset)``.
 """
@@ -116,7 +116,7 @@ from aicore_sim.ascendc.vector import (
     WholeReduceMax,
     WholeReduceSum,
 )
-from aicore_sim.dtypes import (
+from aicore_sim.sim.dtypes import (
     bfloat16,
     float16,
     float32,
@@ -128,7 +128,7 @@ from aicore_sim.dtypes import (
     uint16,
     uint32,
 )
-from aicore_sim.isa import HardEvent, RoundMode
+from aicore_sim.sim.isa import HardEvent, RoundMode
 
 half = float16
 

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aicore_sim import program
 from aicore_sim.ascendc.tensors import GlobalTensor, LocalTensor
-from aicore_sim.dtypes import as_dtype
-from aicore_sim.errors import KernelError
-from aicore_sim.isa import Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.sim import program
+from aicore_sim.sim.dtypes import as_dtype
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Instr, Opcode, Operand, Pipe, Space
 
 MAX_BLOCK_COUNT = 4095  # uint16 field, A2/A3 documented range
 MAX_BLOCK_LEN = 2097151  # bytes

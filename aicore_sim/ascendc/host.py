@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
-from aicore_sim.dtypes import SPELLINGS, dtype_name
-from aicore_sim.errors import InputError
+from aicore_sim.sim.dtypes import SPELLINGS, dtype_name
+from aicore_sim.sim.errors import InputError
 
 __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
            "ACLNN_SUCCESS", "GRAPH_FAILED", "GRAPH_SUCCESS", "AclnnError", "PlatformAdapter",
@@ -80,7 +80,7 @@ def c_ceil_div0(a: int, b: int) -> int:
 
 # --- GE data types as the host tilings see them -------------------------------------------------
 
-# name (lower case) -> GE name, from the one table of spellings (aicore_sim/dtypes.py)
+# name (lower case) -> GE name, from the one table of spellings (aicore_sim/sim/dtypes.py)
 _DTYPE_ALIASES: dict[str, str] = {
     spelling: ge for name, (ge, short, other) in SPELLINGS.items()
     for spelling in (name, *([short] if short else []), *other)

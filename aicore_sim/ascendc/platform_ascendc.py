@@ -10,7 +10,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from aicore_sim.platform import Platform
+    from aicore_sim.sim.platform import Platform
 
 
 class CoreMemType(Enum):

@@ -15,10 +15,10 @@ from enum import Enum
 
 import numpy as np
 
-from aicore_sim import program
 from aicore_sim.ascendc.tensors import LocalTensor
-from aicore_sim.errors import KernelError
-from aicore_sim.isa import Instr, Opcode, Pipe
+from aicore_sim.sim import program
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Instr, Opcode, Pipe
 
 
 class CMPMODE(Enum):

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aicore_sim import program, semantics
 from aicore_sim.ascendc.tensors import LocalTensor
-from aicore_sim.errors import KernelError
-from aicore_sim.isa import Instr, Opcode, Pipe
+from aicore_sim.sim import program, semantics
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Instr, Opcode, Pipe
 
 SORT_BYTES = 8  # bytes of one sorted (score, index) structure on A2/A3
 SORT_REPEAT = 32  # elements Sort orders per repeat (A2/A3)
@@ -51,7 +51,7 @@ def _elements(repeatTimes: int, per_repeat: int, what: str) -> int:
 def GetSortLen(dtype, elemCount: int) -> int:
     """``GetSortLen<T>(elemCount)``: elements of ``T`` that ``elemCount`` sorted structures
     take (8 bytes each)."""
-    from aicore_sim.dtypes import as_dtype
+    from aicore_sim.sim.dtypes import as_dtype
 
     return int(elemCount) * SORT_BYTES // as_dtype(dtype).itemsize
 

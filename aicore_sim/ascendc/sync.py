@@ -10,9 +10,9 @@ arrived: GM written by any core before it is seen by every core after it.
 
 from __future__ import annotations
 
-from aicore_sim import program
-from aicore_sim.errors import EventIdError, KernelError
-from aicore_sim.isa import HardEvent, Instr, Opcode, Pipe
+from aicore_sim.sim import program
+from aicore_sim.sim.errors import EventIdError, KernelError
+from aicore_sim.sim.isa import HardEvent, Instr, Opcode, Pipe
 
 EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3 = 0, 1, 2, 3
 EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 = 4, 5, 6, 7

@@ -20,11 +20,11 @@ from enum import Enum
 
 import numpy as np
 
-from aicore_sim import program
-from aicore_sim.dtypes import as_dtype
-from aicore_sim.errors import KernelError, OutOfBoundsError
-from aicore_sim.isa import CACHE_DISABLE, CACHE_NORMAL, Instr, Opcode, Operand, Pipe, Space
-from aicore_sim.memory import UB_ALIGN, Allocation
+from aicore_sim.sim import program
+from aicore_sim.sim.dtypes import as_dtype
+from aicore_sim.sim.errors import KernelError, OutOfBoundsError
+from aicore_sim.sim.isa import CACHE_DISABLE, CACHE_NORMAL, Instr, Opcode, Operand, Pipe, Space
+from aicore_sim.sim.memory import UB_ALIGN, Allocation
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from collections import deque
 
-from aicore_sim import program
 from aicore_sim.ascendc.sync import PIPE_ALL, PipeBarrier, SetFlag, WaitFlag
 from aicore_sim.ascendc.tensors import LocalTensor, TPosition
-from aicore_sim.dtypes import as_dtype
-from aicore_sim.errors import EventIdError, KernelError, OutOfBoundsError
-from aicore_sim.isa import HardEvent
+from aicore_sim.sim import program
+from aicore_sim.sim.dtypes import as_dtype
+from aicore_sim.sim.errors import EventIdError, KernelError, OutOfBoundsError
+from aicore_sim.sim.isa import HardEvent
 
 # (source position, destination position) -> (enqueue event, free event), arch 2201
 _QUE_EVENTS: dict[tuple[TPosition, TPosition], tuple[HardEvent, HardEvent]] = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from aicore_sim.ascendc.tensors import GM_ADDR
-from aicore_sim.errors import KernelError
+from aicore_sim.sim.errors import KernelError
 
 SYSTEM_WORKSPACE_BYTES = 16 * 1024 * 1024
 """Bytes at the start of a launch's workspace that the Ascend C library keeps for itself

@@ -21,12 +21,12 @@ from enum import Enum
 
 import numpy as np
 
-from aicore_sim import program
 from aicore_sim.ascendc.tensors import LocalTensor
-from aicore_sim.dtypes import as_dtype
-from aicore_sim.errors import KernelError
-from aicore_sim.isa import Instr, Opcode, Pipe, RoundMode
-from aicore_sim.semantics import validate_cast
+from aicore_sim.sim import program
+from aicore_sim.sim.dtypes import as_dtype
+from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Instr, Opcode, Pipe, RoundMode
+from aicore_sim.sim.semantics import validate_cast
 
 CAST_NONE = RoundMode.CAST_NONE
 CAST_RINT = RoundMode.CAST_RINT

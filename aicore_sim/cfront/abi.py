@@ -10,7 +10,7 @@ a C++ kernel and its Python port record the same instructions.
 
 The instructions a call records are attributed to the kernel's own C++ line (the call's
 ``__builtin_FILE()`` / ``__builtin_LINE()``): :data:`SITES` is a foreign site table of
-:mod:`aicore_sim.sources`, and :func:`_call` writes its index over the positions the call
+:mod:`aicore_sim.sim.sources`, and :func:`_call` writes its index over the positions the call
 appended.
 
 The enums and tags are read from the shim's headers, so the two sides never disagree.
@@ -29,12 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import ascendc, program, sources
+from aicore_sim import ascendc
 from aicore_sim.ascendc import datacopy, utils
 from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor, TPosition
 from aicore_sim.ascendc.tpipe import TBuf, TPipe, TQueBind
-from aicore_sim.dtypes import as_dtype
-from aicore_sim.errors import KernelError
+from aicore_sim.sim import program, sources
+from aicore_sim.sim.dtypes import as_dtype
+from aicore_sim.sim.errors import KernelError
 
 INCLUDE = Path(__file__).resolve().parent / "include"
 """The shim's headers (package data): ``kernel_operator.h`` and ``aicore_sim/*.h``."""

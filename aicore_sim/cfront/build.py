@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 
 from aicore_sim.cfront.abi import INCLUDE
-from aicore_sim.errors import InputError
+from aicore_sim.sim.errors import InputError
 
 CACHE_ENV = "AICORE_SIM_CACHE"
 """Set it to a folder to keep compiled kernels there instead of the user's cache folder."""

@@ -33,8 +33,8 @@ import numpy as np
 import aicore_sim.cfront.abi as abi
 import aicore_sim.cfront.build as build
 import aicore_sim.cfront.tiling_header as tiling_header
-from aicore_sim import program
-from aicore_sim.errors import InputError, KernelError
+from aicore_sim.sim import program
+from aicore_sim.sim.errors import InputError, KernelError
 
 ARCH: dict[str, tuple[int, int]] = {
     "Ascend910B": (2201, 220),

@@ -3,7 +3,7 @@
 Step of the flow: the *case* and the *launch* of a kernel no bundled operator models. The case
 file names the C++ source, its ``extern "C"`` entry, its GM tensors and tiling; this model
 compiles the source against the shim (:mod:`aicore_sim.cfront.build`) and launches it through
-the same :class:`~aicore_sim.recording.Recording` as every op, so ``run``, ``verify``,
+the same :class:`~aicore_sim.sim.recording.Recording` as every op, so ``run``, ``verify``,
 ``diff``, ``--slack`` and the msprof CSVs apply unchanged.
 
 Case file (JSON; relative paths are relative to the case file)::
@@ -57,10 +57,11 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes, schema
 from aicore_sim.cfront.tiling_space import TILING_SPACE, TilingValues
-from aicore_sim.errors import InputError
-from aicore_sim.opmodel import OpModelBase, PreparedCall
+from aicore_sim.ops.opmodel import OpModelBase, PreparedCall
+from aicore_sim.sim import dtypes
+from aicore_sim.sim.errors import InputError
+from aicore_sim.util import schema
 
 ROLES = ("input", "output", "workspace")
 NAME = "cpp_kernel"
@@ -171,7 +172,7 @@ def _rules(base: Path) -> schema.Table:
         "values": schema.Table({}, open=True, what_text="an object field -> value"),
         "callable": _func_rule(base),
     }, what_text='{"header": ..., "values": {...}} or {"callable": "module:function"}')
-    from aicore_sim.casefile import _CASE
+    from aicore_sim.ops.casefile import _CASE
 
     fields = {k: v for k, v in _CASE.fields.items() if k not in ("inputs", "attrs")}
     fields.update({
@@ -208,9 +209,9 @@ def _define(k: str, v: Any) -> str:
 
 
 def parse_document(doc: Mapping[str, Any], name: str, base: Path | None) -> Any:
-    """A ``cpp_kernel`` case document as a :class:`~aicore_sim.casefile.CaseFile`."""
-    from aicore_sim.casefile import DEFAULT_PLATFORM, CaseFile, InputSpec, OpSpec
-    from aicore_sim.platform import load_platform
+    """A ``cpp_kernel`` case document as a :class:`~aicore_sim.ops.casefile.CaseFile`."""
+    from aicore_sim.ops.casefile import DEFAULT_PLATFORM, CaseFile, InputSpec, OpSpec
+    from aicore_sim.sim.platform import load_platform
 
     base = (base or Path.cwd()).resolve()
     top = _rules(base).check(doc, "")
@@ -341,7 +342,7 @@ class CppKernelModel(OpModelBase):
 
     def case_file_data(self, cf: Any, seed: int | None = None
                        ) -> dict[str, np.ndarray | None]:
-        from aicore_sim.opmodel import draw_inputs
+        from aicore_sim.ops.opmodel import draw_inputs
 
         spec: CppCase = cf.attrs["cpp"]
         case_seed = cf.seed if seed is None else seed
@@ -409,8 +410,8 @@ class CppKernelModel(OpModelBase):
 
     def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
         from aicore_sim.cfront.kernel import KernelSource
-        from aicore_sim.opmodel import launch_tensors
-        from aicore_sim.recording import Recording
+        from aicore_sim.ops.opmodel import launch_tensors
+        from aicore_sim.sim.recording import Recording
 
         st: CppLaunch = pc.state
         spec = st.spec

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.errors import InputError
+from aicore_sim.sim.errors import InputError
 
 SCALARS: dict[str, tuple[str, int]] = {
     "int8_t": ("b", 1), "uint8_t": ("B", 1), "int16_t": ("h", 2), "uint16_t": ("H", 2),

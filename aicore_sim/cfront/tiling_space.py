@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from aicore_sim.tilingspace import Plan, TilingSpace
+from aicore_sim.ops.tilingspace import Plan, TilingSpace
 
 BLOCK_DIM, TILING_KEY = "block_dim", "tiling_key"
 
@@ -39,7 +39,7 @@ class TilingValues:
 
 @cache
 def _case(path: str) -> Any:
-    from aicore_sim.casefile import load_case
+    from aicore_sim.ops.casefile import load_case
 
     cf = load_case(path)
     if "cpp" not in (cf.attrs if isinstance(cf.attrs, Mapping) else {}):
@@ -86,7 +86,7 @@ class CppTilingSpace(TilingSpace):
 
     def plan(self, case: Any, platform: Any, strategy: str = "upstream",
              knobs: Mapping[str, int] | None = None) -> Plan:
-        from aicore_sim.registry import get_op
+        from aicore_sim.ops.registry import get_op
 
         knobs = dict(knobs or {})
         pc = get_op(self.op).prepare({}, dict(case.attrs), platform)
@@ -119,8 +119,8 @@ class CppTilingSpace(TilingSpace):
                races: bool = False, seed: int | None = None,
                kernel_source: str | None = None) -> Any:
         """The point's Recording: the case file's inputs (for ``seed``), the plan's tiling."""
-        from aicore_sim.opmodel import call
-        from aicore_sim.registry import get_op
+        from aicore_sim.ops.opmodel import call
+        from aicore_sim.ops.registry import get_op
 
         model = get_op(self.op)
         inputs = model.case_file_data(case, seed)

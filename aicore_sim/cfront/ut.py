@@ -10,7 +10,7 @@ cached like :mod:`aicore_sim.cfront.build`, linked into ``ut.so``) -> :class:`Se
 it, lends the shim its two callbacks (the kernel-side one of ``abi.h`` the cores use, and the
 host-side one of ``aicore_sim/host.h`` the test's thread uses) and runs gtest. Each
 ``GmAlloc`` is a zeroed numpy buffer named ``gm<N>``; each ``ICPU_RUN_KF`` is one
-:class:`~aicore_sim.recording.Recording` of a :class:`~aicore_sim.cfront.kernel.CxxKernel`
+:class:`~aicore_sim.sim.recording.Recording` of a :class:`~aicore_sim.cfront.kernel.CxxKernel`
 whose GM tensors are the buffers the launch was given (every one writable: the results are
 copied back into the test's buffers) and writes a run folder
 ``<out>/<Suite.Test>-<k>/`` (summary.json, trace.json, the buffers it wrote, msprof op's
@@ -46,7 +46,7 @@ from aicore_sim.ascendc.tensors import GM_ADDR
 from aicore_sim.cfront import build, tiling_header
 from aicore_sim.cfront.abi import INCLUDE
 from aicore_sim.cfront.kernel import CxxKernel, _load, arch_defines
-from aicore_sim.errors import InputError, SimError
+from aicore_sim.sim.errors import InputError, SimError
 
 GTEST_SRC_ENV = "AICORE_SIM_GTEST_SRC"
 """Set it to googletest's ``googletest`` source folder (holding ``src/gtest-all.cc`` and
@@ -397,9 +397,9 @@ class Session:
 
     def _simulate(self, launch: Launch, pointers: list[int], site: str) -> None:
         from aicore_sim.cli.common import json_default
-        from aicore_sim.recording import Recording
-        from aicore_sim.staging import discard, new_stage, publish, safe_name
-        from aicore_sim.summary import summarize
+        from aicore_sim.sim.recording import Recording
+        from aicore_sim.util.staging import discard, new_stage, publish, safe_name
+        from aicore_sim.views.summary import summarize
 
         args: list[Any] = []
         tensors: dict[str, np.ndarray] = {}

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 import aicore_sim.cli.timeline as timeline
-from aicore_sim.background import Background
-from aicore_sim.casefile import CaseFile
 from aicore_sim.cli.common import json_default
-from aicore_sim.summary import summarize
+from aicore_sim.ops.casefile import CaseFile
+from aicore_sim.util.background import Background
+from aicore_sim.views.summary import summarize
 
 
 def timed(fn):
@@ -126,7 +126,7 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
                     np.save(tmp / "outputs" / f"{name}.npy", arr)
                     files.append(f"outputs/{name}.npy")
     if result.trace is not None and not args.no_plot:
-        from aicore_sim.plots import plot_timeline
+        from aicore_sim.views.plots import plot_timeline
 
         with phases.time("plot"):
             plot_timeline(result.trace, tmp / "timeline.png",

@@ -7,10 +7,10 @@ import argparse
 import json
 from typing import Any
 
-from aicore_sim.casefile import DEFAULT_PLATFORM, case_document
 from aicore_sim.cli.common import PROG, err
-from aicore_sim.platform import list_presets, load_platform
-from aicore_sim.registry import DEFAULT_CASE, OpLoadError, get_op, op_names
+from aicore_sim.ops.casefile import DEFAULT_PLATFORM, case_document
+from aicore_sim.ops.registry import DEFAULT_CASE, OpLoadError, get_op, op_names
+from aicore_sim.sim.platform import list_presets, load_platform
 
 
 def add_parsers(sub: Any) -> None:

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import textinput
-from aicore_sim.casefile import DEFAULT_PLATFORM, CaseFile, case_document, parse_case
-from aicore_sim.errors import UsageError
-from aicore_sim.platform import Platform, load_platform
-from aicore_sim.registry import UnknownOpError, find_case
+from aicore_sim.ops.casefile import DEFAULT_PLATFORM, CaseFile, case_document, parse_case
+from aicore_sim.ops.registry import UnknownOpError, find_case
+from aicore_sim.sim.errors import UsageError
+from aicore_sim.sim.platform import Platform, load_platform
+from aicore_sim.util import textinput
 
 PROG = "aicore-sim"
 DEBUG_ENV = "AICORE_SIM_DEBUG"  # "1" (as --debug): unexpected exceptions show their traceback

@@ -11,7 +11,7 @@ failed) or the simulation failed (e.g. a deadlock in the kernel port), or the ma
 closed standard output, an encoding that cannot show a name), or an internal error (one line
 asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by SIGINT /
 SIGTERM (the output folder being written is removed). An error class carries its exit code
-(:class:`aicore_sim.errors.SimError`'s ``exit_code``: 2 for an ``InputError``).
+(:class:`aicore_sim.sim.errors.SimError`'s ``exit_code``: 2 for an ``InputError``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 
 from aicore_sim.cli.common import DEBUG_ENV, PROG, err
 from aicore_sim.cli.parser import build_parser
-from aicore_sim.errors import SimError
-from aicore_sim.registry import OpLoadError
-from aicore_sim.staging import Interrupted, Terminated, install_signal_handlers, stopped_text
+from aicore_sim.ops.registry import OpLoadError
+from aicore_sim.sim.errors import SimError
+from aicore_sim.util.staging import Interrupted, Terminated, install_signal_handlers, stopped_text
 
 
 def _user_error(e: BaseException) -> str | None:

@@ -1,5 +1,5 @@
 """``aicore-sim diff``: two run folders (or two points of a sweep) compared (step: the command
-line; the comparison is :mod:`aicore_sim.rundiff`'s)."""
+line; the comparison is :mod:`aicore_sim.views.rundiff`'s)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aicore_sim.cli.options import nonempty, nonneg_int
-from aicore_sim.errors import UsageError
+from aicore_sim.sim.errors import UsageError
 
 DIFF_EXAMPLES = """\
 examples:
@@ -53,7 +53,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from aicore_sim import rundiff
+    from aicore_sim.views import rundiff
 
     try:
         if args.points:

@@ -151,14 +151,14 @@ def cores(text: str) -> str:
 
 def size(text: str) -> str:
     """``--max-memory SIZE``: a size like 512M or 4G of at least one byte (checked by
-    :func:`aicore_sim.resources.parse_size`), kept as text."""
-    from aicore_sim.resources import parse_size
+    :func:`aicore_sim.util.resources.parse_size`), kept as text."""
+    from aicore_sim.util.resources import parse_size
 
     return _kept(parse_size, text)
 
 
 def _within_cpus(v: int) -> int:
-    from aicore_sim.background import usable_cpus
+    from aicore_sim.util.background import usable_cpus
 
     cap = usable_cpus()
     if v > cap:

@@ -19,9 +19,14 @@ from typing import Any
 import numpy as np
 
 import aicore_sim.cli.timeline as timeline
-from aicore_sim import rundiff
-from aicore_sim.background import Background
-from aicore_sim.casefile import (
+from aicore_sim.cfront import KernelSource
+from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
+from aicore_sim.cli.common import PROG, bundled, platform_arg, with_platform
+from aicore_sim.cli.options import jobs as job_count
+from aicore_sim.cli.options import nonempty, nonneg_int, size, tiling_setting
+from aicore_sim.cli.verdict import printable, run_verdict, say_idle
+from aicore_sim.export.perfetto import write_trace
+from aicore_sim.ops.casefile import (
     DEFAULT_PLATFORM,
     MODES,
     CaseFile,
@@ -30,19 +35,13 @@ from aicore_sim.casefile import (
     make_data,
     read_data,
 )
-from aicore_sim.cfront import KernelSource
-from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
-from aicore_sim.cli.common import PROG, bundled, platform_arg, with_platform
-from aicore_sim.cli.options import jobs as job_count
-from aicore_sim.cli.options import nonempty, nonneg_int, size, tiling_setting
-from aicore_sim.cli.verdict import printable, run_verdict, say_idle
-from aicore_sim.errors import UsageError
-from aicore_sim.export.perfetto import write_trace
-from aicore_sim.opmodel import PreparedCall
-from aicore_sim.parallel import usable_cpus
-from aicore_sim.registry import DEFAULT_CASE
-from aicore_sim.resources import check_fits, nbytes, parse_size, set_limit
-from aicore_sim.staging import (
+from aicore_sim.ops.opmodel import PreparedCall
+from aicore_sim.ops.registry import DEFAULT_CASE
+from aicore_sim.sim.errors import UsageError
+from aicore_sim.sim.parallel import usable_cpus
+from aicore_sim.util.background import Background
+from aicore_sim.util.resources import check_fits, nbytes, parse_size, set_limit
+from aicore_sim.util.staging import (
     check_target_folder,
     discard,
     new_stage,
@@ -50,7 +49,8 @@ from aicore_sim.staging import (
     safe_name,
     unique_stamp,
 )
-from aicore_sim.summary import format_summary
+from aicore_sim.views import rundiff
+from aicore_sim.views.summary import format_summary
 
 _RUN_EXAMPLES = """\
 examples:
@@ -82,7 +82,7 @@ def add_parser(sub: Any) -> None:
                        formatter_class=fmt, epilog=_RUN_EXAMPLES,
                        description="Run one operator call on a simulated chip.")
     r.add_argument("case_file", nargs="?", type=nonempty, metavar="CASE.json",
-                   help="case file (format: see aicore_sim/casefile.py or examples/cases/)")
+                   help="case file (format: see aicore_sim/ops/casefile.py or examples/cases/)")
     r.add_argument("--case", type=nonempty, metavar="NAME",
                    help=f"a bundled case ('{PROG} cases' lists them; default {DEFAULT_CASE})")
     r.add_argument("--platform", type=nonempty, metavar="P",

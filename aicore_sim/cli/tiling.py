@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.casefile import DEFAULT_PLATFORM, CaseFile, CaseFileError, load_case
 from aicore_sim.cli.common import PROG, bundled, err, json_default, platform_arg, with_platform
 from aicore_sim.cli.options import nonempty
-from aicore_sim.errors import UsageError
+from aicore_sim.ops.casefile import DEFAULT_PLATFORM, CaseFile, CaseFileError, load_case
+from aicore_sim.sim.errors import UsageError
 
 _TILING_EXAMPLES = """\
 examples:

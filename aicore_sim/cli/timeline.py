@@ -21,7 +21,7 @@ from aicore_sim.cli.options import (
     window,
     window_ends,
 )
-from aicore_sim.errors import UsageError as _CliUsage
+from aicore_sim.sim.errors import UsageError as _CliUsage
 
 
 class _Usage(_CliUsage):
@@ -111,7 +111,7 @@ def idle_options(args: argparse.Namespace, mode: str) -> list[str]:
 
 
 def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
-    """``cores`` / ``window`` keywords of :func:`aicore_sim.plots.plot_timeline`."""
+    """``cores`` / ``window`` keywords of :func:`aicore_sim.views.plots.plot_timeline`."""
     out: dict[str, Any] = {}
     if getattr(args, "cores", None):
         out["cores"] = parse_cores(args.cores, len(trace.cores))
@@ -132,7 +132,7 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
 def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], folder: Path,
                jobs: int, background: dict[str, Any]) -> list[str]:
     """Everything this module adds to a run's folder and summary; returns the files written."""
-    from aicore_sim import rundiff
+    from aicore_sim.views import rundiff
 
     files: list[str] = []
     trace = result.trace
@@ -144,16 +144,16 @@ def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], f
     summary["source_lines"] = rundiff.source_lines(trace)
     n = getattr(args, "hotspots", None)
     if n is not None and n > len(summary.get("hotspots", [])):
-        from aicore_sim.hotspots import hotspots
+        from aicore_sim.views.hotspots import hotspots
 
         summary["hotspots"] = hotspots(trace, n)
     if getattr(args, "slack", False):
-        from aicore_sim import slack
+        from aicore_sim.views import slack
 
         rows = slack.slack(result, jobs=jobs)
         summary["slack"] = {"rows": rows, "lever": slack.lever(rows)}
     if getattr(args, "ub_plot", False):
-        from aicore_sim.plots import plot_ub
+        from aicore_sim.views.plots import plot_ub
 
         plot_ub(trace, folder / "ub.png", **{k: v for k, v in plot_options(args, trace).items()
                                              if k == "cores"})
@@ -166,11 +166,11 @@ def report_lines(args: argparse.Namespace, summary: dict[str, Any]) -> list[str]
     out = []
     n = getattr(args, "hotspots", None)
     if n:
-        from aicore_sim.hotspots import format_hotspots
+        from aicore_sim.views.hotspots import format_hotspots
 
         out.append(format_hotspots(summary.get("hotspots", [])[:n]))
     if "slack" in summary:
-        from aicore_sim.slack import format_slack
+        from aicore_sim.views.slack import format_slack
 
         out.append(format_slack(summary["slack"]["rows"], summary["makespan_cycles"]))
     return out

@@ -13,11 +13,11 @@ import gc
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.casefile import DEFAULT_PLATFORM, MODES
 from aicore_sim.cli.common import platform_arg
 from aicore_sim.cli.options import nonempty
-from aicore_sim.errors import UsageError
-from aicore_sim.staging import check_target_folder, safe_name, unique_stamp
+from aicore_sim.ops.casefile import DEFAULT_PLATFORM, MODES
+from aicore_sim.sim.errors import UsageError
+from aicore_sim.util.staging import check_target_folder, safe_name, unique_stamp
 
 _EXAMPLES = """\
 examples:

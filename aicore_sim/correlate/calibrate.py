@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import textinput
 from aicore_sim.correlate.compare import FREQ_TOLERANCE
 from aicore_sim.correlate.opprof import PIPES, ProfiledLaunch, choose
-from aicore_sim.platform import LIMITS, Platform, apply_overlay, load_platform
-from aicore_sim.staging import write_staged
+from aicore_sim.sim.platform import LIMITS, Platform, apply_overlay, load_platform
+from aicore_sim.util import textinput
+from aicore_sim.util.staging import write_staged
 
 PROG = "aicore-sim"
 
@@ -94,7 +94,7 @@ def knob_values(platform: Platform) -> dict[str, float]:
 
 def simulate(launch: Launch, platform: Platform) -> dict[str, list[float]]:
     """Busy µs per pipe and core of ``launch`` replayed on ``platform``."""
-    from aicore_sim.isa import Pipe
+    from aicore_sim.sim.isa import Pipe
 
     trace = launch.recording.replay(platform, check=False)[0]
     clock = float(platform.clock_mhz)

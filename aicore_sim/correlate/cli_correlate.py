@@ -145,9 +145,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Run ``calibrate``; returns the exit code."""
-    from aicore_sim.casefile import CaseFileError
     from aicore_sim.correlate.calibrate import CalibrateError, calibrate_main
     from aicore_sim.correlate.opprof import OpprofError
+    from aicore_sim.ops.casefile import CaseFileError
 
     try:
         return calibrate_main(args)

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aicore_sim import schema
 from aicore_sim.export.msprof import OP_BASIC_INFO, PIPE_COLUMNS, PIPE_UTILIZATION
+from aicore_sim.util import schema
 
 PIPES: tuple[str, ...] = tuple(PIPE_COLUMNS)
 """The pipes compared, in data-flow order (SCALAR, MTE2, VECTOR, MTE3)."""

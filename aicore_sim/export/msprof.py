@@ -2,7 +2,7 @@
 ``L2Cache.csv`` and ``ResourceConflictRatio.csv``.
 
 Step of the flow: an exporter after the summary. It reads the summary dict
-(:func:`aicore_sim.summary.summarize`) and the platform only, so every figure in the files is
+(:func:`aicore_sim.views.summary.summarize`) and the platform only, so every figure in the files is
 one of summary.json's, converted: nothing is recomputed from the Trace.
 
 The files have the exact columns, in order, that ``msprof op`` writes on a board for the

@@ -5,7 +5,7 @@ sweep file, :mod:`.points` expands it into hashed points, :mod:`.worker` runs ba
 (in any process), :mod:`.run` drives any ``concurrent.futures.Executor`` and writes one result
 row per point, :mod:`.search` looks for the fastest legal tiling of one case, and :mod:`.report`
 turns result rows into markdown and PNG charts. Operator knowledge (tiling knobs, strategies,
-constraints) comes from the operator's ``TilingSpace`` (:mod:`aicore_sim.tilingspace`), found
+constraints) comes from the operator's ``TilingSpace`` (:mod:`aicore_sim.ops.tilingspace`), found
 by name through :mod:`.ops`.
 """
 

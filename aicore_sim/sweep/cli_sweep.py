@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.background import usable_cpus
 from aicore_sim.cli.options import count, nonempty, nonneg_int, scheduler, workers
-from aicore_sim.staging import Interrupted, Terminated
+from aicore_sim.util.background import usable_cpus
+from aicore_sim.util.staging import Interrupted, Terminated
 
 _SWEEP_EXAMPLES = """\
 examples:
@@ -51,7 +51,7 @@ examples:
 
 
 def _usage(msg: str) -> Exception:
-    from aicore_sim.errors import UsageError
+    from aicore_sim.sim.errors import UsageError
 
     return UsageError(msg)
 

@@ -1,9 +1,9 @@
 """The tiling spaces sweeps explore, found by operator name (step: sweep set-up).
 
 The sweep machinery knows no operator: it asks :func:`get_op` for the
-:class:`~aicore_sim.tilingspace.TilingSpace` of the ``op`` a sweep, search or calibration names
+:class:`~aicore_sim.ops.tilingspace.TilingSpace` of the ``op`` a sweep, search or calibration names
 (``OpModel.tiling_space``; that module documents what a space holds). Operators are found by
-name through :mod:`aicore_sim.registry` (entry points), so worker processes (local or on a Dask
+name through :mod:`aicore_sim.ops.registry` (entry points), so worker processes (local or on a Dask
 cluster) find the same ones; :func:`register_op` adds a tiling space under a name in this
 process, and a sweep's ``op`` may also be the import path of one: ``package.module`` (its
 ``TILING_SPACE``) or ``package.module:object``.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 
-from aicore_sim.tilingspace import TilingSpace
+from aicore_sim.ops.tilingspace import TilingSpace
 
 _EXTRA: dict[str, TilingSpace | str] = {}
 
@@ -25,14 +25,14 @@ def register_op(name: str, space: TilingSpace | str) -> None:
 
 def op_names() -> list[str]:
     """Names of the operators that have a tiling space (nothing is imported for names)."""
-    from aicore_sim.registry import op_names as all_names
+    from aicore_sim.ops.registry import op_names as all_names
 
     return sorted({*all_names(), *_EXTRA})
 
 
 def default_op_name() -> str:
-    """The op a sweep explores when none is named (:func:`aicore_sim.registry.default_op`)."""
-    from aicore_sim.registry import default_op
+    """The op a sweep explores when none is named (:func:`aicore_sim.ops.registry.default_op`)."""
+    from aicore_sim.ops.registry import default_op
 
     return default_op().name
 
@@ -41,8 +41,8 @@ def op_for_case(value: object) -> str:
     """The op a sweep or search of case ``value`` explores when none is named: the op whose
     bundled cases hold that name, the ``op`` of a case file, else the default op."""
 
-    from aicore_sim import textinput
-    from aicore_sim.registry import UnknownOpError, find_case
+    from aicore_sim.ops.registry import UnknownOpError, find_case
+    from aicore_sim.util import textinput
 
     text = str(value)
     if text.endswith(".json") or "/" in text:
@@ -59,8 +59,8 @@ def op_for_case(value: object) -> str:
 
 def get_op(name: str) -> TilingSpace:
     """The tiling space of operator ``name`` (a registered name or an import path)."""
-    from aicore_sim.registry import UnknownOpError
-    from aicore_sim.registry import get_op as get_model
+    from aicore_sim.ops.registry import UnknownOpError
+    from aicore_sim.ops.registry import get_op as get_model
 
     space = _EXTRA.get(name)
     if space is None:

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import textinput
 from aicore_sim.sweep.spec import AUTO, TIMING_ONLY_AXES, SweepSpec
+from aicore_sim.util import textinput
 
 
 @dataclass(frozen=True)

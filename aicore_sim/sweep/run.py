@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.background import end_pool
 from aicore_sim.sweep.points import Point, batches, expand, spec_hash
 from aicore_sim.sweep.rows import (
     RESULTS_CSV,
@@ -44,6 +43,7 @@ from aicore_sim.sweep.worker import (
     verify_point,
     worker_init,
 )
+from aicore_sim.util.background import end_pool
 
 OWN_FILES = frozenset({RESULTS_JSONL, RESULTS_CSV, VERIFY_JSONL, SPEC_JSON, "report.md",
                        "heatmap.png", "pareto.png", "bound_by.png"})

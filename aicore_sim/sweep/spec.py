@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import schema, textinput
-from aicore_sim.errors import InputError, SimError
+from aicore_sim.sim.errors import InputError, SimError
 from aicore_sim.sweep.ops import default_op_name, get_op, op_for_case
+from aicore_sim.util import schema, textinput
 
 MODES = ("timing-only", "timed")
 
@@ -182,7 +182,7 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
         return str(p.resolve())
 
     def platform(v: str) -> str:
-        from aicore_sim.platform import load_platform
+        from aicore_sim.sim.platform import load_platform
 
         path = resolve_path(v)
         load_platform(path)

@@ -18,7 +18,7 @@ import traceback
 from collections import OrderedDict
 from typing import Any
 
-from aicore_sim.platform import Platform, load_platform
+from aicore_sim.sim.platform import Platform, load_platform
 from aicore_sim.sweep.ops import get_op
 from aicore_sim.sweep.points import Point
 from aicore_sim.sweep.spec import AUTO, PLATFORM_AXES
@@ -45,7 +45,7 @@ def worker_init() -> None:
     the sweep leaves no worker behind)."""
     import signal
 
-    from aicore_sim.background import die_with_parent
+    from aicore_sim.util.background import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -149,7 +149,7 @@ def _platform_cols(p: Platform) -> dict[str, Any]:
 def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple:
     """Everything a point's record pass depends on: case, seed, tiling and what the kernel reads
     of the platform (``recording.record_fields``); other fields' points replay the record."""
-    from aicore_sim.recording import record_fields
+    from aicore_sim.sim.recording import record_fields
 
     return (point.op, repr(case), point.seed, plan.record_key(), *record_fields(platform),
             point.axes.get("kernel_source"))
@@ -183,7 +183,7 @@ def record_group(point: Point) -> str:
 
 def run_point(point: Point) -> dict[str, Any]:
     """One row for one point (never raises)."""
-    from aicore_sim.summary import summarize_trace
+    from aicore_sim.views.summary import summarize_trace
 
     t0 = time.perf_counter()
     row = _base_row(point)

@@ -94,7 +94,7 @@ def _err(msg: str) -> None:
 
 
 def _check_report_path(target: str) -> None:
-    from aicore_sim.errors import UsageError
+    from aicore_sim.sim.errors import UsageError
     from aicore_sim.validate.report import report_paths
 
     for p in report_paths(target):
@@ -124,7 +124,7 @@ def _listing(selected: list) -> tuple[list[dict[str, Any]], str]:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run ``validate``; returns the exit code (0 ran, 1 failed or a limit exceeded, 2 bad
     input)."""
-    from aicore_sim.errors import UsageError
+    from aicore_sim.sim.errors import UsageError
     from aicore_sim.validate import suites as found
     from aicore_sim.validate.compare import exceeded
     from aicore_sim.validate.report import (

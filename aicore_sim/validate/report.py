@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.staging import write_staged
+from aicore_sim.util.staging import write_staged
 from aicore_sim.validate.compare import WITHIN, Cell, Outcome, Stat, StepResult
 from aicore_sim.validate.suite import COLUMNS
 
@@ -306,7 +306,7 @@ def simulator_version() -> dict[str, str | None]:
 
 
 def _platform_rows(names: Sequence[str]) -> list[list[str]]:
-    from aicore_sim.platform import load_platform
+    from aicore_sim.sim.platform import load_platform
 
     rows = []
     for name in names:

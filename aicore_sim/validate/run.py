@@ -4,7 +4,7 @@ Step of the flow: after the suites' selection (:mod:`.suites`) and before the co
 (:mod:`.compare`). Each scenario is launched as its ``build(scale)`` says, on its platform
 preset, in ``timing-only`` mode; its figures are the columns of :data:`~.suite.COLUMNS`, taken
 exactly as our msprof CSV export (:mod:`aicore_sim.export.msprof`) defines them from the summary
-(:func:`aicore_sim.summary.summarize_trace`), so a user holding our ``PipeUtilization.csv``
+(:func:`aicore_sim.views.summary.summarize_trace`), so a user holding our ``PipeUtilization.csv``
 beside the board's sees the same numbers:
 
 - ``task_us`` = the summary's ``task_cycles`` (makespan, op head included, plus the launch
@@ -92,9 +92,9 @@ def figures_of_summary(summary: Mapping[str, Any], platform: Any) -> dict[str, f
 
 def simulate(scenario: Scenario, scale: float) -> tuple[dict[str, float], int]:
     """Launch ``scenario`` at ``scale`` timing-only; (its figures, its core count)."""
-    from aicore_sim.launch import launch
-    from aicore_sim.platform import load_platform
-    from aicore_sim.summary import summarize_trace
+    from aicore_sim.sim.launch import launch
+    from aicore_sim.sim.platform import load_platform
+    from aicore_sim.views.summary import summarize_trace
 
     spec = scenario.build(scale)
     platform = load_platform(scenario.platform)

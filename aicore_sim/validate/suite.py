@@ -59,7 +59,7 @@ class BoardValue:
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    """Everything :func:`aicore_sim.launch.launch` needs to run one scenario."""
+    """Everything :func:`aicore_sim.sim.launch.launch` needs to run one scenario."""
 
     kernel: Callable[..., None]
     args: Sequence[Any]

@@ -10,7 +10,7 @@ distribution, value = ``module:object`` of the :class:`Suite`::
     [project.entry-points."aicore_sim.validation"]
     board_samples = "op_models.board_samples.suite:SUITE"
 
-As in :mod:`aicore_sim.registry`, this project's own entry points are read from its
+As in :mod:`aicore_sim.ops.registry`, this project's own entry points are read from its
 ``pyproject.toml`` when the package runs from its source tree (the file is the truth there,
 before ``pip install -e`` refreshes the metadata).
 
@@ -27,9 +27,9 @@ import fnmatch
 import importlib.metadata as md
 from collections.abc import Iterable, Sequence
 
-from aicore_sim.errors import SimError, UsageError
-from aicore_sim.registry import dist_name as _dist_name
-from aicore_sim.registry import source_tree_entry_points
+from aicore_sim.ops.registry import dist_name as _dist_name
+from aicore_sim.ops.registry import source_tree_entry_points
+from aicore_sim.sim.errors import SimError, UsageError
 from aicore_sim.validate.suite import COLUMNS, Scenario, Step, Suite
 
 __all__ = [

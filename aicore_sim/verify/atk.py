@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import schema, textinput
+from aicore_sim.util import schema, textinput
 from aicore_sim.verify import VerifyError
 
 __all__ = [

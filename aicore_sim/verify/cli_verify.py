@@ -31,7 +31,7 @@ examples:
   aicore-sim verify atk_aclnn<Op>.json --records 0,72,199   (the op by its aclnn_name)
   aicore-sim verify atk_....json --records 0:200:20 --limit 5
 
-CASE is a case file (aicore_sim/casefile.py), a bundled case name ('aicore-sim cases'), or an
+CASE is a case file (aicore_sim/ops/casefile.py), a bundled case name ('aicore-sim cases'), or an
 ATK case-description json (each record a case; --records / --limit pick some).
 --expected DIR holds DIR/<case>/<output>.npy or .bin (raw, as msOpST and gen_data write them;
 dtype and shape from the case); with a single case DIR/<output>.{npy,bin} also works.
@@ -42,7 +42,6 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
-    from aicore_sim.background import usable_cpus
     from aicore_sim.cli.options import (
         count,
         jobs,
@@ -51,6 +50,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         scheduler,
         tiling_setting,
     )
+    from aicore_sim.util.background import usable_cpus
 
     fmt = argparse.RawDescriptionHelpFormatter
     v = subparsers.add_parser(
@@ -111,7 +111,7 @@ def _err(msg: str) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Run ``verify``; returns the exit code (0 pass, 1 fail, 2 bad input)."""
-    from aicore_sim.casefile import CaseFileError
+    from aicore_sim.ops.casefile import CaseFileError
     from aicore_sim.verify import VerifyError
     from aicore_sim.verify.runner import verify_main
 

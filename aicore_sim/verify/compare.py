@@ -4,7 +4,7 @@ Step of the flow: after a launch - one output array and its expected array in, o
 :class:`OutputCompare` out (pass/fail under a :class:`~.standards.Rule`, max abs / max and mean
 relative error, bad and bit-mismatching element counts, the first bad element).
 ``aicore-sim verify`` applies the standard it was given; the summary of ``aicore-sim run``
-(:func:`aicore_sim.summary.compare_golden`) applies :data:`EXACT_VALUES`.
+(:func:`aicore_sim.views.summary.compare_golden`) applies :data:`EXACT_VALUES`.
 
 Exact first: the raw bytes are compared block by block (C order, at most ``chunk`` elements per
 block, as wide machine words); a block whose bytes are equal costs one pass over memory and
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim.dtypes import dtype_name
+from aicore_sim.sim.dtypes import dtype_name
 from aicore_sim.verify.standards import REL_EPS, Rule
 
 __all__ = ["CHUNK", "EXACT_VALUES", "OutputCompare", "compare"]

@@ -46,8 +46,8 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import schema, textinput
-from aicore_sim.platform import Platform, load_platform
+from aicore_sim.sim.platform import Platform, load_platform
+from aicore_sim.util import schema, textinput
 from aicore_sim.verify import VerifyError
 
 __all__ = [
@@ -114,7 +114,7 @@ def _standard(v: str) -> str:
 
 
 def _op(v: Any) -> str:
-    from aicore_sim.registry import UnknownOpError, get_op
+    from aicore_sim.ops.registry import UnknownOpError, get_op
 
     try:
         get_op(v)
@@ -123,7 +123,7 @@ def _op(v: Any) -> str:
     return v
 
 
-# A matrix's fields (module docstring): one declaration, checked by aicore_sim.schema; the
+# A matrix's fields (module docstring): one declaration, checked by aicore_sim.util.schema; the
 # [axes] table is then checked against the op's own axes (_axes_table)
 _MATRIX = schema.Table({
     "op": schema.Custom(_op, "an operator name"),
@@ -167,7 +167,7 @@ def _frozen(value: Any) -> Any:
 
 def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
     """Validate a decoded matrix document (see the module docstring)."""
-    from aicore_sim.registry import get_op
+    from aicore_sim.ops.registry import get_op
 
     try:
         m = _MATRIX.check(doc, "")
@@ -196,7 +196,7 @@ def parse_matrix(doc: Any, where: str = "matrix") -> Matrix:
 def bundled_matrix(name: str = "default") -> Path | None:
     """The bundled matrix file of op ``name`` (``default`` / ``bundled``: the default op's);
     ``None`` when ``name`` is not an op name."""
-    from aicore_sim.registry import default_op, get_op, op_names
+    from aicore_sim.ops.registry import default_op, get_op, op_names
 
     if name in ("default", "bundled"):
         model = default_op()
@@ -242,7 +242,7 @@ def expand(m: Matrix) -> list[MatrixCase]:
     name (and its seed) starts with the op's ``matrix_label(axes)`` when the op has one (an op
     keeps the names and seeds, so the inputs, of matrices written before), else with
     ``axis=value`` parts."""
-    from aicore_sim.registry import get_op
+    from aicore_sim.ops.registry import get_op
 
     out = []
     keys = tuple(m.axes)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.staging import write_staged
+from aicore_sim.util.staging import write_staged
 from aicore_sim.verify.compare import OutputCompare
 
 __all__ = ["CaseResult", "format_case", "summary_of", "write_reports"]

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
-from aicore_sim.platform import Platform, load_platform
-from aicore_sim.staging import safe_name, unique_stamp
+from aicore_sim.sim import dtypes
+from aicore_sim.sim.platform import Platform, load_platform
+from aicore_sim.util.staging import safe_name, unique_stamp
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.report import CaseResult, format_case, summary_of, write_reports
 from aicore_sim.verify.standards import Standard, parse_standard
@@ -79,7 +79,7 @@ def _from_case(model: Any, case: Any, platform: Platform, source: str,
 
 
 def _from_casefile(cf: Any, source: str, seed: int | None) -> VerifyCase:
-    from aicore_sim.casefile import CaseFileError, make_data
+    from aicore_sim.ops.casefile import CaseFileError, make_data
 
     if cf.positional_attrs:
         raise CaseFileError(f"{source}: attrs: a positional list is only accepted by "
@@ -96,7 +96,7 @@ def _from_matrix_case(model: Any, mc: Any, source: str, mode: str | None) -> Ver
 
 def _atk_model(name: str) -> Any:
     """The registered op whose ``aclnn_name`` is ``name`` (None: none)."""
-    from aicore_sim.registry import ops
+    from aicore_sim.ops.registry import ops
 
     return next((m for m in ops() if m.aclnn_name == name), None)
 
@@ -129,7 +129,7 @@ def _atk_cases(path: Path, sel: str | None, platform: Platform) -> list[VerifyCa
 
 def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[str, Any]]:
     """The cases named on the command line, and what the matrix sets (mode, standard)."""
-    from aicore_sim.casefile import load_case
+    from aicore_sim.ops.casefile import load_case
     from aicore_sim.verify.atk import is_atk_file
 
     plat_override = None
@@ -152,7 +152,7 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
                 vc.platform = plat_override
             out.append(vc)
         else:
-            from aicore_sim.registry import UnknownOpError, find_case
+            from aicore_sim.ops.registry import UnknownOpError, find_case
 
             try:
                 model, case = find_case(spec, "CASE")
@@ -161,7 +161,7 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
                                   f"('aicore-sim cases' lists them) (rule case)") from None
             out.append(_from_case(model, case, default_plat, "bundled", args.seed))
     if args.matrix:
-        from aicore_sim.registry import get_op
+        from aicore_sim.ops.registry import get_op
         from aicore_sim.verify.matrix import expand, load_matrix
 
         m = load_matrix(args.matrix)
@@ -267,8 +267,8 @@ def check_expected(cases: list[VerifyCase], folder: Path) -> None:
 def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None = None,
              single: bool = False, dump_dir: Path | None = None) -> CaseResult:
     """Run one case and compare each of its outputs (errors of the run become ``error``)."""
-    from aicore_sim.errors import SimError
-    from aicore_sim.opmodel import call
+    from aicore_sim.ops.opmodel import call
+    from aicore_sim.sim.errors import SimError
 
     res = CaseResult(vc.name, vc.source, vc.platform.name, mode,
                      expected_from="files" if expected_dir else
@@ -316,9 +316,9 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
 
 def _planned_tiling(vc: VerifyCase) -> tuple[Any, int | None, int]:
     """(tiling, key, block dim) the op's tiling space plans with ``vc.tiling`` set; a field or
-    value it refuses is a :class:`~aicore_sim.errors.InputError` naming the rule (the case is
+    value it refuses is a :class:`~aicore_sim.sim.errors.InputError` naming the rule (the case is
     then not run)."""
-    from aicore_sim.errors import InputError
+    from aicore_sim.sim.errors import InputError
 
     space = vc.model.tiling_space
     if space is None:
@@ -352,7 +352,7 @@ def _forked(jobs: list[tuple], workers: int):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from aicore_sim.background import end_pool, quiet_child
+    from aicore_sim.util.background import end_pool, quiet_child
 
     global _JOBS
     _JOBS = jobs
@@ -387,7 +387,7 @@ def _remote_job(source: dict[str, Any], i: int, rest: tuple) -> CaseResult:
 
 def _importable(op: str) -> str:
     """Run on a Dask worker before its first case: the operator is installed there."""
-    from aicore_sim.registry import get_op
+    from aicore_sim.ops.registry import get_op
 
     return get_op(op).name
 
@@ -415,7 +415,7 @@ def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standa
     options, as :func:`cases_from_args` reads them). Results and their order as with one."""
     from tqdm import tqdm
 
-    from aicore_sim.background import available
+    from aicore_sim.util.background import available
 
     if expected_dir is not None:
         check_expected(cases, expected_dir)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aicore_sim.dtypes import bfloat16, dtype_name, float16, float32
+from aicore_sim.sim.dtypes import bfloat16, dtype_name, float16, float32
 from aicore_sim.verify import VerifyError
 
 __all__ = [

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from aicore_sim import KernelError
 from aicore_sim.ascendc import (
     EVENT_ID0,
     EVENT_ID1,
@@ -63,7 +64,6 @@ from aicore_sim.ascendc import (
     WaitFlag,
     half,
 )
-from aicore_sim.errors import KernelError
 
 SIZEOF_HALF = 2
 # __NPU_ARCH__ -> (MAX_DATA_COPY_LEN, BANK_CONFLICT_DATA_COPY_LEN)

@@ -31,6 +31,7 @@ Deviations from upstream
 
 from __future__ import annotations
 
+from aicore_sim import KernelError
 from aicore_sim.ascendc import (
     GM_ADDR,
     CacheMode,
@@ -43,7 +44,6 @@ from aicore_sim.ascendc import (
     TPosition,
     half,
 )
-from aicore_sim.errors import KernelError
 
 SIZEOF_HALF = 2
 

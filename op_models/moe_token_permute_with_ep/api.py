@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import Platform, Recording, launch_tensors, load_platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -52,10 +53,7 @@ from aicore_sim.ascendc.host import (
     aclnn_tiled,
     aclnn_workspace,
 )
-from aicore_sim.dtypes import dtype_name, int32, int64
-from aicore_sim.opmodel import launch_tensors
-from aicore_sim.platform import Platform, load_platform
-from aicore_sim.recording import Recording
+from aicore_sim.sim.dtypes import dtype_name, int32, int64
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range
 from op_models.moe_token_permute_with_ep import cases as _cases
 from op_models.moe_token_permute_with_ep.infershape import infer_outputs
@@ -158,7 +156,7 @@ def get_workspace_size(
 
 
 def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :class:`aicore_sim.recording.Recording`."""
+    """The kernel's argument list for :class:`aicore_sim.sim.recording.Recording`."""
     prb = ex.inputs["probs"]
     tok = ex.inputs["tokens"]
     return ["tokens", "indices", None if prb is None else "probs", "permute_tokens",
@@ -174,7 +172,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
 
     ``workspace`` is not used (the launch allocates ``workspace_size`` bytes of GM for the
     kernel); ``workspace_size`` must be at least what :func:`get_workspace_size` returned
-    (161002). The keyword arguments are those of :class:`aicore_sim.recording.Recording`."""
+    (161002). The keyword arguments are those of :class:`aicore_sim.sim.recording.Recording`."""
     del workspace
     ex = executor
     aclnn_workspace(workspace_size, ex.workspace_size)

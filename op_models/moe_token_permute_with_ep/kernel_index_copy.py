@@ -39,6 +39,7 @@ Deviations from upstream
 
 from __future__ import annotations
 
+from aicore_sim import as_dtype
 from aicore_sim.ascendc import (
     PIPE_MTE2,
     DataCopyExtParams,
@@ -58,7 +59,6 @@ from aicore_sim.ascendc import (
     int32,
 )
 from aicore_sim.ascendc import SyncAll as _AscendCSyncAll
-from aicore_sim.dtypes import as_dtype
 
 
 class _IndexCopyBase:

@@ -30,6 +30,7 @@ Deviations from upstream
 
 from __future__ import annotations
 
+from aicore_sim import as_dtype
 from aicore_sim.ascendc import (
     DataCopy,
     DataCopyPad,
@@ -47,7 +48,6 @@ from aicore_sim.ascendc import (
     uint32,
 )
 from aicore_sim.ascendc import Extract as _Extract
-from aicore_sim.dtypes import as_dtype
 from op_models.moe_token_permute_with_ep.kernel_common import (
     MERGE_LIST_FOUR,
     MERGE_LIST_IDX_THREE,

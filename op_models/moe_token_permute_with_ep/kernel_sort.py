@@ -37,6 +37,7 @@ Deviations from upstream
 
 from __future__ import annotations
 
+from aicore_sim import as_dtype
 from aicore_sim.ascendc import (
     CAST_ROUND,
     PIPE_V,
@@ -68,7 +69,6 @@ from aicore_sim.ascendc import (
     uint32,
 )
 from aicore_sim.ascendc import SyncAll as _AscendCSyncAll
-from aicore_sim.dtypes import as_dtype
 from op_models.moe_token_permute_with_ep.kernel_common import (
     MIN_FP32,
     ONE_BLK_SIZE,

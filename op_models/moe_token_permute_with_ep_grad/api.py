@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import Platform, Recording, launch_tensors, load_platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -61,10 +62,7 @@ from aicore_sim.ascendc.host import (
     aclnn_tiled,
     aclnn_workspace,
 )
-from aicore_sim.dtypes import dtype_name, int32
-from aicore_sim.opmodel import launch_tensors
-from aicore_sim.platform import Platform, load_platform
-from aicore_sim.recording import Recording
+from aicore_sim.sim.dtypes import dtype_name, int32
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
 from op_models.moe_token_permute_with_ep_grad import cases as _cases
 from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
@@ -191,7 +189,7 @@ def get_workspace_size(
 
 
 def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :func:`aicore_sim.launch.launch`."""
+    """The kernel's argument list for :func:`aicore_sim.sim.launch.launch`."""
     prb = ex.inputs["permuted_probs_output_grad"]
     dt = ex.inputs["permuted_tokens_output_grad"].dtype
     return ["permuted_tokens_output_grad", "sorted_indices",
@@ -210,7 +208,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     :func:`get_workspace_size` returned (161002). The Recording's ``outputs`` map
     ``token_grad`` and (with probs) ``probs_grad`` to the caller's arrays (filled in) or new
     ones (none in timing-only mode). ``races``, ``jobs``, ``check_streams`` and ``auto_sync``
-    are passed to :class:`aicore_sim.recording.Recording`.
+    are passed to :class:`aicore_sim.sim.recording.Recording`.
     """
     del workspace
     ex = executor

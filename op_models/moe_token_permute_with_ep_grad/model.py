@@ -1,4 +1,4 @@
-"""``MoeTokenPermuteWithEpGrad`` as an :class:`~aicore_sim.opmodel.OpModel` (its registration).
+"""``MoeTokenPermuteWithEpGrad`` as an :class:`~aicore_sim.ops.opmodel.OpModel` (its registration).
 
 What the generic commands (``run``, ``tiling``, ``cases``, ``verify --matrix``) know of the
 backward EP permute: the IR (inputs, attributes, outputs), the aclnn two-phase API
@@ -14,9 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
+from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
 from aicore_sim.ascendc.host import tensor_descs
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
 from op_models import moe_matrix
 from op_models.moe_common import FLOATS, MoeOpModel, ep_text, int_range
 

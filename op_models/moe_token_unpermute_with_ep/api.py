@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import Platform, Recording, load_platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -60,9 +61,7 @@ from aicore_sim.ascendc.host import (
     aclnn_tiled,
     aclnn_workspace,
 )
-from aicore_sim.dtypes import dtype_name, int32
-from aicore_sim.platform import Platform, load_platform
-from aicore_sim.recording import Recording
+from aicore_sim.sim.dtypes import dtype_name, int32
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.infershape import infer_outputs
@@ -176,7 +175,7 @@ def get_workspace_size(
 
 
 def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :class:`aicore_sim.recording.Recording`."""
+    """The kernel's argument list for :class:`aicore_sim.sim.recording.Recording`."""
     td = ex.tiling.tiling_data
     prb = ex.inputs["probs"]
     return ["permuted_tokens", "sorted_indices", None if prb is None else "probs",
@@ -193,7 +192,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     :func:`get_workspace_size` returned (161002). The result's ``outputs`` map
     ``unpermuted_tokens`` to the caller's ``out`` (filled in) or to a new array (timing-only:
     nothing computed, no output). Every output row is written by the kernel. The keyword
-    arguments are those of :class:`aicore_sim.recording.Recording`.
+    arguments are those of :class:`aicore_sim.sim.recording.Recording`.
     """
     del workspace
     ex = executor

@@ -75,8 +75,8 @@ from aicore_sim.ascendc import (
     WaitFlag,
     float32,
 )
-from aicore_sim.dtypes import as_dtype
-from aicore_sim.errors import KernelError
+from aicore_sim.sim.dtypes import as_dtype
+from aicore_sim.sim.errors import KernelError
 from op_models.moe_token_unpermute_with_ep.tiling import TilingData
 
 

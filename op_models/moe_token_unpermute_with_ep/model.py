@@ -1,4 +1,4 @@
-"""``MoeTokenUnpermuteWithEp`` as an :class:`~aicore_sim.opmodel.OpModel` (its registration).
+"""``MoeTokenUnpermuteWithEp`` as an :class:`~aicore_sim.ops.opmodel.OpModel` (its registration).
 
 What the generic commands (``run``, ``verify``, ``tiling``, ``cases``) know of the forward, and
 all of it: the IR (inputs, attributes, outputs), the aclnn two-phase API (:mod:`.api`), the
@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
+from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
 from aicore_sim.ascendc.host import tensor_descs
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
 from op_models import moe_matrix
 from op_models.moe_common import FLOATS, MoeOpModel, ep_text, topk
 

@@ -1,10 +1,10 @@
 """Tiling design space of ``MoeTokenUnpermuteWithEp`` (step "op tiling", for sweeps).
 
-:data:`TILING_SPACE` (the model's ``tiling_space``, a :class:`~aicore_sim.tilingspace.TilingSpace`)
-is what the generic sweep machinery (``aicore_sim.sweep``) needs to know about the forward: case
-axes, the tiling fields a sweep may override ("knobs"), the kernel's constraints on a tiling
-(named rules) and the UB budget (a point is launched and verified through the op's one call
-path, the space's defaults).
+:data:`TILING_SPACE` (the model's ``tiling_space``, a
+:class:`~aicore_sim.ops.tilingspace.TilingSpace`) is what the generic sweep machinery
+(``aicore_sim.sweep``) needs to know about the forward: case axes, the tiling fields a sweep
+may override ("knobs"), the kernel's constraints on a tiling (named rules) and the UB budget (a
+point is launched and verified through the op's one call path, the space's defaults).
 
 Knobs (tiling fields the kernel reads):
 
@@ -24,9 +24,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.platform import Platform
-from aicore_sim.tilingspace import Plan
 from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
@@ -51,8 +50,7 @@ def _up(x: int, a: int) -> int:
 
 def _case_from_file(path: str) -> _cases.Case:
     """A case file's shapes, dtypes and range as a :class:`Case` (inputs drawn by routing)."""
-    from aicore_sim.casefile import load_case
-    from aicore_sim.dtypes import dtype_name
+    from aicore_sim import dtype_name, load_case
 
     cf = load_case(path)
     tok, idx, probs = (cf.inputs.get(k) for k in ("permuted_tokens", "sorted_indices", "probs"))

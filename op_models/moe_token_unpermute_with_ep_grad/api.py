@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import Platform, Recording, load_platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -56,9 +57,7 @@ from aicore_sim.ascendc.host import (
     aclnn_tensor,
     aclnn_tiled,
 )
-from aicore_sim.dtypes import dtype_name, int32
-from aicore_sim.platform import Platform, load_platform
-from aicore_sim.recording import Recording
+from aicore_sim.sim.dtypes import dtype_name, int32
 from op_models.moe_common import FLOAT_DTYPES
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
@@ -276,7 +275,7 @@ def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: st
     ``probs_grad`` when there is one) to the caller's arrays, filled in, or to new arrays
     (in timing-only mode nothing is computed: only the caller's arrays, untouched, if any).
     ``races``, ``jobs`` and ``check_streams`` are passed to
-    :class:`aicore_sim.recording.Recording`.
+    :class:`aicore_sim.sim.recording.Recording`.
     """
     del workspace
     ex = executor
@@ -382,7 +381,7 @@ def run_case(
 
     Returns ``(outputs, result, inputs)``.
     """
-    from aicore_sim.opmodel import call
+    from aicore_sim import call
     from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
 
     case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name

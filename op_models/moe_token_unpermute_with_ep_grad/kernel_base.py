@@ -31,6 +31,7 @@ Deviations from upstream
 
 from __future__ import annotations
 
+from aicore_sim import as_dtype
 from aicore_sim.ascendc import (
     GM_ADDR,
     Add,
@@ -42,7 +43,6 @@ from aicore_sim.ascendc import (
     TPipe,
     WholeReduceSum,
 )
-from aicore_sim.dtypes import as_dtype
 from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingData
 
 DOUBLE_BUFFER = 2

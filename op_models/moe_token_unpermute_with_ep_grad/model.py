@@ -1,4 +1,5 @@
-"""``MoeTokenUnpermuteWithEpGrad`` as an :class:`~aicore_sim.opmodel.OpModel` (its registration).
+"""``MoeTokenUnpermuteWithEpGrad`` as an :class:`~aicore_sim.ops.opmodel.OpModel` (its
+registration).
 
 What the generic commands (``run``, ``verify``, ``tiling``, ``cases``, ``sweep``, ``search``)
 know of this operator, and all of it: the IR (inputs, attributes, outputs), the aclnn two-phase
@@ -14,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
+from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
 from aicore_sim.ascendc.host import tensor_descs
-from aicore_sim.opmodel import AttrSpec, PreparedCall, Spec, TensorSpec
 from op_models import moe_matrix
 from op_models.moe_common import FLOATS, MoeOpModel, topk
 

@@ -1,11 +1,11 @@
 """Tiling design space of ``MoeTokenUnpermuteWithEpGrad`` (step "op tiling", for sweeps).
 
-:data:`TILING_SPACE` (the model's ``tiling_space``, a :class:`~aicore_sim.tilingspace.TilingSpace`)
-is what the generic sweep machinery (``aicore_sim.sweep``) needs to know about this operator, and
-nothing else: which case axes exist, which tiling fields a sweep may override ("knobs"), named
-tiling strategies, the kernel's constraints on a tiling (each a named rule) and the UB budget
-(a point is launched and verified against the golden through the op's one call path, the
-space's defaults).
+:data:`TILING_SPACE` (the model's ``tiling_space``, a
+:class:`~aicore_sim.ops.tilingspace.TilingSpace`) is what the generic sweep machinery
+(``aicore_sim.sweep``) needs to know about this operator, and nothing else: which case axes
+exist, which tiling fields a sweep may override ("knobs"), named tiling strategies, the
+kernel's constraints on a tiling (each a named rule) and the UB budget (a point is launched and
+verified against the golden through the op's one call path, the space's defaults).
 
 Knobs (the tiling fields the kernel reads, spec §3.2, §5, §6):
 
@@ -37,9 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.platform import Platform
-from aicore_sim.tilingspace import Plan
 from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
@@ -69,7 +68,7 @@ def _down(x: int, a: int) -> int:
 
 def _case_from_file(path: str) -> _cases.Case:
     """A case file's shapes, dtypes and range as a :class:`Case` (inputs drawn by make_inputs)."""
-    from aicore_sim.casefile import load_case
+    from aicore_sim import load_case
 
     cf = load_case(path)
     _check_args(cf)
@@ -321,8 +320,8 @@ class GradTilingSpace(MoeTilingSpace):
     def check_resources(self, case: _cases.Case, platform: Platform) -> None:
         """``ResourceError`` (before any work) when one launch of ``case`` - inputs, outputs and a
         golden copy, one UB image per core, the instruction streams - cannot fit in memory."""
-        from aicore_sim.errors import ResourceError
-        from aicore_sim.resources import BYTES_PER_INSTRUCTION, check_fits
+        from aicore_sim import ResourceError
+        from aicore_sim.util.resources import BYTES_PER_INSTRUCTION, check_fits
 
         t, p, r = _sizes(case)
         N, K, H, T = case.tokens_num, case.top_k, case.hidden, case.flat_size

@@ -1,6 +1,6 @@
 """Chrome Trace Event JSON for Perfetto: one process per core, one thread per pipe.
 
-Step of the flow: an exporter after the replay; it reads the :class:`~aicore_sim.trace.Trace`
+Step of the flow: an exporter after the replay; it reads the :class:`~aicore_sim.sim.trace.Trace`
 only and never recomputes a cycle.
 
 Layout of the file (``{"schemaVersion": 2, "displayTimeUnit": "ns", "profilingType": "op",

@@ -9,9 +9,9 @@ from operator import itemgetter
 import numpy as np
 
 from aicore_sim.export.perfetto.schema import LANES, lane_ns, pid_of
-from aicore_sim.isa import Instr, Operand, Pipe, Space, per_object
-from aicore_sim.memory import reserved_bytes
-from aicore_sim.trace import STALL_CAUSES, CoreTrace, stall_what
+from aicore_sim.sim.isa import Instr, Operand, Pipe, Space, per_object
+from aicore_sim.sim.memory import reserved_bytes
+from aicore_sim.sim.trace import STALL_CAUSES, CoreTrace, stall_what
 
 # --------------------------------------------------------------------------------------------
 # Instruction shapes: what the static text of a slice depends on

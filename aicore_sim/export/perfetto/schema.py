@@ -15,7 +15,7 @@ Args of an instruction slice. Its name is the opcode (``SetFlag<V_MTE2>(3)``,
   once, as ``otherData.dtype``);
 - ``event`` and ``event_id`` for SetFlag / WaitFlag; ``implicit`` and ``label`` when set;
 - ``source``: the kernel port's line that issued it, ``"<path>:<line> <function>"`` with the
-  path relative to the checkout (``aicore_sim/sources.py``), when the trace has sources.
+  path relative to the checkout (``aicore_sim/sim/sources.py``), when the trace has sources.
 
 Dropped from earlier versions as derivable: ``opcode`` (the name), ``start_cycle`` /
 ``end_cycle`` (``ts * otherData.clock_mhz``, to within a cycle; ``cycles`` is exact), byte
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim.isa import Instr, Opcode, Pipe, Space
+from aicore_sim.sim.isa import Instr, Opcode, Pipe, Space
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Thread order inside a core: the order data flows through it."""

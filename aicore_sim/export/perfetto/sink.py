@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - zlib is the fallback
 from aicore_sim.export.perfetto.events import stall_rows
 from aicore_sim.export.perfetto.rows import compact
 from aicore_sim.export.perfetto.writer import CHUNK_EVENTS, Writer, iter_text
-from aicore_sim.trace import Trace
+from aicore_sim.sim.trace import Trace
 
 LARGE_EVENTS = 200_000
 """Above this many events :func:`write_trace` gzips even when the path does not say so."""

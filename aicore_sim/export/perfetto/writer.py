@@ -44,8 +44,8 @@ from aicore_sim.export.perfetto.schema import (
     tid_of,
     to_ns,
 )
-from aicore_sim.isa import Pipe
-from aicore_sim.trace import Trace
+from aicore_sim.sim.isa import Pipe
+from aicore_sim.sim.trace import Trace
 
 CHUNK_EVENTS = 16_384
 """Events rendered per chunk: bounds the memory of a write (about 200 bytes per event)."""

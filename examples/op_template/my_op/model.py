@@ -1,4 +1,4 @@
-"""``my_op`` as an aicore-sim ``OpModel`` (members: ``aicore_sim/opmodel.py``; registered in
+"""``my_op`` as an aicore-sim ``OpModel`` (members: ``aicore_sim/ops/opmodel.py``; registered in
 pyproject.toml). ``OpModelBase`` gives the rest: seeded inputs, ``tiling`` (``prepare`` on the
 shapes), ``execute`` (the kernel gets inputs, outputs, workspace and tiling, as from aclnn)."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aicore_sim import schema
-from aicore_sim.opmodel import AttrSpec, KernelLaunch, OpModelBase, PreparedCall, TensorSpec
+from aicore_sim import AttrSpec, KernelLaunch, OpModelBase, PreparedCall, TensorSpec, schema
 from my_op import cases, golden, kernel, tiling
 from my_op.tiling import DTYPES  # float16, float32
 

@@ -12,10 +12,8 @@ import pytest
 from my_op import kernel
 from my_op.model import MODEL
 
-from aicore_sim import ascendc
-from aicore_sim.isa import HardEvent
-from aicore_sim.opmodel import call
-from aicore_sim.platform import load_platform
+from aicore_sim import ascendc, call, load_platform
+from aicore_sim.sim.isa import HardEvent
 
 TINY = load_platform("tiny")
 

@@ -7,10 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim import AttrSpec, PreparedCall, SimError, TensorSpec, launch
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.errors import SimError
-from aicore_sim.launch import launch
-from aicore_sim.opmodel import AttrSpec, PreparedCall, TensorSpec
 from tiny_axpy.golden import golden
 from tiny_axpy.kernel import tiny_axpy
 from tiny_axpy.tiling import TilingError, tiling_func

@@ -1,0 +1,132 @@
+"""What-if slack: the makespan a launch would have with one pipe free or faster, or HBM unlimited.
+
+Step of the flow: after a replay, from the same :class:`~aicore_sim.sim.recording.Recording` (no
+new record): each scenario is one more timing-only replay of its streams with the
+per-instruction costs changed, so the figures are replays, not estimates. Scenarios, for each
+pipe P of SCALAR, MTE2, VECTOR, MTE3:
+
+- ``P free``: P's instructions cost 0 cycles (for SCALAR: the scalar instructions, the issue
+  cost of every instruction and the data-cache misses);
+- ``P 2x``: P's costs halved (rounded up);
+
+and ``HBM unlimited``: no transfer waits for the shared HBM bandwidth or the chip fabric
+(each copy takes its single-core time). A free copy pipe still shares HBM: that is the
+``HBM unlimited`` lever.
+``L2 always hits``: every GM read is served from L2 and no write is written back (the L2
+model's upper bound, ``engine/l2.py``); ``UB banks no conflicts``: vector calls cost what they
+would with their operands in distinct bank groups (``cost.bank_beats``).
+
+The costs are the replay's own prepared columns (``Recording.columns``, ``engine.core.prepare``),
+changed and replayed by ``Recording.replay(columns=)``; scenarios run in ``jobs`` forked
+processes at once (:class:`~aicore_sim.util.background.Background`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aicore_sim.sim.engine.core import Columns
+from aicore_sim.sim.isa import Pipe
+from aicore_sim.util.background import Background
+
+PIPES = (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3, Pipe.SCALAR)
+HBM = "HBM"
+L2 = "L2"
+BANKS = "UB banks"
+
+
+def scenarios() -> list[tuple[str, str]]:
+    """(lever, change) pairs in report order: each pipe free and 2x, then HBM unlimited."""
+    out = [(p.name, change) for p in PIPES for change in ("free", "2x")]
+    out.append((HBM, "unlimited"))
+    out.append((L2, "always hits"))
+    out.append((BANKS, "no conflicts"))
+    return out
+
+
+def _scale(v: int, change: str) -> int:
+    return 0 if change == "free" else -(-v // 2)
+
+
+def _columns(base: Columns, lever: str, change: str) -> Columns:
+    """One core's prepared columns with the scenario's costs (the base is not modified)."""
+    if lever == HBM:  # the chip fabric's writes too (engine/fabric.py)
+        n = len(base.gmb)
+        return base._replace(gmb=[0] * n, wbb=[0] * n, fab=[0] * n)
+    if lever == BANKS:  # the vector calls' conflicts only (copies' are granule queues)
+        v = int(Pipe.VECTOR)
+        return base._replace(
+            occ=[o - c if q == v else o for o, c, q in zip(base.occ, base.conf, base.pipe_of)],
+            conf=[0 if q == v else c for c, q in zip(base.conf, base.pipe_of)])
+    p = int(Pipe[lever])
+    occ = [_scale(o, change) if q == p else o for o, q in zip(base.occ, base.pipe_of)]
+    lat = [_scale(v, change) if q == p else v for v, q in zip(base.lat, base.pipe_of)]
+    issue = [_scale(v, change) for v in base.issue] if p == int(Pipe.SCALAR) else base.issue
+    return base._replace(occ=occ, lat=lat, issue=issue)
+
+
+def replay_makespan(recording: Any, columns: list[Columns], lever: str, change: str) -> int:
+    """Makespan of one scenario: a timing-only replay of ``recording`` with the changed
+    costs (``columns``: its own)."""
+    plat = recording.platform
+    if lever == Pipe.SCALAR.name:  # data-cache misses are scalar-unit time
+        plat = plat.with_overrides(dcache_miss_cycles=_scale(int(plat.dcache_miss_cycles), change))
+    changed = (recording.columns(l2_always_hits=True) if lever == L2
+               else [_columns(c, lever, change) for c in columns])
+    return recording.replay(plat, columns=changed, check=False)[0].makespan
+
+
+def slack(recording: Any, makespan: int | None = None, jobs: int = 1,
+          progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """One row per scenario of a :class:`~aicore_sim.sim.recording.Recording`: ``lever``,
+    ``change``, ``makespan_cycles``, ``delta_cycles`` (scenario - ``makespan``, default the
+    recording's own) and ``delta_pct``; best lever first is :func:`lever`'s job, the rows stay
+    in :func:`scenarios` order."""
+    makespan = recording.cycles if makespan is None else makespan
+    columns = recording.columns()
+    todo = scenarios()
+    results: dict[tuple[str, str], int] = {}
+    jobs = max(1, int(jobs))
+    while todo:
+        batch, todo = todo[:jobs], todo[jobs:]
+        running = [(sc, Background(lambda sc=sc: replay_makespan(recording, columns, *sc),
+                                   enabled=jobs > 1)) for sc in batch]
+        try:
+            for sc, job in running:
+                results[sc] = job.result()
+                if progress is not None:
+                    progress(f"{sc[0]} {sc[1]}")
+        finally:
+            for _, job in running:
+                job.close()
+    return [{"lever": lv, "change": ch, "makespan_cycles": m, "delta_cycles": m - makespan,
+             "delta_pct": 100.0 * (m - makespan) / makespan if makespan else 0.0}
+            for (lv, ch), m in ((sc, results[sc]) for sc in scenarios())]
+
+
+def lever(rows: list[dict[str, Any]]) -> str | None:
+    """The lever whose best scenario shortens the makespan most (None if none does)."""
+    best = min(rows, key=lambda r: r["delta_cycles"], default=None)
+    return best["lever"] if best is not None and best["delta_cycles"] < 0 else None
+
+
+def format_slack(rows: list[dict[str, Any]], makespan: int) -> str:
+    """``"MTE2 2x faster -> -38.0 %"`` lines, best first."""
+    if not rows:
+        return "slack: nothing to replay"
+    words = {"free": "free", "2x": "2x faster", "unlimited": "unlimited",
+             "always hits": "always hits", "no conflicts": "no conflicts"}
+    lines = [f"what-if slack (timing-only replays of the recorded streams; now {makespan:,} "
+             f"cycles):"]
+    width = max(len(f"{r['lever']} {words[r['change']]}") for r in rows)
+    for r in sorted(rows, key=lambda r: (r["delta_cycles"], r["lever"], r["change"])):
+        lines.append(f"  {r['lever'] + ' ' + words[r['change']]:<{width}} -> "
+                     f"{r['makespan_cycles']:>12,} cycles ({r['delta_pct']:+.1f} %)")
+    best = lever(rows)
+    lines.append(f"  lever: {best}" if best else "  lever: none (no scenario is faster)")
+    return "\n".join(lines)
+
+
+__all__ = ["BANKS", "HBM", "L2", "PIPES", "format_slack", "lever", "replay_makespan",
+           "scenarios", "slack"]
