@@ -23,7 +23,6 @@ import ctypes
 import functools
 import re
 import struct
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,7 @@ INCLUDE = Path(__file__).resolve().parent / "include"
 _ENUM = re.compile(r"enum\s+(?:class\s+)?(\w+)\s*(?::\s*\w+)?\s*\{([^}]*)\}", re.S)
 
 
-@cache
+@functools.cache
 def header_enums() -> dict[str, list[str]]:
     """Every enum the shim declares: its name -> member names in value order (the headers
     give no explicit values, so a member's value is its index)."""
@@ -55,6 +54,15 @@ def header_enums() -> dict[str, list[str]]:
     return out
 
 
+def _np_dtype(name: str) -> np.dtype:
+    """The dtype of a shim element type: the simulator's own (bfloat16 through ml_dtypes) or,
+    for the types tensors cannot hold (uint64, bool, double), numpy's."""
+    try:
+        return as_dtype(name)
+    except (KeyError, ValueError, TypeError):
+        return np.dtype(name)
+
+
 _E = header_enums()
 (INT, FLT, BOOL, NUL, LOC, LOCS, GLB, ENUM, STRUCT, DTYPE, HANDLE, STR, LIST) = (
     _E["Tag"].index(t) for t in ("INT", "FLT", "BOOL", "NUL", "LOC", "LOCS", "GLB", "ENUM",
@@ -63,19 +71,16 @@ _C_TYPES = {"half": "float16", "float": "float32", "bfloat16_t": "bfloat16", "in
             "uint8_t": "uint8", "int16_t": "int16", "uint16_t": "uint16", "int32_t": "int32",
             "uint32_t": "uint32", "int64_t": "int64", "uint64_t": "uint64", "bool": "bool",
             "double": "float64"}
-DTYPES: list[np.dtype | None] = [
-    None if n == "DT_NONE" else (as_dtype(_C_TYPES[n[3:]]) if _C_TYPES[n[3:]] in
-                                 ("float16", "float32", "bfloat16", "int8", "uint8", "int16",
-                                  "uint16", "int32", "uint32", "int64")
-                                 else np.dtype(_C_TYPES[n[3:]]))
-    for n in _E["DTypeCode"]]
+DTYPES: list[np.dtype | None] = [None if n == "DT_NONE" else _np_dtype(_C_TYPES[n[3:]])
+                                  for n in _E["DTypeCode"]]
 """Shim dtype code -> numpy dtype."""
 _CODE = {d: i for i, d in enumerate(DTYPES) if d is not None}
-_FLOAT_CODES = frozenset(i for i, d in enumerate(DTYPES) if d is not None and d.kind == "f")
 
-ARG_SLOTS = 1024
-ERR_SLOT = ARG_SLOTS - 1
-ID_SLOT = ARG_SLOTS - 2
+_SIZES = dict(re.findall(r"constexpr int (\w+_SLOTS?) = ([^;]+);",
+                         (INCLUDE / "aicore_sim" / "abi.h").read_text()))
+ARG_SLOTS = int(_SIZES["ARG_SLOTS"])  # the block's size, as the shim declares it
+ERR_SLOT = ARG_SLOTS - 1  # the shim's ERR_SLOT: set when a call was refused
+ID_SLOT = ARG_SLOTS - 2  # the shim's ID_SLOT: the id of a call seen first
 _BLOCK = (ctypes.c_int64 * ARG_SLOTS)()
 _I = memoryview(_BLOCK).cast("B").cast("q")
 _D = memoryview(_BLOCK).cast("B").cast("d")
@@ -101,7 +106,7 @@ def _enum_value(enum: str, member: str) -> Any:
         raise KernelError(f"{enum}::{member} is not modelled by the simulator") from None
 
 
-@cache
+@functools.cache
 def _string(address: int) -> str:
     """A C string literal of the kernel library (names of API items, enums, structs, sites)."""
     return ctypes.string_at(address).decode("utf-8", "replace")
@@ -276,7 +281,7 @@ def _decode_one(st: CoreState, a: list[int], i: int, out: list[Any]) -> int:
     raise KernelError(f"the shim passed an argument of unknown tag {tag}")
 
 
-@cache
+@functools.cache
 def _enum(name_address: int, value: int) -> Any:
     name = _string(name_address)
     members = _E.get(name)
@@ -372,7 +377,7 @@ def _cache_hint(g: GlobalTensor, mode: Any) -> int:
     return t.cache + 1
 
 
-@cache
+@functools.cache
 def _handler(name: str) -> Any:
     """The Python callable of an API item: a handler above, ``ascendc.<name>``, or for
     ``Name<flag>`` ``ascendc.Name`` with its last argument as the keyword ``flag``."""
