@@ -169,21 +169,27 @@ class KernelSource:
                              f"entry of this operator)")
         return src
 
-    def tiling(self, entry: str) -> tiling_header.TilingLayout | None:
+    def tiling(self, entry: str
+               ) -> tuple[tiling_header.TilingHeader, tiling_header.TilingLayout] | None:
+        """The op's tiling header (``op_host/*tiling*.h`` beside the kernel folder, or in it)
+        and the struct ``GET_TILING_DATA`` reads (registered for ``op_type``, by default the
+        entry's name in CamelCase); None when there is no header."""
         folder = self.path if self.path.is_dir() else self.path.parent
         paths = tiling_header.headers_near(folder)
         if not paths:
             return None
         op_type = self.op_type or "".join(w.capitalize() for w in entry.split("_"))
-        return tiling_header.read(paths).struct_for(op_type)
+        header = tiling_header.read(paths)
+        return header, header.struct_for(op_type)
 
     def variant(self, entry: str, platform: Any, dtypes: dict[str, Any]
                 ) -> tuple[build.Variant, tiling_header.TilingLayout | None]:
-        layout = self.tiling(entry)
-        prelude = ""
-        if layout is not None:
-            header = tiling_header.read(tiling_header.headers_near(
-                self.path if self.path.is_dir() else self.path.parent))
+        """The build of ``entry`` on ``platform`` with ``dtypes`` (``DTYPE_*`` -> dtype or
+        None), and the tiling struct it reads."""
+        found = self.tiling(entry)
+        layout, prelude = None, ""
+        if found is not None:
+            header, layout = found
             prelude = header.cpp() + f"\n#define AICORE_SIM_TILING_TYPE {layout.name}\n"
         defines = arch_defines(platform) + tuple(
             (k, c_type(v)) for k, v in sorted(dtypes.items()) if v is not None) + self.defines
