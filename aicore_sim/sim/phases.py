@@ -21,6 +21,7 @@ a record of only some of the launch's cores (one range of a parallel record) rai
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,6 +34,24 @@ class SyncAllRangeError(KernelError):
 
 class _Aborted(BaseException):
     """Unwinds a core parked at a SyncAll when the record stops (another core failed)."""
+
+
+def _as_kernel_error(e: BaseException, core: int) -> BaseException:
+    """A bug in the kernel (a Python exception raised by its own code, e.g. a plug-in port's
+    ``ZeroDivisionError``) as the :class:`KernelError` it is - naming the core and the kernel's
+    line - rather than an internal error of the simulator. The simulator's own errors, stops
+    (signals, ``SystemExit``) and ``MemoryError`` pass as they are."""
+    from aicore_sim.sim.errors import SimError
+    from aicore_sim.sim.sources import PACKAGE_DIR
+
+    if not isinstance(e, Exception) or isinstance(e, (SimError, MemoryError)):
+        return e
+    frames = traceback.extract_tb(e.__traceback__)
+    mine = [f for f in frames if not f.filename.startswith(PACKAGE_DIR)]
+    at = f" at {mine[-1].filename}:{mine[-1].lineno} ({mine[-1].name})" if mine else ""
+    err = KernelError(f"core {core}: the kernel raised {type(e).__name__}: {e}{at}")
+    err.__cause__ = e
+    return err
 
 
 class CoreRun:
@@ -58,7 +77,7 @@ class CoreRun:
         except _Aborted:
             self.state = "done"
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
-            self.error, self.state = e, "failed"
+            self.error, self.state = _as_kernel_error(e, self.core), "failed"
         finally:
             self._back.release()
 
