@@ -21,9 +21,21 @@ PROG = "aicore-sim"
 DEBUG_ENV = "AICORE_SIM_DEBUG"  # "1" (as --debug): unexpected exceptions show their traceback
 
 
+# control characters (C0 but tab and newline, DEL, C1) as visible escapes: a name read from a
+# file (a case name, a path) cannot move the cursor, recolour or fake a line on the terminal
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20),
+                                       *range(0x7F, 0xA0))}
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters escaped (tab and newline kept)."""
+    return text.translate(_CONTROLS)
+
+
 def err(msg: str) -> None:
-    """``aicore-sim: <msg>`` on stderr, as one line (whitespace runs become one space)."""
-    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
+    """``aicore-sim: <msg>`` on stderr, as one line (whitespace runs become one space,
+    control characters escaped)."""
+    print(f"{PROG}: {visible(' '.join(str(msg).split()))}", file=sys.stderr)
 
 
 def platform_arg(spec: str) -> Platform:

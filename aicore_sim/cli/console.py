@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from aicore_sim.cli.common import DEBUG_ENV, PROG, err
+from aicore_sim.cli.common import DEBUG_ENV, PROG, err, visible
 from aicore_sim.cli.parser import build_parser
 from aicore_sim.ops.registry import OpLoadError
 from aicore_sim.sim.errors import SimError
@@ -110,7 +110,8 @@ class _NamedStdout:
             raise
 
     def write(self, text: str) -> int:
-        return self._named(self._stream.write, text)
+        # names from files reach the terminal with their control characters escaped
+        return self._named(self._stream.write, visible(text))
 
     def flush(self) -> None:
         self._named(self._stream.flush)

@@ -1,6 +1,6 @@
-"""A changed tiling from the command line: ``run --tiling FIELD=VALUE`` (and a case file's
-``"tiling"``), checked by the op's tiling space, recorded in the run folder, and named first
-by ``diff``."""
+"""What a run is given, from the command line: a changed tiling (``run --tiling FIELD=VALUE``
+and a case file's ``"tiling"``, checked by the op's tiling space, recorded in the run folder,
+named first by ``diff``), a near-miss platform name, names with control characters."""
 
 from __future__ import annotations
 
@@ -81,3 +81,14 @@ def test_a_near_miss_platform_name_gets_a_suggestion(cli, tmp_path):
     assert r.returncode == 2
     assert r.stderr.startswith("aicore-sim: error: --platform 910b3: unknown platform preset "
                                "'910b3' (did you mean ascend910b3?); presets: ")
+
+
+def test_control_characters_of_a_case_name_reach_the_terminal_escaped(cli, tmp_path):
+    doc = json.loads(cli("cases", "--json").stdout.splitlines()[0])
+    doc["name"] = "x\x1b[32m all good"
+    case = tmp_path / "c.json"
+    case.write_text(json.dumps(doc))
+    r = cli("run", case, "--out", tmp_path / "r", "--no-plot", "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "case x\\x1b[32m all good"
+    assert "\x1b" not in r.stdout + r.stderr
