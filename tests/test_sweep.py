@@ -188,3 +188,17 @@ def test_axis_kernel_source_takes_port_or_an_existing_path(tmp_path):
     with pytest.raises(SpecError, match=r"axes.kernel_source\[0\]: .*nowhere: no such folder "
                                         r"or file"):
         parse_spec({"axes": {"case": ["tiny"], "kernel_source": [str(tmp_path / "nowhere")]}})
+
+
+def test_a_spec_named_dot_dot_writes_under_reports(tmp_path, monkeypatch):
+    """A sweep file whose name is ``..`` (or a path) gets a folder of its own under reports/,
+    never the current folder beside the user's own report.md."""
+    from aicore_sim.cli import main
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nname = ".."\n[axes]\ncase = ["tiny"]\n')
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "report.md").write_text("mine")
+    assert main(["sweep", str(spec), "--workers", "1", "--no-progress"]) == 0
+    assert (tmp_path / "report.md").read_text() == "mine"
+    assert (tmp_path / "reports" / "sweep" / "results.jsonl").is_file()

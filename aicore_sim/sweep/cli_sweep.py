@@ -59,7 +59,9 @@ def _usage(msg: str) -> Exception:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "sweep"
+    """The spec's name as one folder name under reports/ (no separators, no ``..``, no hidden
+    name: a name like ``..`` must not put the results beside the user's own files)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).lstrip(".").strip("-") or "sweep"
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
