@@ -202,3 +202,30 @@ def test_a_spec_named_dot_dot_writes_under_reports(tmp_path, monkeypatch):
     assert main(["sweep", str(spec), "--workers", "1", "--no-progress"]) == 0
     assert (tmp_path / "report.md").read_text() == "mine"
     assert (tmp_path / "reports" / "sweep" / "results.jsonl").is_file()
+
+
+def test_resume_runs_error_rows_again_and_exits_by_every_points_final_state(tmp_path):
+    """A point left as ``error`` is run again by ``--resume`` (its new row replaces the old
+    one), and the exit code is that of every point's final row."""
+    import json as _json
+
+    from aicore_sim.cli import main
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nname = "r"\n[axes]\ncase = ["tiny"]\n'
+                    '[tiling]\ninputReserveNum = [1, 3]\n')
+    out = tmp_path / "o"
+    assert main(["sweep", str(spec), "--workers", "1", "--out", str(out),
+                 "--no-progress", "--no-report"]) == 0
+    lines = (out / "results.jsonl").read_text().splitlines()
+    first = _json.loads(lines[0])
+    broken = dict(first, status="error", error="simulated failure", makespan_cycles=None)
+    (out / "results.jsonl").write_text("\n".join([_json.dumps(broken), *lines[1:]]) + "\n")
+    assert main(["sweep", str(spec), "--workers", "1", "--out", str(out), "--resume",
+                 "--no-progress", "--no-report"]) == 0  # retried: every point is ok again
+    from aicore_sim.sweep.rows import read_rows
+
+    rows = read_rows(out)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert rows[0]["key"] == first["key"]
+    assert rows[0]["makespan_cycles"] == first["makespan_cycles"]

@@ -115,7 +115,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if res.report is not None:
         print(f"report: {res.report}")
     bad = any(v["status"] != "verified" for v in res.verified)
-    return 1 if _points_failed(res.rows, counts) or bad else 0
+    final: dict[str, int] = {}  # the exit code follows every point's final state, not only
+    for r in res.final:          # the points this run ran (a --resume after a failure)
+        final[r["status"]] = final.get(r["status"], 0) + 1
+    return 1 if _points_failed(res.final, final) or bad else 0
 
 
 def _kept(out: Path) -> int:

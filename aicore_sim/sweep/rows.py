@@ -39,21 +39,23 @@ def _repair_tail(path: Path) -> None:
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a ``results.jsonl`` (or verify.jsonl); unparsable lines are skipped."""
+    """Rows of a ``results.jsonl`` (or verify.jsonl), one per key: a point run again (a
+    ``--resume`` retrying an ``error`` row) is its last row, in the place of its first;
+    unparsable lines are skipped."""
     p = Path(path)
     if p.is_dir():
         p = p / RESULTS_JSONL
-    rows = []
+    rows: dict[str, dict[str, Any]] = {}
     if not p.exists():
-        return rows
+        return []
     for line in p.read_text().splitlines():
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(row, dict) and "key" in row:
-            rows.append(row)
-    return rows
+            rows[row["key"]] = row
+    return list(rows.values())
 
 
 def _csv_cell(v: Any) -> Any:

@@ -259,6 +259,7 @@ class SweepOutcome:
     verified: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
     wall_s: float = 0.0
+    final: list[dict[str, Any]] = field(default_factory=list)  # every point's last row
 
 
 def check_out(spec: SweepSpec, out: Path, resume: bool) -> list[dict[str, Any]]:
@@ -298,7 +299,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: b
     out = Path(out)
     points = expand(spec)
     existing = check_out(spec, out, resume)
-    done = {r["key"] for r in existing}
+    done = {r["key"] for r in existing if r.get("status") != "error"}  # errors run again
     todo = [p for p in points if p.key not in done]
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / SPEC_JSON, json.dumps({**asdict(spec), "spec_hash": spec_hash(spec)},
@@ -306,6 +307,8 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: b
     with ResultWriter(out, columns(spec.op)) as w:
         rows = run_points(todo, executor, w, progress, max_batch)
     outcome = SweepOutcome(len(points), len(points) - len(todo), rows)
+    keys = {p.key for p in points}
+    outcome.final = [r for r in read_rows(out) if r["key"] in keys]
     if verify:
         keys = {p.key for p in points}
         all_rows = [r for r in read_rows(out) if r["key"] in keys]
