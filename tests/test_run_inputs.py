@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 # the bundled case tiny (MoeTokenUnpermuteWithEpGrad, 10 tokens, topK 3, hidden 64, bf16
 # tokens, fp32 probs): upstream's tiling copies in inputReserveNum 3 permuted tokens a loop
 # (one group of topK); with 1 each group takes three loops, and the run 62 cycles more
@@ -92,3 +94,13 @@ def test_control_characters_of_a_case_name_reach_the_terminal_escaped(cli, tmp_p
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == "case x\\x1b[32m all good"
     assert "\x1b" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("window", ["0:1e308us", "1e308us:"])
+def test_a_window_past_any_time_runs_to_the_end(cli, tmp_path, window):
+    """An end past any time a run reaches (infinite once turned into cycles) is the run's
+    end, not an overflow inside the command."""
+    r = cli("run", "--case", "tiny", "--window", window, "--out", tmp_path / "o", "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "timeline.png").is_file()
+    assert "internal error" not in r.stderr

@@ -70,6 +70,9 @@ def parse_cores(text: str, n: int) -> list[int]:
     return sorted({c for a, b in ranges for c in range(a, b + 1)})
 
 
+_FAR = float(2 ** 62)  # cycles: beyond every simulated run
+
+
 def parse_window(text: str, clock_mhz: float, makespan: int) -> tuple[int, int]:
     """``"A:B"`` in cycles, or with a ``us`` / ``µs`` / ``ns`` unit, as a cycle range (each
     end a finite number >= 0: :func:`aicore_sim.cli.options.window_ends`)."""
@@ -78,8 +81,10 @@ def parse_window(text: str, clock_mhz: float, makespan: int) -> tuple[int, int]:
     except ValueError as e:
         raise _Usage(f"--window {text}: {e}") from None
     scale = {"": 1.0, "us": clock_mhz, "ns": clock_mhz / 1000}
-    ends = [(0 if k == 0 else makespan) if p is None else int(round(p[0] * scale[p[1]]))
-            for k, p in enumerate(parts)]
+    # an end past any time a run can reach (up to infinity once scaled: 1e308 us) is that
+    # far: the window then runs to the run's end
+    ends = [(0 if k == 0 else makespan) if p is None else
+            int(round(min(p[0] * scale[p[1]], _FAR))) for k, p in enumerate(parts)]
     if ends[1] <= ends[0]:
         raise _Usage(f"--window {text}: the end must be after the start")
     return ends[0], ends[1]
@@ -119,7 +124,7 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
         first, last = window_ends(args.window)
         scale = {"": 1.0, "us": trace.clock_mhz, "ns": trace.clock_mhz / 1000}
         if last is None and first is not None and \
-                int(round(first[0] * scale[first[1]])) >= trace.makespan:
+                min(first[0] * scale[first[1]], _FAR) >= trace.makespan:
             # an open end after the run's end: the whole run, and a note (not a refusal after
             # the work)
             args.window_note = (f"--window {args.window}: starts after the run ends (makespan "
