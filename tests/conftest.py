@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -177,9 +178,10 @@ def cli_subprocess():
 
 
 @pytest.fixture
-def cxx_cache(tmp_path_factory, monkeypatch):
-    """``$AICORE_SIM_CACHE`` set to this session's kernel cache (each C++ kernel a test builds
-    compiles once a session; the user's cache is never touched); its path."""
-    path = tmp_path_factory.getbasetemp() / "cxx-cache"
+def cxx_cache(monkeypatch):
+    """``$AICORE_SIM_CACHE`` set to the test suite's own kernel cache, in the system's
+    temporary folder (never the user's cache): builds are keyed by their contents, so a
+    kernel or googletest compiled by an earlier run or another worker is reused; its path."""
+    path = Path(tempfile.gettempdir()) / f"aicore-sim-tests-{os.getuid()}" / "cxx-cache"
     monkeypatch.setenv("AICORE_SIM_CACHE", str(path))
     return path

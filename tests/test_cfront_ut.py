@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aicore_sim.cfront import build, ut
+from aicore_sim.cfront import ut
 from aicore_sim.cli import main
 from tests.cxx import needs_gtest
 
@@ -27,14 +27,9 @@ FAILS = HERE / "ut" / "test_scale_rows_fails.cpp"
 pytestmark = needs_gtest
 
 
-@pytest.fixture(scope="session")
-def _session_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("ut-cache")  # gtest-all.cc compiled once a session
-
-
 @pytest.fixture(autouse=True)
-def _cache(_session_cache, monkeypatch):
-    monkeypatch.setenv(build.CACHE_ENV, str(_session_cache))
+def _cache(cxx_cache):  # googletest and the kernels compiled once for the suite
+    return cxx_cache
 
 
 def _ut(test: Path, out: Path, *more: str) -> int:

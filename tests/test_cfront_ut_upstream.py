@@ -44,14 +44,9 @@ OPS = {
 }
 
 
-@pytest.fixture(scope="session")
-def _session_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("ut-cache")
-
-
 @pytest.fixture(autouse=True)
-def _cache(_session_cache, monkeypatch):
-    monkeypatch.setenv(build.CACHE_ENV, str(_session_cache))
+def _cache(cxx_cache):  # googletest and the kernels compiled once for the suite
+    return cxx_cache
 
 
 @pytest.mark.parametrize("op", OPS)
