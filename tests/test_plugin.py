@@ -67,7 +67,7 @@ def plugins_on_path(site: Path) -> Iterator[None]:
     points are read again), as a process started with ``PYTHONPATH=site`` sees it; afterwards
     the path and the caches are as they were, and the modules imported from ``site`` are
     gone (modules of this package imported meanwhile stay: one copy of each class)."""
-    saved = (list(sys.path), registry._EPS, dict(registry._LOADED))
+    saved = (list(sys.path), registry._EPS, dict(registry._LOADED), dict(registry._CLASHES))
     sys.path.insert(0, str(site))
     importlib.invalidate_caches()
     registry._EPS = None
@@ -76,6 +76,8 @@ def plugins_on_path(site: Path) -> Iterator[None]:
     finally:
         sys.path[:] = saved[0]
         registry._EPS = saved[1]
+        registry._CLASHES.clear()
+        registry._CLASHES.update(saved[3])
         registry._LOADED.clear()
         registry._LOADED.update(saved[2])
         root = site.resolve()
@@ -173,3 +175,31 @@ def test_unknown_op_names_the_field_and_the_known_ops(tmp_path: Path, capsys) ->
     assert 'c.json: op: unknown operator "no_such_op"; expected one of [' in err
     assert "'moe_token_unpermute_with_ep_grad'" in err
     assert not (tmp_path / "o").exists()
+
+
+def _dist(site: Path, name: str, entry_points: str) -> None:
+    """A minimal installed distribution ``name`` in ``site`` with these entry points."""
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+
+
+def test_two_distributions_with_one_op_name_are_refused_naming_both(tmp_path: Path) -> None:
+    for dist in ("pkg_a", "pkg_b"):
+        _dist(tmp_path, dist, "[aicore_sim.ops]\nclash_op = nowhere:MODEL\n")
+    with plugins_on_path(tmp_path):
+        with pytest.raises(registry.OpLoadError, match=r"op 'clash_op' is provided by more "
+                           r"than one installed distribution \(pkg_a, pkg_b\); uninstall "
+                           r"all but one"):
+            registry.get_op("clash_op")
+
+
+def test_a_plugin_that_exits_while_imported_is_named(tmp_path: Path) -> None:
+    (tmp_path / "exiting_op.py").write_text("import sys\nsys.exit(0)\n")
+    _dist(tmp_path, "pkg_exit", "[aicore_sim.ops]\nexit_op = exiting_op:MODEL\n")
+    with plugins_on_path(tmp_path):
+        with pytest.raises(registry.OpLoadError, match=r"op plug-in 'exit_op' \(exiting_op:"
+                           r"MODEL, distribution pkg_exit\) cannot be loaded: SystemExit: it "
+                           r"exited while being imported"):
+            registry.get_op("exit_op")

@@ -52,6 +52,7 @@ _DIST = "aicore-sim"
 _EXTRA: dict[str, OpModel] = {}  # registered in-process (register())
 _LOADED: dict[str, OpModel] = {}
 _EPS: dict[str, md.EntryPoint] | None = None
+_CLASHES: dict[str, list[str]] = {}  # op name -> the distributions that each provide it
 
 
 class UnknownOpError(InputError):
@@ -105,8 +106,11 @@ def _entry_points() -> dict[str, md.EntryPoint]:
             own = sorted(installed_own, key=lambda e: e.name)
         rest = sorted((e for e in eps if e not in installed_own), key=lambda e: e.name)
         out: dict[str, md.EntryPoint] = {}
+        _CLASHES.clear()
         for e in own + rest:
-            out.setdefault(e.name, e)  # the same distribution seen twice on the path
+            first = out.setdefault(e.name, e)  # the same distribution twice on the path: one
+            if first is not e and dist_name(first) != dist_name(e) and e not in installed_own:
+                _CLASHES.setdefault(e.name, [dist_name(first)]).append(dist_name(e))
         _EPS = out
     return _EPS
 
@@ -140,12 +144,16 @@ def get_op(name: Any, field: str = "op") -> OpModel:
 
         raise UnknownOpError(f"{field}: unknown operator {json.dumps(name)}; expected one of "
                              f"{op_names()}")
+    if name in _CLASHES:  # neither may silently win
+        raise OpLoadError(f"op {name!r} is provided by more than one installed distribution "
+                          f"({', '.join(_CLASHES[name])}); uninstall all but one")
     ep = eps[name]
     where = f"{name!r} ({ep.value}, distribution {dist_name(ep)})"
     try:
         obj = ep.load()
-    except Exception as e:  # noqa: BLE001 - any failure of a plug-in's import is named
-        raise OpLoadError(f"op plug-in {where} cannot be loaded: {type(e).__name__}: {e}"
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - any failure of a plug-in's import
+        how = "it exited while being imported" if isinstance(e, SystemExit) else e
+        raise OpLoadError(f"op plug-in {where} cannot be loaded: {type(e).__name__}: {how}"
                           ) from None
     model = _check(obj, where, name)
     _LOADED[name] = model
