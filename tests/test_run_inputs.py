@@ -104,3 +104,17 @@ def test_a_window_past_any_time_runs_to_the_end(cli, tmp_path, window):
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o" / "timeline.png").is_file()
     assert "internal error" not in r.stderr
+
+
+def test_a_300_character_case_name_gets_a_run_folder(cli, tmp_path):
+    """The default run folder's name is cut to fit a file system (a digest keeps two long
+    names apart), instead of a refused folder and an empty traces/ left behind."""
+    doc = json.loads(cli("cases", "--json").stdout.splitlines()[0])
+    doc["name"] = "n" * 300
+    case = tmp_path / "c.json"
+    case.write_text(json.dumps(doc))
+    r = cli("run", case, "--no-plot", "--trace", "none", "--jobs", "1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (folder,) = (tmp_path / "traces").iterdir()
+    assert folder.name.endswith("n" * 85 + "-" + folder.name[-10:])
+    assert len(folder.name) < 255 and (folder / "summary.json").is_file()

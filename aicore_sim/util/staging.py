@@ -139,8 +139,15 @@ def unique_stamp(folder: Path, stem: str, suffixes: tuple[str, ...] = ("",),
 
 def new_stage(out: Path) -> Path:
     """A new hidden empty folder next to ``out`` (``.<name>.<random>.tmp``)."""
+    made = not out.parent.exists()
     out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    except OSError:
+        if made:  # nothing is left behind: not even the folder made for it
+            with contextlib.suppress(OSError):
+                out.parent.rmdir()
+        raise
 
 
 def publish(tmp: Path, out: Path) -> None:
@@ -205,11 +212,21 @@ def write_staged(path: Path, text: str, check: Any = None) -> None:
 
 def safe_name(text: str) -> str:
     """``text`` as one path component: characters other than letters, digits, ``_ . -``
-    become ``-``, leading dots are dropped (no separators, no ``..``, no hidden name)."""
+    become ``-``, leading dots are dropped (no separators, no ``..``, no hidden name), and a
+    name past :data:`NAME_MAX` characters is cut, with a digest of the whole kept so that
+    two long names stay two (a file system refuses names past 255 bytes)."""
+    import hashlib
     import re
 
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).lstrip(".").strip("-")
+    if len(name) > NAME_MAX:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+        name = f"{name[:NAME_MAX - 11]}-{digest}"
     return name or "case"
+
+
+NAME_MAX = 96
+"""Characters of a name :func:`safe_name` keeps (room left for a time stamp and suffixes)."""
 
 
 def inside(folder: Path, path: Path) -> Path:
