@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 import aicore_sim.cli.timeline as timeline
-from aicore_sim.cfront import KernelSource
 from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
 from aicore_sim.cli.common import PROG, bundled, platform_arg, with_platform
 from aicore_sim.cli.options import jobs as job_count
@@ -274,7 +273,11 @@ def _run(args: argparse.Namespace) -> int:
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
     idle = _idle_options(args, mode, cf)  # said with the verdict: stderr keeps one line
-    launch_source = {} if source is None else {"kernel_source": KernelSource.of(source)}
+    launch_source: dict[str, Any] = {}
+    if source is not None:  # the C++ front end, imported only when a run uses it
+        from aicore_sim.cfront import KernelSource
+
+        launch_source["kernel_source"] = KernelSource.of(source)
 
     try:
         tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end
