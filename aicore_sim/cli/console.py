@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import os
 import re
 import sys
@@ -65,6 +66,13 @@ def _environment_error(e: BaseException) -> str | None:
     return None
 
 
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
+    """The command line's parser, built once a process (parsing leaves it as it was; a
+    process that runs several commands - the test suite's in-process runs - reuses it)."""
+    return build_parser()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aicore-sim`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -72,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--debug" in argv:  # accepted anywhere on the line
         argv = [a for a in argv if a != "--debug"]
         debug = True
-    parser = build_parser()
+    parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
