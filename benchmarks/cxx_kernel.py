@@ -58,7 +58,7 @@ def first_compile(src: KernelSource) -> tuple[int, float]:
         try:
             variants = _variants(src)
             t0 = time.perf_counter()
-            build.libraries(variants)
+            build.shared_objects(variants)
             return len(variants), time.perf_counter() - t0
         finally:
             del os.environ[build.CACHE_ENV]
@@ -68,11 +68,11 @@ def cached_lookup(src: KernelSource, repeat: int = 20) -> float:
     """Median seconds of finding one variant's library in a warm cache."""
     plat = load_platform("ascend910b1")
     dt = {"DTYPE_PERMUTED_TOKENS": "bfloat16", "DTYPE_PROBS": "float32"}
-    build.library(src.variant(ENTRY, plat, dt)[0])  # warm
+    build.shared_object(src.variant(ENTRY, plat, dt)[0])  # warm
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        build.library(src.variant(ENTRY, plat, dt)[0])
+        build.shared_object(src.variant(ENTRY, plat, dt)[0])
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 

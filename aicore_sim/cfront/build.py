@@ -145,7 +145,7 @@ def _inputs(v: Variant) -> list[Path]:
     return sorted(files)
 
 
-def library(v: Variant) -> Path:
+def shared_object(v: Variant) -> Path:
     """The shared library of ``v``: from the cache, or compiled now."""
     for s in v.sources:
         if not s.is_file():
@@ -175,13 +175,13 @@ def library(v: Variant) -> Path:
     return lib
 
 
-def libraries(variants: list[Variant]) -> list[Path]:
+def shared_objects(variants: list[Variant]) -> list[Path]:
     """The libraries of several variants, compiled in parallel (one per CPU)."""
     if len(variants) <= 1:
-        return [library(v) for v in variants]
+        return [shared_object(v) for v in variants]
     workers = max(1, min(len(variants), len(os.sched_getaffinity(0))))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(library, variants))
+        return list(pool.map(shared_object, variants))
 
 
 _Q = "['\u2018\u2019]"  # g++ quotes names with \u2018 \u2019 in UTF-8 locales, ' otherwise
@@ -209,4 +209,4 @@ def first_error(stderr: str) -> str:
 
 
 __all__ = ["CACHE_ENV", "CompileError", "Compiler", "NoCompilerError", "Variant", "cache_dir",
-           "compiler", "first_error", "libraries", "library", "shim_digest"]
+           "compiler", "first_error", "shared_object", "shared_objects", "shim_digest"]

@@ -306,7 +306,7 @@ class Launch:
 class Session:
     """One run of a unit test library: its GM buffers, its launches, their run folders."""
 
-    library: Path
+    shared_object: Path
     platform: Any
     out: Path
     mode: str = "timed"
@@ -319,7 +319,7 @@ class Session:
 
     def run(self, gtest_args: Sequence[str] = ()) -> int:
         """Every TEST (gtest's own output on stdout); gtest's exit code (0: all passed)."""
-        lib = _load(self.library)
+        lib = _load(self.shared_object)
         lib.aicore_sim_host_init.argtypes = [HOST_CALLBACK]
         lib.aicore_sim_host_init.restype = None
         lib.aicore_sim_ut_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
@@ -426,7 +426,7 @@ class Session:
                               "bytes": int(arr.nbytes)})
         if launch.block_dim < 1:
             raise InputError(f"{launch.entry}: blockDim {launch.block_dim} (at least 1)")
-        kernel = CxxKernel(self.library, launch.entry, tuple(f"arg{i}" for i in
+        kernel = CxxKernel(self.shared_object, launch.entry, tuple(f"arg{i}" for i in
                                                              range(len(pointers))),
                            b"", launch.tiling_key)
         outputs = {k: (np.dtype(np.uint8), (v.nbytes,)) for k, v in tensors.items()}
