@@ -15,6 +15,7 @@ import pytest
 from aicore_sim.ascendc import (
     EVENT_ID0,
     EVENT_ID1,
+    Add,
     DataCopy,
     GetBlockIdx,
     GlobalTensor,
@@ -187,3 +188,65 @@ def test_no_compiler_says_what_to_install(monkeypatch):
         monkeypatch.delenv("CXX")
         build.compiler.cache_clear()
     assert build.NoCompilerError.exit_code == 2  # a bad input: nothing is written
+
+
+_SUM_TWO = """#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void sum_two(GM_ADDR a, GM_ADDR b, GM_ADDR z)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * 64 * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    GlobalTensor<float> ag, bg, zg;
+    ag.SetGlobalBuffer((__gm__ float*)a);
+    bg.SetGlobalBuffer((__gm__ float*)b);
+    zg.SetGlobalBuffer((__gm__ float*)z);
+    DataCopy(t, ag, 64);
+    DataCopy(t[64], bg, 64);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Add(t[128], t, t[64], 64);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(zg, t[128], 64);
+}
+"""
+
+
+def sum_two(a, b, z) -> None:
+    """The Python twin of _SUM_TWO."""
+    pipe, buf = TPipe(), TBuf(TPosition.VECCALC, name="buf")
+    pipe.InitBuffer(buf, 3 * 64 * 4)
+    t = buf.Get(float32)
+    ag, bg, zg = GlobalTensor(float32), GlobalTensor(float32), GlobalTensor(float32)
+    ag.SetGlobalBuffer(a)
+    bg.SetGlobalBuffer(b)
+    zg.SetGlobalBuffer(z)
+    DataCopy(t, ag, 64)
+    DataCopy(t[64], bg, 64)
+    SetFlag(HardEvent.MTE2_V, EVENT_ID0)
+    WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
+    Add(t[128], t, t[64], 64)
+    SetFlag(HardEvent.V_MTE3, EVENT_ID0)
+    WaitFlag(HardEvent.V_MTE3, EVENT_ID0)
+    DataCopy(zg, t[128], 64)
+
+
+@needs_cxx
+def test_one_array_passed_as_two_inputs_stays_two_gm_tensors(tmp_path):
+    """The kernel's pointers name GM tensors by address: one array given as both inputs still
+    gives copies from 'a' and from 'b', as the Python twin records them."""
+    (tmp_path / "sum_two.cpp").write_text(_SUM_TWO)
+    x = np.arange(64, dtype=np.float32)
+
+    def launch(source):
+        return Recording(sum_two, ["a", "b", "z"], {"a": x, "b": x, "z": np.zeros_like(x)},
+                         {"z": (np.dtype(np.float32), (64,))}, load_platform("tiny"),
+                         block_dim=1, kernel_source=source)
+
+    port, cxx = launch(None), launch(KernelSource.of(tmp_path / "sum_two.cpp"))
+    assert stream_difference(port.program.streams, cxx.program.streams) is None
+    reads = [ins.src[0].buf for ins in cxx.program.streams[0] if ins.op.name == "COPY_GM_TO_UB"]
+    assert reads == ["a", "b"]
+    assert np.array_equal(cxx.outputs["z"], 2 * x)

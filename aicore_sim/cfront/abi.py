@@ -117,12 +117,12 @@ class CoreState:
     its UB buffers by id, its TPipe / TQue / TBuf objects by handle, and the error a refused
     call left for the kernel's caller."""
 
-    __slots__ = ("rec", "starts", "names", "ends", "bufs", "buf_ids", "objs", "obj_ids",
+    __slots__ = ("rec", "starts", "names", "bufs", "buf_ids", "objs", "obj_ids",
                  "locals", "globals", "structs", "error", "ub_base", "calls")
 
     def __init__(self, rec: program.CoreRecorder, gm_map: GmMap, ub_base: int) -> None:
         self.rec = rec
-        self.starts, self.names, self.ends = gm_map.starts, gm_map.names, gm_map.ends
+        self.starts, self.names = gm_map.starts, gm_map.names
         self.bufs: list[tuple[str, int]] = [("", 0)]  # id 0: bound to no buffer
         self.buf_ids: dict[str, int] = {"": 0}
         self.objs: list[Any] = []
@@ -196,23 +196,24 @@ class GmMap:
     """The launch's GM tensors by real address (the functional image's arrays), for mapping
     the kernel's pointers back to (tensor, byte offset)."""
 
-    __slots__ = ("starts", "names", "ends")
+    __slots__ = ("starts", "names")
 
-    def __init__(self, gm: dict[str, np.ndarray]) -> None:
+    def __init__(self, gm: dict[str, np.ndarray], writable: frozenset[str] = frozenset()
+                 ) -> None:
         spans = sorted((a.ctypes.data, name, a.ctypes.data + a.nbytes)
                        for name, a in gm.items() if a is not None and a.nbytes)
+        shared = set()
+        for (_, a, end), (start, b, _) in zip(spans, spans[1:]):
+            if start < end:
+                shared.update((a, b))
+        if shared - writable:  # one array passed as two inputs: each read-only input gets
+            for name in shared - writable:  # its own bytes, so a pointer names one tensor
+                gm[name] = gm[name].copy()
+                gm[name].flags.writeable = False
+            spans = sorted((a.ctypes.data, name, a.ctypes.data + a.nbytes)
+                           for name, a in gm.items() if a is not None and a.nbytes)
         self.starts = [s for s, _, _ in spans]
         self.names = [n for _, n, _ in spans]
-        self.ends = [e for _, _, e in spans]
-
-    def overlapping(self) -> list[str]:
-        """Names of tensors whose bytes another tensor's also cover (the same array passed
-        twice): their addresses would be ambiguous."""
-        out = []
-        for k in range(1, len(self.starts)):
-            if self.starts[k] < self.ends[k - 1]:
-                out += [self.names[k - 1], self.names[k]]
-        return out
 
 
 def _decode(st: CoreState, a: list[int], i: int, n: int, out: list[Any]) -> int:

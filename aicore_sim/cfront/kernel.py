@@ -185,16 +185,23 @@ class KernelSource:
     def variant(self, entry: str, platform: Any, dtypes: dict[str, Any]
                 ) -> tuple[build.Variant, tiling_header.TilingLayout | None]:
         """The build of ``entry`` on ``platform`` with ``dtypes`` (``DTYPE_*`` -> dtype or
-        None), and the tiling struct it reads."""
+        None), and the tiling struct it reads (from the op's tiling header)."""
         found = self.tiling(entry)
-        layout, prelude = None, ""
-        if found is not None:
-            header, layout = found
-            prelude = header.cpp() + f"\n#define AICORE_SIM_TILING_TYPE {layout.name}\n"
+        if found is None:
+            return self._variant(entry, platform, dtypes, ""), None
+        header, layout = found
+        return self._variant(entry, platform, dtypes, header.cpp(), layout.name), layout
+
+    def _variant(self, entry: str, platform: Any, dtypes: dict[str, Any], structs: str,
+                 tiling_type: str | None = None) -> build.Variant:
+        """``entry``'s build: the arch and ``DTYPE_*`` macros (a ``None`` dtype: no macro),
+        the tiling structs' C++ and the one ``GET_TILING_DATA`` reads."""
+        prelude = structs
+        if tiling_type:
+            prelude += f"\n#define AICORE_SIM_TILING_TYPE {tiling_type}\n"
         defines = arch_defines(platform) + tuple(
             (k, c_type(v)) for k, v in sorted(dtypes.items()) if v is not None) + self.defines
-        return build.Variant((self.source_for(entry),), self.include_dirs, defines,
-                             prelude), layout
+        return build.Variant((self.source_for(entry),), self.include_dirs, defines, prelude)
 
     def kernel_for(self, port: Callable[..., None], args: Sequence, platform: Any
                    ) -> CxxKernel:
@@ -206,7 +213,7 @@ class KernelSource:
         dtypes = {k: v for k, v in bound.arguments.items() if k.startswith("DTYPE_")}
         key = int(bound.arguments.get("tilingKey", 0) or 0)
         variant, layout = self.variant(entry, platform, dtypes)
-        lib = build.library(variant)
+        lib = build.shared_object(variant)
         pointers: list[Any] = []
         tiling = b""
         for name, v in bound.arguments.items():
@@ -229,13 +236,8 @@ class KernelSource:
         struct (``layout_cpp``, its C++ definitions, and ``layout_name``, what
         ``GET_TILING_DATA`` reads) is given by the caller, not looked up beside the source;
         ``dtypes`` adds ``-D NAME=<C++ type>`` macros (``DTYPE_X``)."""
-        prelude = layout_cpp
-        if layout_name:
-            prelude += f"\n#define AICORE_SIM_TILING_TYPE {layout_name}\n"
-        defines = arch_defines(platform) + tuple(
-            (k, c_type(v)) for k, v in sorted((dtypes or {}).items())) + self.defines
-        variant = build.Variant((self.source_for(entry),), self.include_dirs, defines, prelude)
-        lib = build.library(variant)
+        variant = self._variant(entry, platform, dtypes or {}, layout_cpp, layout_name)
+        lib = build.shared_object(variant)
         params: tuple = tuple(gm_names) + ((_TILING,) if tiling is not None else ())
         return CxxKernel(lib, entry, params, tiling or b"", int(tiling_key))
 
@@ -247,23 +249,23 @@ class CxxKernel:
     """One variant of a compiled kernel entry, called once per core by the record pass with
     the launch's arguments (``GM_ADDR`` objects, ``None``, the tiling data, ...)."""
 
-    def __init__(self, library: Path, entry: str, params: tuple, tiling: bytes,
+    def __init__(self, shared_object: Path, entry: str, params: tuple, tiling: bytes,
                  tiling_key: int) -> None:
-        self.library, self.entry, self.params = library, entry, params
+        self.shared_object, self.entry, self.params = shared_object, entry, params
         self.tiling_key = tiling_key
         # the tiling bytes live outside the memory image (the kernel only copies them)
         self._tiling = ctypes.create_string_buffer(bytes(tiling) + bytes(64), len(tiling) + 64)
         self.__name__ = entry
 
     def __call__(self, *args: Any) -> None:
-        lib = _load(self.library)
+        lib = _load(self.shared_object)
         try:
             fn = ctypes.cast(getattr(lib, self.entry), ctypes.c_void_p).value
         except AttributeError:
-            raise InputError(f"C++ kernel: {self.library.parent} has no extern \"C\" entry "
+            raise InputError(f"C++ kernel: {self.shared_object.parent} has no extern \"C\" entry "
                              f"{self.entry}") from None
         rec = program.current()
-        gm = abi.GmMap(rec.image.gm)
+        gm = abi.GmMap(rec.image.gm, rec.image.writable)
         ub = rec.image.ub[rec.core]
         st = abi.CoreState(rec, gm, ub.ctypes.data)
         values = []
