@@ -3,7 +3,8 @@
 Runs the ``aicore-sim`` command as a user does and prints one JSON object: for every bundled
 case small enough (``--max-elements``), the digests of its outputs, its makespan and the
 digest of the arrays of its ``streams.npz``; ``tiling --json`` of every bundled case;
-``validate``'s figures; and, with ``--p1``, P1's makespan (timing-only). Two runs are compared with ``diff``::
+``validate``'s figures; and, with ``--p1``, P1's makespan (timing-only). Two runs are
+compared with ``diff``::
 
     python benchmarks/behaviour_digest.py > /tmp/before.json
     ... refactor ...
