@@ -15,9 +15,10 @@ from op_models.moe_token_unpermute_with_ep_grad import cases
 from op_models.moe_token_unpermute_with_ep_grad.api import run_case
 
 P1 = cases.get_case("p1_deepseek_v3")
-# P1's shape with 96 tokens instead of 4096: 768 rows of 14 KiB over 48 cores, HBM-bound like
-# P1 (MTE2 busy 94 % of the critical core, 81 % of it waiting for shared HBM)
-HBM_BOUND = P1.with_(name="p1_96_tokens", tokens_num=96)
+# P1's shape with 96 tokens instead of 4096: 768 rows of 14 KiB over 48 cores, copies held by
+# HBM in bursts (the critical core's MTE2 occupied 66 % of its time, 52 % of that waiting for
+# shared HBM; the chip at 64 % of the roofline on average: latency-bound, not HBM-bound)
+HBM_HEAVY = P1.with_(name="p1_96_tokens", tokens_num=96)
 # 16 tokens x top-16 x 4096 bf16: 16 cores, each casting and scaling 16 rows of 4096 elements
 # with little HBM traffic: VECTOR is occupied 80 % of the critical core
 VECTOR_BOUND = P1.with_(name="bf16_16x16x4096", tokens_num=16, top_k=16, hidden=4096)
@@ -25,26 +26,26 @@ VECTOR_BOUND = P1.with_(name="bf16_16x16x4096", tokens_num=16, top_k=16, hidden=
 
 @pytest.fixture(scope="module")
 def hbm_case():
-    _, r, _ = run_case(HBM_BOUND, mode="timing-only", jobs=1)
+    _, r, _ = run_case(HBM_HEAVY, mode="timing-only", jobs=1)
     return r, slack.slack(r, jobs=2)
 
 
-def test_hbm_bound_case_names_hbm(hbm_case) -> None:
+def test_hbm_heavy_case_names_hbm(hbm_case) -> None:
     r, rows = hbm_case
     assert [(x["lever"], x["change"]) for x in rows] == slack.scenarios()
-    # every read served by L2 also takes the load off HBM (and streams at the L2 rate), so
-    # "L2 always hits" gains a little more than "HBM unlimited"; both dwarf every pipe lever
-    assert slack.lever(rows) == "L2"
+    assert slack.lever(rows) == "HBM"
     by = {(x["lever"], x["change"]): x for x in rows}
     hbm = by[("HBM", "unlimited")]
     # the HBM hold is over a quarter of the makespan (27.5 % of 25,230 cycles, 2,285 of which
     # are the kernel entry no lever shortens)
     assert hbm["delta_pct"] < -25
-    assert by[("L2", "always hits")]["delta_cycles"] <= hbm["delta_cycles"]
     assert hbm["delta_cycles"] == hbm["makespan_cycles"] - r.trace.makespan
-    # a free MTE2 (no issue occupancy: -19.4 %) still waits for HBM: the memory levers win
-    assert max(hbm["delta_cycles"], by[("L2", "always hits")]["delta_cycles"]) < min(
-        x["delta_cycles"] for x in rows if x["lever"] not in ("HBM", "L2"))
+    # a free MTE2 (no issue occupancy: -17.7 %) still waits for HBM: the HBM lever wins
+    assert hbm["delta_cycles"] < min(x["delta_cycles"] for x in rows if x["lever"] != "HBM")
+    # an unlimited L2 gains nothing: the kernel re-reads 1,536 of its 12,389,376 GM->UB bytes
+    # (each row is read once) and L2 already holds every write to the end of the launch
+    l2 = by[("L2", "unlimited")]
+    assert (l2["reread_bytes"], l2["read_bytes"], l2["delta_cycles"]) == (1536, 12389376, 0)
 
 
 def test_a_scenario_is_a_direct_replay_under_the_changed_platform(hbm_case) -> None:
@@ -87,7 +88,7 @@ def test_run_slack(tmp_path, cli) -> None:
     assert p.returncode == 0, p.stderr
     s = json.loads((out / "summary.json").read_text())
     rows = s["slack"]["rows"]
-    # 4 pipes x (free, 2x) + HBM unlimited + L2 always hits + UB banks no conflicts
+    # 4 pipes x (free, 2x) + HBM unlimited + L2 unlimited + UB banks no conflicts
     assert len(rows) == len(slack.scenarios()) == 11
     assert s["slack"]["lever"] == slack.lever(rows)
     best = min(rows, key=lambda x: x["delta_cycles"])

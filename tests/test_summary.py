@@ -86,9 +86,8 @@ def test_saturated_hbm_without_a_saturated_pipe_is_bandwidth_bound() -> None:
     assert d["makespan_cycles"] == 4100
     assert d["cores"][0]["occupied_share"]["MTE2"] == 2049 / 4100
     assert round(d["hbm_roofline_pct"], 3) == round(100 * 4096 / 4100, 3)
-    assert d["bound_by"]["pipe"] == "MTE2"
-    assert "latency-bound" not in d["bound_by"]["why"]
-    assert "the chip moves data at 100% of the HBM roofline" in d["bound_by"]["why"]
+    assert (d["bound_by"]["class"], d["bound_by"]["hbm_bound"]) == ("bandwidth", True)
+    assert "HBM serves 100% of its roofline over the launch" in d["bound_by"]["why"]
 
 
 def test_chip_waits_sum_over_cores() -> None:
@@ -147,5 +146,6 @@ def test_format_summary_text() -> None:
     r, x = copy_in_one_core()
     text = format_summary(summarize(r, golden={"y": x}))
     assert "makespan 716 cycles = 0.716 us" in text
-    assert "bound by MTE2" in text and "71.5% of the HBM roofline" in text
+    assert "bound by latency (phases in series): critical core 0" in text
+    assert "HBM-bound: no: HBM traffic 512 B = 1 GB/s, 71.5% of the 1 GB/s roofline" in text
     assert "hazards: none" in text and "golden y: exact" in text

@@ -177,7 +177,8 @@ def report_lines(args: argparse.Namespace, summary: dict[str, Any]) -> list[str]
     if "slack" in summary:
         from aicore_sim.views.slack import format_slack
 
-        out.append(format_slack(summary["slack"]["rows"], summary["makespan_cycles"]))
+        out.append(format_slack(summary["slack"]["rows"], summary["makespan_cycles"],
+                                summary.get("bound_by")))
     return out
 
 

@@ -233,7 +233,7 @@ def run_point(point: Point) -> dict[str, Any]:
             status="ok", makespan_cycles=s["makespan_cycles"],
             makespan_us=round(s["makespan_us"], 4),
             **{f"util_{p}": round(s["utilisation"].get(p, 0.0), 4) for p in PIPES},
-            bound_by=bb.get("pipe"), bound_by_why=bb.get("why"),
+            bound_by=bb.get("label"), bound_by_why=bb.get("why"),
             hbm_roofline_pct=round(s["hbm_roofline_pct"], 2),
             achieved_gbps=round(s["achieved_gbps"], 2),
             ub_high_water_bytes=s["ub_high_water_bytes"], hazards=len(hazards))

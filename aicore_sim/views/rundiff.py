@@ -219,7 +219,7 @@ def sweep_points(results: str | Path, keys: list[str]) -> tuple[Run, Run]:
             raise RunFolderError(f"--points {k}: the point's status is {row.get('status')}")
         s = {"makespan_cycles": row["makespan_cycles"], "makespan_us": row["makespan_us"],
              "utilisation": {p: row.get(f"util_{p}") for p in PIPES},
-             "bound_by": {"pipe": row.get("bound_by")},
+             "bound_by": {"label": row.get("bound_by"), "why": row.get("bound_by_why")},
              "hbm_roofline_pct": row.get("hbm_roofline_pct"),
              "achieved_gbps": row.get("achieved_gbps"),
              "ub_high_water_bytes": row.get("ub_high_water_bytes"),
@@ -313,6 +313,15 @@ def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def verdict_label(summary: dict[str, Any]) -> str | None:
+    """What bounds a run (``verdict.py``'s label, with HBM-bound yes/no when known)."""
+    v = summary.get("bound_by") or {}
+    label = v.get("label") or v.get("pipe")
+    if label and "hbm_bound" in v:
+        label += f"; HBM-bound: {'yes' if v['hbm_bound'] else 'no'}"
+    return label
+
+
 def diff_runs(a: Run, b: Run, top_lines: int = 10) -> dict[str, Any]:
     """Every compared figure as an a / b / delta triple, plus hot-line deltas and the streams'
     first divergence per core; ``inputs`` what differs in what the runs were given
@@ -334,8 +343,7 @@ def diff_runs(a: Run, b: Run, top_lines: int = 10) -> dict[str, Any]:
                                   for p in PIPES}
     d["utilisation"] = {p: _triple(sa["utilisation"].get(p), sb["utilisation"].get(p))
                         for p in PIPES}
-    d["bound_by"] = _triple((sa.get("bound_by") or {}).get("pipe"),
-                            (sb.get("bound_by") or {}).get("pipe"))
+    d["bound_by"] = _triple(verdict_label(sa), verdict_label(sb))
     if "waits" in sa and "waits" in sb:
         d["wait_cycles"] = {p: {k: _triple(sa["waits"][p]["cycles"][k],
                                             sb["waits"][p]["cycles"][k])
@@ -425,6 +433,10 @@ def format_diff(d: dict[str, Any], only_changes: bool = True) -> str:
     if changes:  # what the user changed comes first, then what it did
         lines.append("inputs changed: " + "; ".join(
             f"{c['name']} {_fmt(c['a'])} -> {_fmt(c['b'])}" for c in changes))
+    v = d.get("bound_by") or {}
+    if v.get("a") or v.get("b"):  # the verdict of each run, as its summary gives it
+        lines.append(f"bound by: {v['a']}" if v["a"] == v["b"]
+                     else f"bound by: A {v['a']} -> B {v['b']}")
     if not d["differs"]:
         lines.append("no difference")
         return "\n".join(lines)

@@ -18,8 +18,10 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
   ``hbm_bytes`` (what the copies drew from HBM: L2 misses' line fills, bypassed bytes,
   write-backs; the payload's bus bytes without an L2 model) and ``hbm_roofline_pct``
   (``hbm_bytes`` / (``hbm_bytes_per_cycle`` x makespan));
-- ``bound_by``: the pipe with the highest occupied share on the critical (last-finishing)
-  core, and a sentence saying why;
+- ``hbm_gbps``: ``hbm_bytes`` over the makespan; ``l2_hit_bytes``: GM->UB bytes L2 served;
+- ``bound_by``: the verdict on the critical (last-finishing) core - bandwidth-, throughput-,
+  sync- or latency-bound, HBM-bound or not, the chain of causes and the evidence
+  (``verdict.py``);
 - ``waits``: the chip-wide breakdown of each pipe's non-executing time;
 - ``hotspots``: cycles per kernel source line and pipe, the top lines (``hotspots.py``);
 - ``hazards`` and, when a golden is given, ``golden`` (mismatches, max abs / rel error: see
@@ -42,6 +44,7 @@ from aicore_sim.sim.isa import Opcode, Pipe
 from aicore_sim.sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
 from aicore_sim.views.hotspots import hotspots
+from aicore_sim.views.verdict import classify, hbm_line, overlap
 
 _OP, _NBYTES = attrgetter("op"), attrgetter("nbytes")
 
@@ -102,6 +105,9 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
         if name is None:
             name = names[id(ins)] = stall_what(flag_code, w, core.stream)
         flags[name] = flags.get(name, 0) + int(c)
+    q = rows[:, 3] == STALL_CAUSES.index("queue_full")  # ``what``: the pipe whose queue
+    queues = {Pipe(int(p)).name: int(dur[q & (rows[:, 4] == p)].sum())
+              for p in np.unique(rows[q, 4]).tolist()}
     executing = busy
     waiting = max(window - executing, 0)
     stalled = sum(cycles[c] for c in STALL_CAUSES if c in cycles)
@@ -111,7 +117,7 @@ def pipe_waits(core: CoreTrace, pipe: Pipe, window: int) -> dict[str, Any]:
     flag_shares = {k: (v / total if total else 0.0) for k, v in sorted(flags.items())}
     return {"executing_cycles": int(executing), "waiting_cycles": int(waiting),
             "cycles": cycles, "shares": shares, "flags": flag_shares,
-            "flag_cycles": dict(sorted(flags.items()))}
+            "flag_cycles": dict(sorted(flags.items())), "queues": queues}
 
 
 def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
@@ -138,6 +144,7 @@ def _timeline_summary(core: CoreTrace, makespan: int) -> dict[str, Any]:
         "occupied_share": {k: ((v + stretch[k]) / finish if finish else 0.0)
                            for k, v in busy.items()},
         "waits": {p.name: pipe_waits(core, p, makespan) for p in PIPE_ORDER},
+        "overlap": overlap(core),
     }
 
 
@@ -187,71 +194,7 @@ def l2_bytes(trace: Trace, core: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------------------------
 
 
-def _top_wait(waits: Mapping[str, Any]) -> tuple[str, float]:
-    """The largest cause of a pipe's waiting time (flags named), and its share."""
-    shares = dict(waits["shares"])
-    shares.pop("flag", None)
-    for what, s in waits["flags"].items():
-        shares[f"flag {what}"] = s
-    if not shares:
-        return "idle", 0.0
-    k = max(shares, key=lambda x: shares[x])
-    label = {"idle": "nothing queued (idle)", "gm_bandwidth": "shared HBM bandwidth",
-             "queue_full": "a full queue", "auto_sync": "auto-sync waits",
-             "barrier": "barriers"}.get(k, k)
-    return label, shares[k]
-
-
-_WHY = {
-    "MTE2": "data movement GM->UB",
-    "MTE3": "data movement UB->GM",
-    "VECTOR": "vector compute",
-    "SCALAR": "scalar issue and scalar reads",
-}
-
-
-# From this share of the HBM roofline on, the chip's copies are bandwidth-bound together even
-# when no single pipe of the critical core is saturated (its MTE2 and MTE3 take turns).
-HBM_BOUND_SHARE = 0.75
-
-
-def bound_by(cores: list[dict[str, Any]], critical: int,
-             hbm_share: float = 0.0) -> dict[str, Any]:
-    """The pipe occupied the largest share of the critical core's time, with a sentence why.
-
-    A pipe is occupied while it executes and while one of its copies waits for shared HBM
-    bandwidth past its single-core time (``gm_stretch_cycles``): an HBM-bound kernel is bound
-    by its copy pipe. ``hbm_share`` is the chip's traffic over the makespan as a share of the
-    HBM roofline: from :data:`HBM_BOUND_SHARE` on, an unsaturated critical core is named
-    bandwidth-bound (its copy pipes take turns on the saturated HBM), not latency-bound.
-    """
-    c = cores[critical]
-    share = c["occupied_share"]
-    pipe = max(share, key=lambda k: (share[k], k != "SCALAR"))
-    others = ", ".join(f"{k} {share[k]:.0%}" for k in share if k != pipe)
-    sentence = (f"{pipe} ({_WHY[pipe]}) is occupied {share[pipe]:.0%} of the critical core "
-                f"{c['core']}'s {c['cycles']} cycles (others: {others})")
-    gm = c["gm_stretch_cycles"][pipe]
-    held = c["busy_cycles"][pipe] + gm
-    if pipe in ("MTE2", "MTE3") and held and gm / held >= 0.2:
-        sentence += (f"; {gm / held:.0%} of that time its copies wait for shared HBM "
-                     f"bandwidth")
-    if share[pipe] < 0.6 and hbm_share >= HBM_BOUND_SHARE:
-        sentence += (f"; no single pipe is saturated, but the chip moves data at "
-                     f"{hbm_share:.0%} of the HBM roofline: the copies of all cores together "
-                     f"are bound by HBM bandwidth")
-    elif share[pipe] < 0.6:
-        cause, s = _top_wait(c["waits"][pipe])
-        sentence += (f"; no pipe is saturated, so the core is latency-bound: {pipe} spends "
-                     f"{s:.0%} of its non-executing time on {cause}")
-    else:
-        # Say why the next busiest pipe is not keeping up with the bound pipe.
-        rest = [k for k in sorted(share, key=lambda x: -share[x]) if k != pipe]
-        if rest:
-            nxt = rest[0]
-            cause, s = _top_wait(c["waits"][nxt])
-            sentence += f"; {nxt} waits mostly on {cause} ({s:.0%} of its waiting)"
-    return {"pipe": pipe, "core": c["core"], "share": share[pipe], "why": sentence + "."}
+# What bounds the launch: views/verdict.py (one verdict for every view).
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,9 +294,11 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
         "achieved_gbps": moved / seconds / 1e9 if seconds else 0.0,
         "hbm_peak_gbps": platform.hbm_bytes_per_cycle * clock * 1e6 / 1e9,
         "hbm_bytes": int(hbm),
+        "hbm_gbps": hbm / seconds / 1e9 if seconds else 0.0,
         "hbm_roofline_pct": 100.0 * hbm / peak if peak else 0.0,
         "ub_capacity_bytes": int(platform.ub_size),
         "l2_hit_rate": _hit_rate(cores),
+        "l2_hit_bytes": sum(c["l2_hit_bytes"] for c in cores),
         "bank_conflict_cycles": sum(c["bank_conflict_cycles"] for c in cores),
         "same_granule_cycles": sum(c["same_granule_cycles"] for c in cores),
         "ub_high_water_bytes": max((c["ub_high_water_bytes"] for c in cores), default=0),
@@ -371,7 +316,7 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
     d["hotspots"] = hotspots(trace)
     if cores and makespan:
         critical = max(range(n), key=lambda i: cores[i]["cycles"])
-        d["bound_by"] = bound_by(cores, critical, d["hbm_roofline_pct"] / 100.0)
+        d["bound_by"] = classify(cores[critical], d["hbm_roofline_pct"] / 100.0)
     else:
         d["bound_by"] = None
     return d
@@ -436,15 +381,13 @@ def format_summary(d: Mapping[str, Any]) -> str:
         if d.get("same_granule_cycles"):
             lines.append(f"cycles queued on GM granules other cores request at once (copies "
                          f"and the kernel entry): {d['same_granule_cycles']:,} (all cores)")
-        lines.append(
-            f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
-            f"{_fmt_bytes(d['bytes_ub_to_gm'])}: {d['achieved_gbps']:.2f} GB/s; HBM traffic "
-            f"{_fmt_bytes(d.get('hbm_bytes', 0))} = {d['hbm_roofline_pct']:.1f}% of the HBM "
-            f"roofline ({d['hbm_peak_gbps']:.0f} GB/s)")
+        lines.append(f"moved GM->UB {_fmt_bytes(d['bytes_gm_to_ub'])}, UB->GM "
+                     f"{_fmt_bytes(d['bytes_ub_to_gm'])}")
         lines.append(f"UB high-water mark {_fmt_bytes(d['ub_high_water_bytes'])} of "
                      f"{_fmt_bytes(d['ub_capacity_bytes'])}")
         if d.get("bound_by"):
-            lines.append(f"bound by {d['bound_by']['pipe']}: {d['bound_by']['why']}")
+            lines.append(f"bound by {d['bound_by']['label']}: {d['bound_by']['why']}")
+            lines.append(hbm_line(d, _fmt_bytes))
     else:
         lines.append("no timing (functional mode)")
     hz = d.get("hazard_counts") or {}

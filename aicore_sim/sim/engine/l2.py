@@ -118,16 +118,17 @@ def _copies(streams: list[list[Instr]], columns: list[Columns]):
 
 
 def apply(streams: list[list[Instr]], columns: list[Columns], platform,
-          always_hits: bool = False) -> tuple[list[Columns], L2Result]:
+          unlimited: bool = False) -> tuple[list[Columns], L2Result]:
     """``columns`` with every GM copy re-priced through the L2 model (see the module);
-    ``always_hits``: as if every access hit and no line were ever written back (the bound
-    ``--slack`` replays)."""
+    ``unlimited``: as if L2 held every line it ever allocated - every re-access hits, no line
+    is written back, first reads still miss (the bound ``--slack`` replays: what reuse the
+    kernel has, served in full)."""
     line = int(platform.costs.l2_line_bytes)
     result = L2Result(len(streams))
     copies = _copies(streams, columns) if line > 0 else None
     if copies is None:
         return columns, result
-    cap = float(platform.l2_size)
+    cap = float("inf") if unlimited else float(platform.l2_size)
     core, pos, key, ordinal, geo = copies
     keep = (geo[:, 0] > 0) & (geo[:, 1] > 0)
     core, pos, key, ordinal, geo = core[keep], pos[keep], key[keep], ordinal[keep], geo[keep]
@@ -180,8 +181,6 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     hit = np.empty(n, bool)
     hit[by_line] = hit_sorted
     hit &= is_alloc  # a bypassed access goes to HBM whatever L2 holds
-    if always_hits:
-        hit[:] = True
     w = write[cp]
     # HBM bytes of each access: cached read misses fill the line; bypassed accesses move
     # their bytes in 32-byte sectors; writes and hits cost no HBM now
@@ -207,7 +206,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     nxt[by_line] = nxt_sorted
     wi = np.flatnonzero(w)
     kept = (nxt[wi] >= 0) & ((traffic[np.maximum(nxt[wi], 0)] - traffic[wi]) < cap)
-    evicted = wi[~kept] if not always_hits else wi[:0]
+    evicted = wi[~kept]
     # evicted before the kernel ends: capacity's worth of allocating traffic follows it
     evicted = evicted[traffic[evicted] + cap <= traffic[-1]]
     # charged to the write that dirtied the line: the same bytes reach HBM, earlier (a copy's
