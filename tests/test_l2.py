@@ -277,3 +277,28 @@ def test_a_row_not_starting_on_a_line_pays_the_unaligned_ratio(offset, gmb):
     assert cols[0].gmb == [gmb]
     # the HBM server serves those bytes at 1 B/cycle from cycle 1
     assert _spans(r) == [(1, 1 + gmb)]
+
+
+def test_the_slack_scenario_serves_every_re_read_from_l2():
+    # with a 512-byte L2 read 2 misses (test above); the --slack scenario "L2 re-reads hit"
+    # serves it from L2 (0 HBM bytes, occupancy max(10, 1024 / 64) = 16) and read 1 still
+    # misses: the kernel's reuse is 1024 of its 2048 read bytes
+    small = L2.with_overrides(l2_size=512)
+    r = _launch(_read_twice, small)
+    streams = r.program.streams
+    cols, res = l2.apply(streams, [prepare(s, small) for s in streams], small, reuse_hits=True)
+    assert cols[0].gmb == [1024, 0]
+    assert cols[0].occ == [32, 16]
+    assert (res.read_bytes, res.hit_bytes) == ([2048], [1024])
+
+
+def test_the_slack_scenario_leaves_write_backs_as_they_are():
+    # a write followed by 2 KiB of other reads on a 1 KiB L2 is written back (1024 B, test
+    # above); serving re-reads from L2 does not absorb it: the same write-back bytes
+    small = L2.with_overrides(l2_size=1024)
+    r = _launch(_write_then_read, small, tiling={"write": True}, y_len=N)
+    streams = r.program.streams
+    base = l2.apply(streams, [prepare(s, small) for s in streams], small)[0]
+    what_if = l2.apply(streams, [prepare(s, small) for s in streams], small,
+                       reuse_hits=True)[0]
+    assert what_if[0].wbb == base[0].wbb == [1024, 0, 0]

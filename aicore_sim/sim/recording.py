@@ -283,10 +283,10 @@ class Recording:
         """Free the trace (a cache of recordings keeps records, not traces); it replays again."""
         self._trace = None
 
-    def columns(self, l2_unlimited: bool = False) -> list:
+    def columns(self, l2_reuse_hits: bool = False) -> list:
         """The recorded platform's prepared per-instruction cost columns (``engine.core``; with
-        ``l2_unlimited`` as if L2 kept every line it allocated: every re-read hits)."""
-        if l2_unlimited:
+        ``l2_reuse_hits`` as if every GM re-read hit L2)."""
+        if l2_reuse_hits:
             return engine.prepare_all(self.program.streams, self.platform, True)[0]
         held = self._prepared.get(engine.prepared_key(self.platform))
         if held is not None and held[0] is self.platform.costs:

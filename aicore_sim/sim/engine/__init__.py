@@ -51,13 +51,13 @@ def prepared_key(platform) -> tuple:
     return (id(platform.costs), float(platform.clock_mhz), int(platform.l2_size))
 
 
-def prepare_all(streams: list[list[Instr]], platform, l2_unlimited: bool = False
+def prepare_all(streams: list[list[Instr]], platform, l2_reuse_hits: bool = False
                 ) -> tuple[list[Columns], L2Result]:
     """Every core's prepared columns, the copies re-priced through the L2 model (l2.py;
-    ``l2_unlimited``: as if L2 kept every line, the slack scenario)."""
+    ``l2_reuse_hits``: as if every re-read hit, the slack scenario)."""
     priced: dict = {}  # the streams share Instr objects: each is priced once
     columns = [prepare(stream, platform, priced) for stream in streams]
-    return apply_l2(streams, columns, platform, unlimited=l2_unlimited)
+    return apply_l2(streams, columns, platform, reuse_hits=l2_reuse_hits)
 
 
 def _replay(streams, platform, image, allocations, prepared, group) -> Trace:

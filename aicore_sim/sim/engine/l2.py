@@ -118,17 +118,18 @@ def _copies(streams: list[list[Instr]], columns: list[Columns]):
 
 
 def apply(streams: list[list[Instr]], columns: list[Columns], platform,
-          unlimited: bool = False) -> tuple[list[Columns], L2Result]:
+          reuse_hits: bool = False) -> tuple[list[Columns], L2Result]:
     """``columns`` with every GM copy re-priced through the L2 model (see the module);
-    ``unlimited``: as if L2 held every line it ever allocated - every re-access hits, no line
-    is written back, first reads still miss (the bound ``--slack`` replays: what reuse the
-    kernel has, served in full)."""
+    ``reuse_hits``: as if L2 held every line for re-reading - every re-access hits, first
+    reads still miss, writes are written back as they are (the bound ``--slack`` replays: the
+    reuse the kernel has, served in full)."""
     line = int(platform.costs.l2_line_bytes)
     result = L2Result(len(streams))
     copies = _copies(streams, columns) if line > 0 else None
     if copies is None:
         return columns, result
-    cap = float("inf") if unlimited else float(platform.l2_size)
+    cap = float(platform.l2_size)
+    hit_cap = float("inf") if reuse_hits else cap
     core, pos, key, ordinal, geo = copies
     keep = (geo[:, 0] > 0) & (geo[:, 1] > 0)
     core, pos, key, ordinal, geo = core[keep], pos[keep], key[keep], ordinal[keep], geo[keep]
@@ -177,7 +178,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     prev_alloc[(prev_alloc < group_start)] = -1
     hit_sorted = np.zeros(n, bool)
     ok = prev_alloc >= 0
-    hit_sorted[ok] = (traffic[by_line[ok]] - traffic[by_line[prev_alloc[ok]]]) < cap
+    hit_sorted[ok] = (traffic[by_line[ok]] - traffic[by_line[prev_alloc[ok]]]) < hit_cap
     hit = np.empty(n, bool)
     hit[by_line] = hit_sorted
     hit &= is_alloc  # a bypassed access goes to HBM whatever L2 holds
