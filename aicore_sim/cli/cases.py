@@ -10,13 +10,17 @@ from typing import Any
 from aicore_sim.cli.common import PROG, err
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM, case_document
 from aicore_sim.ops.registry import DEFAULT_CASE, OpLoadError, get_op, op_names
+from aicore_sim.sim import boards
 from aicore_sim.sim.platform import list_presets, load_platform
 
 
 def add_parsers(sub: Any) -> None:
     """The ``platforms`` and ``cases`` subcommands."""
     pl = sub.add_parser("platforms", help="list platform presets with key numbers",
-                        description="List the platform presets.")
+                        description="List the platform presets: key numbers, the product "
+                                    "family each stands for, where its HBM roofline comes "
+                                    "from; then each family's boards and how a board tells "
+                                    "which chip (so which preset) it carries.")
     pl.add_argument("--json", action="store_true", help="one JSON object per line")
     pl.set_defaults(func=cmd_platforms)
 
@@ -35,23 +39,35 @@ def cmd_platforms(args: argparse.Namespace) -> int:
     rows = []
     for name in list_presets():
         p = load_platform(name)
+        fam = boards.family_of(p)
         rows.append({
             "name": name, "soc": p.soc, "aiv_cores": p.aiv_core_num, "clock_mhz": p.clock_mhz,
             "ub_bytes": p.ub_size, "ub_usable_bytes": p.core_mem_size_ub,
             "hbm_gbps": round(p.hbm_bytes_per_cycle * p.clock_mhz / 1000, 1),
             "queue_depth": p.queue_depth, "costs": p.costs.family,
+            "family": fam.name if fam else None,
+            "products": list(fam.products) if fam else [],
+            "hbm_roofline_source": boards.roofline_source(p),
         })
     if args.json:
         for r in rows:
             print(json.dumps(r))
         return 0
     head = f"{'preset':<18} {'soc':<16} {'AIV':>4} {'MHz':>7} {'UB bytes':>9} " \
-           f"{'usable':>8} {'HBM GB/s':>9} {'queue':>5}  costs"
+           f"{'usable':>8} {'HBM GB/s':>9} {'queue':>5}  {'costs':<5}  family"
     print(head)
     for r in rows:
         print(f"{r['name']:<18} {r['soc']:<16} {r['aiv_cores']:>4} {r['clock_mhz']:>7g} "
               f"{r['ub_bytes']:>9} {r['ub_usable_bytes']:>8} {r['hbm_gbps']:>9g} "
-              f"{r['queue_depth']:>5}  {r['costs']}")
+              f"{r['queue_depth']:>5}  {r['costs']:<5}  {r['family'] or '- (test platform)'}")
+    print()
+    print("families (data/products.toml, with sources):")
+    for fam in sorted(boards.families(), key=lambda f: f.name):
+        print(f"  {fam.name}: {', '.join(fam.products)}; which chip: {fam.identify}")
+    print()
+    print("HBM rooflines:")
+    for r in rows:
+        print(f"  {r['name']}: {r['hbm_gbps']:g} GB/s, {r['hbm_roofline_source']}")
     return 0
 
 

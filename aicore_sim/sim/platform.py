@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.sim import boards
 from aicore_sim.util import schema, textinput
 
 _DATA = Path(__file__).parent.parent / "data"
@@ -705,6 +706,13 @@ def _preset(name: str) -> Platform:
         return _PRESET_CACHE[key]
     path = _PLATFORM_DIR / f"{key}.toml"
     if not path.is_file():
+        fam = boards.product_family(name)
+        if fam is not None:  # a board's name: say which presets stand for it
+            ours = [p for p in list_presets()
+                    if boards.family_of(_from_toml_file(_PLATFORM_DIR / f"{p}.toml", p)) is fam]
+            raise ValueError(f"{name!r} is a board of the {fam.name} family, not a preset: its "
+                             f"chip is one of {', '.join(ours)}; to tell which, "
+                             f"{fam.identify}")
         near = difflib.get_close_matches(name.lower(), list_presets(), n=1, cutoff=0.6)
         near += [p for p in list_presets() if not near and name.lower() in p]
         hint = f" (did you mean {near[0]}?)" if near else ""

@@ -17,7 +17,8 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
 - ``bytes_gm_to_ub`` / ``bytes_ub_to_gm`` and ``achieved_gbps`` (payload bytes moved);
   ``hbm_bytes`` (what the copies drew from HBM: L2 misses' line fills, bypassed bytes,
   write-backs; the payload's bus bytes without an L2 model) and ``hbm_roofline_pct``
-  (``hbm_bytes`` / (``hbm_bytes_per_cycle`` x makespan));
+  (``hbm_bytes`` / (``hbm_bytes_per_cycle`` x makespan)), ``hbm_roofline_source`` where that
+  roofline comes from (``boards.py``);
 - ``hbm_gbps``: ``hbm_bytes`` over the makespan; ``l2_hit_bytes``: GM->UB bytes L2 served;
 - ``bound_by``: the verdict on the critical (last-finishing) core - bandwidth-, throughput-,
   sync- or latency-bound, HBM-bound or not, the chain of causes and the evidence
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from aicore_sim.sim.boards import roofline_source
 from aicore_sim.sim.isa import Opcode, Pipe
 from aicore_sim.sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
@@ -296,6 +298,7 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
         "hbm_bytes": int(hbm),
         "hbm_gbps": hbm / seconds / 1e9 if seconds else 0.0,
         "hbm_roofline_pct": 100.0 * hbm / peak if peak else 0.0,
+        "hbm_roofline_source": roofline_source(platform),
         "ub_capacity_bytes": int(platform.ub_size),
         "l2_hit_rate": _hit_rate(cores),
         "l2_hit_bytes": sum(c["l2_hit_bytes"] for c in cores),
@@ -388,6 +391,8 @@ def format_summary(d: Mapping[str, Any]) -> str:
         if d.get("bound_by"):
             lines.append(f"bound by {d['bound_by']['label']}: {d['bound_by']['why']}")
             lines.append(hbm_line(d, _fmt_bytes))
+            if d.get("hbm_roofline_source"):
+                lines.append(f"  (HBM roofline: {d['hbm_roofline_source']})")
     else:
         lines.append("no timing (functional mode)")
     hz = d.get("hazard_counts") or {}
