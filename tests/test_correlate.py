@@ -76,14 +76,15 @@ def test_correlate_reports_exactly_the_perturbations(run_dir, opprof, tmp_path, 
     pp = d["per_pipe"]
     assert set(pp) == {"SCALAR", "MTE2", "VECTOR", "MTE3"}
     for pipe, f in {**FACTORS, "SCALAR": 1.0}.items():
-        # block 2's cells are NA: 3 of the 4 blocks give a ratio, each exactly the factor
+        # block 2's cells are NA: 3 of the 4 blocks give a ratio, each exactly 1 / the
+        # factor (simulated / measured, the board measured factor x the simulated time)
         assert pp[pipe]["cores"] == 3, pipe
         for k in ("ratio_median", "ratio_min", "ratio_max"):
-            assert pp[pipe][k] == pytest.approx(f, rel=1e-12), (pipe, k)
+            assert pp[pipe][k] == pytest.approx(1 / f, rel=1e-12), (pipe, k)
         assert pp[pipe]["cores_without_ratio"] == 1
-    assert d["core_time"]["ratio_median"] == pytest.approx(1.2, rel=1e-12)
+    assert d["core_time"]["ratio_median"] == pytest.approx(1 / 1.2, rel=1e-12)
     td = d["task_duration"]
-    assert td["ratio"] == pytest.approx(1.3, rel=1e-12)
+    assert td["ratio"] == pytest.approx(1 / 1.3, rel=1e-12)
     s = json.loads((run_dir / "summary.json").read_text())
     assert td["simulated_us"] == pytest.approx(s["task_us"], abs=1e-6)
     assert td["measured_us"] == pytest.approx(1.3 * td["simulated_us"], rel=1e-12)
@@ -102,7 +103,7 @@ def test_correlate_reports_exactly_the_perturbations(run_dir, opprof, tmp_path, 
         "corr.json", "corr.md", "corr.png"]
     assert json.loads((report.parent / "corr.json").read_text()) == d
     md = report.read_text()
-    assert "| MTE2 | 3 | 1.2500 | 1.2500 | 1.2500 |" in md and "![" in md
+    assert "| MTE2 | 3 | 0.8000 | 0.8000 | 0.8000 |" in md and "![" in md  # 1 / 1.25
     assert (report.parent / "corr.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -114,7 +115,7 @@ def test_text_table_and_default_report(run_dir, opprof, tmp_path, capsys) -> Non
     code = main(["correlate", str(run), str(opprof / OP / "0")])
     out = capsys.readouterr().out
     assert code == 0
-    assert "MTE2           4   2.0000   2.0000   2.0000" in out
+    assert "MTE2           4   0.5000   0.5000   0.5000" in out  # 1 / 2
     assert "VECTOR         4   1.0000" in out
     assert sorted(p.name for p in run.iterdir()) == [
         "OpBasicInfo.csv", "PipeUtilization.csv", "correlate.json", "correlate.md",

@@ -15,8 +15,9 @@ Jacobian is taken by finite differences of re-simulations (a 5 % step). A knob w
 of the Jacobian is (near) zero - e.g. the HBM efficiency when no launch is bandwidth-bound -
 is not identifiable from the launches: it keeps its base value and the report says so.
 
-Error of a pipe = mean over launches and blocks of ``|measured / simulated - 1|``. With more
-than one launch, each launch is also predicted from a fit to the others (held-out error).
+Error of a pipe = mean over launches and blocks of ``|ln r|``, r = simulated / measured (the
+project's one ratio convention, as ``validate`` and ``correlate``). With more than one launch,
+each launch is also predicted from a fit to the others (held-out error).
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ PROG = "aicore-sim"
 KNOBS: tuple[str, ...] = ("mte2_scale", "mte3_scale", "vector_scale", "hbm_efficiency")
 """The fitted knobs, in report order."""
 FITTED_PIPES: tuple[str, ...] = ("MTE2", "VECTOR", "MTE3")
-MAX_RESIDUAL = 0.5
-"""Largest error after the fit (mean |measured / simulated - 1| of a fitted pipe) an overlay is
-written with: beyond it the busy times are still off by more than half - the four knobs cannot
+MAX_RESIDUAL = math.log(1.5)
+"""Largest error after the fit (mean |ln r| of a fitted pipe, r = simulated / measured) an
+overlay is written with: beyond it the busy times are still off by more than a factor 1.5 on
+average (in log terms) - the four knobs cannot
 express what differs between the model and the board (a missing mechanism, the wrong case or
 platform for the profile), and an overlay would move the other pipes to hide it. Exit 1 and
 nothing written, unless ``--keep-anyway``."""
@@ -117,12 +119,13 @@ def _residuals(launches: list[Launch], sims: list[dict[str, list[float]]]) -> np
 
 
 def errors(launches: list[Launch], sims: list[dict[str, list[float]]]) -> dict[str, Any]:
-    """Per pipe: mean |measured/simulated - 1|, median ratio and the blocks counted."""
+    """Per pipe: mean |ln r| (r = simulated / measured), median ratio and the blocks counted."""
     out = {}
     for pipe in PIPES:
-        ratios = [m / s for launch, sim in zip(launches, sims)
+        ratios = [s / m for launch, sim in zip(launches, sims)
                   for m, s in _pairs(launch.measured, sim, pipe)]
-        out[pipe] = {"error": float(np.mean([abs(r - 1) for r in ratios])) if ratios else None,
+        out[pipe] = {"error": float(np.mean([abs(math.log(r)) for r in ratios]))
+                     if ratios else None,
                      "ratio_median": float(np.median(ratios)) if ratios else None,
                      "cores": len(ratios)}
     return out
@@ -254,11 +257,11 @@ def _overlay_text(base: Platform, values: dict[str, float], fitted: list[str],
     lines = [
         f"# Platform overlay written by `aicore-sim calibrate` on {date}, relative to platform "
         f"{base.name!r}.",
-        "# Fitted by least squares on ln(measured / simulated) busy time per block and pipe "
+        "# Fitted by least squares on ln(simulated / measured) busy time per block and pipe "
         "(MTE2, VECTOR, MTE3)",
         "# from these msprof op launches (case in brackets):",
         *(f"#   {launch.measured.pipe_file} [{launch.case_name}]" for launch in launches),
-        f"# Error per pipe, mean |measured / simulated - 1|, before -> after: {err}",
+        f"# Error per pipe, mean |ln(simulated / measured)|, before -> after: {err}",
     ]
     if dropped:
         lines.append(f"# Not identifiable from these launches (kept at the platform's value, "
@@ -373,9 +376,9 @@ def calibrate_main(args: argparse.Namespace) -> int:
     else:
         print(format_text(result, out))
     if too_far:
-        what = (f"the fit leaves {worst[1]} off by {100 * worst[0]:.0f} % (mean |measured / "
-                f"simulated - 1| above {100 * MAX_RESIDUAL:.0f} %): the knobs cannot explain "
-                f"these launches")
+        what = (f"the fit leaves {worst[1]} off by a factor {math.exp(worst[0]):.2f} (mean "
+                f"|ln(simulated / measured)| {worst[0]:.3f} above ln 1.5 = "
+                f"{MAX_RESIDUAL:.3f}): the knobs cannot explain these launches")
         if write:
             print(f"{PROG}: warning: {what}; --keep-anyway: {out} written", file=sys.stderr)
             return 0

@@ -7,7 +7,7 @@ board's ``msprof op`` folder (:mod:`aicore_sim.correlate.opprof`), compares them
 (:mod:`~aicore_sim.correlate.calibrate`) and writes a platform overlay.
 
 Exit codes: 0 done; 1 ``calibrate``'s fit leaves a fitted pipe off by more than
-``MAX_RESIDUAL`` (50 %; nothing written unless ``--keep-anyway``); 2 a bad input (missing
+``MAX_RESIDUAL`` (a factor 1.5 in log terms; nothing written unless ``--keep-anyway``); 2 a bad input (missing
 folder or file, missing column, non-numeric cell, block count mismatch, bad case or
 platform): one line on stderr naming the file and the rule, and nothing written.
 
@@ -36,7 +36,7 @@ examples:
 RUN_DIR is the folder of 'aicore-sim run' (its PipeUtilization.csv and OpBasicInfo.csv).
 OPPROF_DIR is searched recursively for PipeUtilization*.csv / OpBasicInfo*.csv; with several
 operators or launches (OPPROF_.../<OpName>/<index>/), --op and --launch choose one, or give
-the launch's folder itself. Ratio = measured / simulated busy time per block and pipe
+the launch's folder itself. Ratio = simulated / measured busy time per block and pipe
 (SCALAR, MTE2, VECTOR, MTE3), plus core time and task duration. Writes a markdown report, its
 JSON and a scatter plot (default RUN_DIR/correlate.{md,json,png}). See docs/correlate.md.
 """
@@ -51,7 +51,7 @@ examples:
 Each OPPROF_DIR:CASE pairs a board's msprof op folder (one launch: give its folder when it
 holds several) with the case that produced it (a case file or a bundled case name). The fit
 scales the MTE2 and MTE3 copy curves and the vector costs and sets the HBM efficiency, by least
-squares on the logs of measured / simulated busy time per pipe, re-simulating each launch.
+squares on the logs of simulated / measured busy time per pipe, re-simulating each launch.
 With several launches, each one is also left out in turn and predicted from a fit to the
 others (the held-out error). See docs/correlate.md.
 """
@@ -100,8 +100,9 @@ def add_parsers(subparsers: Any) -> None:
     k.add_argument("--json", action="store_true", help="print the fit as one JSON object")
     k.add_argument("--keep-anyway", action="store_true",
                    help="write the overlay (exit 0, with a warning) even when the fit leaves "
-                        "a fitted pipe (MTE2, VECTOR, MTE3) off by more than 50 %% (mean "
-                        "|measured / simulated - 1|); without it such a fit exits 1 and writes "
+                        "a fitted pipe (MTE2, VECTOR, MTE3) off by more than a factor 1.5 (mean "
+                        "|ln(simulated / measured)| above ln 1.5); without it such a fit exits 1 "
+                        "and writes "
                         "nothing")
     k.set_defaults(func=cmd_calibrate)
 

@@ -5,9 +5,10 @@ Both sides are :class:`~aicore_sim.correlate.opprof.ProfiledLaunch` objects: the
 ``msprof op`` folder and the simulated run's own ``PipeUtilization.csv`` / ``OpBasicInfo.csv``
 (written by :mod:`aicore_sim.export.msprof` from its summary), so both are read by one rule.
 
-A ratio is measured / simulated busy time of one pipe on one block; a block whose measured or
-simulated cell is NA, or whose simulated time is 0, gives no ratio for that pipe (its count
-is the ``cores`` figure). Per pipe: median, min, max and the worst block (farthest from 1 in
+A ratio is simulated / measured busy time of one pipe on one block - the project's one ratio
+convention (``validate`` and ``calibrate`` too): above 1, the model is slower than the board;
+a block whose measured or simulated cell is NA, or whose measured or simulated time is 0,
+gives no ratio for that pipe (its count is the ``cores`` figure). Per pipe: median, min, max and the worst block (farthest from 1 in
 log terms, i.e. ``max |ln r|``). Block counts must match (blocks are compared one to one);
 a ``Block Dim`` or clock that differs is flagged, not refused.
 """
@@ -25,8 +26,8 @@ FREQ_TOLERANCE = 0.005
 
 
 def ratio_stats(pairs: list[tuple[int, float, float]]) -> dict[str, Any]:
-    """Statistics of (core, measured, simulated) pairs with simulated > 0."""
-    ratios = [(c, m / s) for c, m, s in pairs]
+    """Statistics of (core, measured, simulated) pairs with both > 0: simulated / measured."""
+    ratios = [(c, s / m) for c, m, s in pairs]
     if not ratios:
         return {"ratio_median": None, "ratio_min": None, "ratio_max": None, "cores": 0,
                 "worst_core": None, "worst_ratio": None, "measured_us": 0.0,
@@ -40,11 +41,18 @@ def ratio_stats(pairs: list[tuple[int, float, float]]) -> dict[str, Any]:
             "simulated_us": sum(s for _, _, s in pairs)}
 
 
+def _ratio(measured: float | None, simulated: float | None) -> float | None:
+    """simulated / measured; None when either is missing or not positive."""
+    if measured is None or simulated is None or measured <= 0 or simulated <= 0:
+        return None
+    return simulated / measured
+
+
 def _pairs(meas: list[float | None], sim: list[float | None]) -> tuple[list, int]:
     """(pairs with a ratio, blocks left out) of two per-block columns."""
     out, left = [], 0
     for k, (m, s) in enumerate(zip(meas, sim)):
-        if m is None or s is None or s <= 0:
+        if m is None or s is None or s <= 0 or m <= 0:
             left += 1
             continue
         out.append((k, m, s))
@@ -67,15 +75,15 @@ def correlate(measured: ProfiledLaunch, simulated: ProfiledLaunch) -> dict[str, 
         per_pipe[pipe] = {**ratio_stats(pairs), "cores_without_ratio": left}
         for k, (m, s) in enumerate(zip(measured.times[pipe], simulated.times[pipe])):
             per_core[k][pipe] = {"measured_us": m, "simulated_us": s,
-                                 "ratio": (m / s) if m is not None and s else None}
+                                 "ratio": _ratio(m, s)}
     pairs, left = _pairs(measured.core_us, simulated.core_us)
     core_time = {**ratio_stats(pairs), "cores_without_ratio": left}
     for k, (m, s) in enumerate(zip(measured.core_us, simulated.core_us)):
         per_core[k]["core_time"] = {"measured_us": m, "simulated_us": s,
-                                    "ratio": (m / s) if m is not None and s else None}
+                                    "ratio": _ratio(m, s)}
     td_m, td_s = measured.task_duration_us, simulated.task_duration_us
     task = {"measured_us": td_m, "simulated_us": td_s,
-            "ratio": (td_m / td_s) if td_m is not None and td_s else None}
+            "ratio": _ratio(td_m, td_s)}
     flags = []
     if measured.block_dim is not None and simulated.block_dim is not None \
             and measured.block_dim != simulated.block_dim:

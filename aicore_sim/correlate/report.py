@@ -54,8 +54,8 @@ def text(result: dict[str, Any]) -> str:
     lines.append(f"task duration: measured {_us(td['measured_us'])} us, simulated "
                  f"{_us(td['simulated_us'])} us, ratio {_r(td['ratio'])}")
     lines += [f"flag: {f}" for f in result["flags"]]
-    lines.append("ratio = measured / simulated busy time (us) per block; > 1: the board is "
-                 "slower than the model")
+    lines.append("ratio = simulated / measured busy time (us) per block; > 1: the model is "
+                 "slower than the board")
     return "\n".join(lines)
 
 
@@ -68,9 +68,9 @@ def markdown(result: dict[str, Any], plot_name: str | None) -> str:
            f"{m['block_dim'] if m['block_dim'] is not None else '-'}, "
            f"{_mhz(m['freq_mhz'])})",
            f"- simulated: `{s['folder']}` ({s['blocks']} cores, {_mhz(s['freq_mhz'])})", "",
-           "Ratio = measured / simulated busy time of the pipe on one block (msprof "
-           "`aiv_<pipe>_time(us)`; core time: `aiv_time(us)`). Above 1: the board is slower "
-           "than the model.", "",
+           "Ratio = simulated / measured busy time of the pipe on one block (msprof "
+           "`aiv_<pipe>_time(us)`; core time: `aiv_time(us)`). Above 1: the model is slower "
+           "than the board.", "",
            "| pipe | cores | median | min | max | worst core (ratio) | measured us (sum) | "
            "simulated us (sum) |", "|---|---:|---:|---:|---:|---|---:|---:|"]
     for name, st in _rows(result):
