@@ -7,9 +7,9 @@ board's ``msprof op`` folder (:mod:`aicore_sim.correlate.opprof`), compares them
 (:mod:`~aicore_sim.correlate.calibrate`) and writes a platform overlay.
 
 Exit codes: 0 done; 1 ``calibrate``'s fit leaves a fitted pipe off by more than
-``MAX_RESIDUAL`` (a factor 1.5 in log terms; nothing written unless ``--keep-anyway``); 2 a bad input (missing
-folder or file, missing column, non-numeric cell, block count mismatch, bad case or
-platform): one line on stderr naming the file and the rule, and nothing written.
+``MAX_RESIDUAL`` (a factor 1.5 in log terms; nothing written unless ``--keep-anyway``); 2 a
+bad input (missing folder or file, missing column, non-numeric cell, block count mismatch,
+bad case or platform): one line on stderr naming the file and the rule, and nothing written.
 
 :func:`add_parsers` is called from :mod:`aicore_sim.cli`; nothing heavy is imported at import
 time.

@@ -8,9 +8,10 @@ Both sides are :class:`~aicore_sim.correlate.opprof.ProfiledLaunch` objects: the
 A ratio is simulated / measured busy time of one pipe on one block - the project's one ratio
 convention (``validate`` and ``calibrate`` too): above 1, the model is slower than the board;
 a block whose measured or simulated cell is NA, or whose measured or simulated time is 0,
-gives no ratio for that pipe (its count is the ``cores`` figure). Per pipe: median, min, max and the worst block (farthest from 1 in
-log terms, i.e. ``max |ln r|``). Block counts must match (blocks are compared one to one);
-a ``Block Dim`` or clock that differs is flagged, not refused.
+gives no ratio for that pipe (its count is the ``cores`` figure). Per pipe: median, min, max
+and the worst block (farthest from 1 in log terms, i.e. ``max |ln r|``). Block counts must
+match (blocks are compared one to one); a ``Block Dim`` or clock that differs is flagged,
+not refused.
 """
 
 from __future__ import annotations

@@ -98,12 +98,13 @@ def replay_makespan(recording: Any, columns: list[Columns], lever: str, change: 
 
 def _reason(lever: str, change: str, hbm_more: int) -> str:
     """Why a scenario that makes ``lever``'s work cheaper ends later."""
+    effect = ("an issue-order effect, not a cost of " + lever if lever in Pipe.__members__
+              else "an issue-order effect")
     if hbm_more > 0:
         return (f"the copies then wait {hbm_more:,} more cycles for shared HBM: with {lever} "
-                f"{change}, the cores reach HBM together in another order (an issue-order "
-                f"effect, not a cost of {lever})")
+                f"{change}, the cores reach HBM together in another order ({effect})")
     return (f"instructions then issue in another order and meet the flags and queues later "
-            f"(an issue-order effect, not a cost of {lever})")
+            f"({effect})")
 
 
 def slack(recording: Any, makespan: int | None = None, jobs: int = 1,
@@ -185,8 +186,8 @@ def format_slack(rows: list[dict[str, Any]], makespan: int,
         lines.append("  not levers - these end later:")
         for r in sorted(later, key=lambda r: (r["delta_cycles"], r["lever"], r["change"])):
             lines.append(f"  {r['lever'] + ' ' + WORDS[r['change']]:<{width}} -> "
-                         f"{r['makespan_cycles']:>12,} cycles ({r['delta_pct']:+.1f} %): "
-                         f"{r['reason']}")
+                         f"{r['makespan_cycles']:>12,} cycles ({r['delta_pct']:+.1f} %)"
+                         f"{_reuse_words(r)}: {r['reason']}")
     best = lever(rows)
     lines.append(f"  lever: {best}" if best else "  lever: none (no scenario is faster)")
     return "\n".join(lines)
