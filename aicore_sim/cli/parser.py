@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 import aicore_sim.cli.cases as cases
+import aicore_sim.cli.coverage as coverage
 import aicore_sim.cli.diff as diff
 import aicore_sim.cli.run as run
 import aicore_sim.cli.tiling as tiling
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep(sub)
     diff.add_parser(sub)
     ut.add_parser(sub)  # upstream's kernel unit tests (gtest)
+    coverage.add_parser(sub)  # an operator source tree's coverage table
 
     # correlate, calibrate
     from aicore_sim.correlate.cli_correlate import add_parsers as _add_correlate

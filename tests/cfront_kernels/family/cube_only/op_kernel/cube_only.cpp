@@ -1,0 +1,1 @@
+// not a kernel of an A2/A3 operator
