@@ -47,6 +47,7 @@ from aicore_sim.validate.report import (
     _step_row,
     decade_label,
     document,
+    headline,
     markdown,
     scatter_figure,
     text,
@@ -401,6 +402,35 @@ def test_held_out_in_text_json_and_markdown() -> None:
     assert "| a | x.issue_cycles (costs/x.toml); launch_ns (platforms/x.toml) |" in md
 
 
+def test_held_out_by_source_group() -> None:
+    # a@p1 is fitted; b@p1 and c@p2 (each scenario its own sample here) are held out whole
+    o = _fitted_outcome()
+    assert list(o.groups) == ["a@p1", "b@p1", "c@p2"] and o.held_groups == ["b@p1", "c@p2"]
+    assert o.groups["a@p1"].fitted == FIT["a"] and not o.groups["a@p1"].held_out
+    # held out: task_us of b (r 1.25) and c (r 1.25), mte2_us of b (r 1.1)
+    assert (o.group_columns["task_us"].count, o.group_columns["task_us"].median) == (
+        2, math.log(1.25))
+    assert (o.group_overall.count, o.group_overall.median) == (3, math.log(1.25))
+    assert headline(o) == ("held out by source (2 of 3 groups no parameter was fitted on: "
+                           "b@p1, c@p2): Task Duration median 22.3 %, worst 22.3 % over 2; "
+                           "all columns: 3 figures, median |error| 22.3 %, worst 22.3 % "
+                           "(b, r 1.250)")
+    assert text(o).splitlines()[0] == headline(o)
+    doc = document(o)
+    assert doc["headline"] == headline(o) and doc["held_out_groups"]["groups"] == ["b@p1",
+                                                                                   "c@p2"]
+    assert doc["groups"]["a@p1"]["held_out"] is False
+    assert f"**{headline(o)}**" in markdown(o)
+
+
+def test_a_group_fitted_on_a_scenario_not_run_is_not_held_out() -> None:
+    # only b ran, but the suite fitted a parameter on another scenario of b's group
+    o = outcome_of([_run("b", "p1", {"task_us": 100.0}, {"task_us": 125.0})], [],
+                   fitted_groups={"b@p1": ["x (costs/x.toml)"]})
+    assert o.held_groups == [] and o.group_overall is None
+    assert headline(o).startswith("held out by source: no group")
+
+
 def test_no_fitted_scenario_held_out_is_all() -> None:
     o = outcome_of([_run("b", "p", {"task_us": 100.0}, {"task_us": 125.0})], [])
     assert o.fitted == {} and o.held_overall == o.overall and o.held_columns == o.columns
@@ -425,6 +455,8 @@ def test_failure_and_left_out_reason_print_below_the_table() -> None:
     note = _run("n", "tiny", {"task_us": 2.0, "vec_us": 1.0}, {"task_us": 2.0, "vec_us": 1.0},
                 notes={"vec_us": LONG})
     lines = text(outcome_of([boom, note], [])).splitlines()
+    assert lines[0].startswith("held out by source (2 of 2 groups") and lines[1] == ""
+    lines = lines[2:]
     assert lines[:6] == [
         "scenario  platform  scale  column   board  simulated  ratio  |error|       2s/s",
         "--------  --------  -----  -------  -----  ---------  -----  ------------  ----",
@@ -640,3 +672,20 @@ def test_this_projects_suites_are_read_from_pyproject() -> None:
     own = suites_mod._source_tree_eps()
     assert own is not None  # the tests run from the source tree
     assert all(e.group == suites_mod.GROUP for e in own)
+
+
+def test_cli_hold_out_a_group(installed, capsys) -> None:
+    # groups: tiles@tiny (tiles_full, tiles_half) and tiles_small@tiny, a parameter fitted on
+    installed["suites"] = [Suite("fit", SUITE.scenarios, SUITE.steps,
+                                 {"tiles_small": ("p (costs/x.toml)",)})]
+    assert main(["validate", "--hold-out", "tiles@tiny", "--list", "--json"]) == 0
+    assert [d["name"] for d in json.loads(capsys.readouterr().out)] == ["tiles_full",
+                                                                        "tiles_half"]
+    assert main(["validate", "--hold-out", "tiles_small@tiny"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "aicore-sim: error: --hold-out tiles_small@tiny: parameters were fitted on it "
+        "(p (costs/x.toml)) and validate refits nothing; groups held out as they are: "
+        "tiles@tiny")
+    assert main(["validate", "--hold-out", "nope@tiny"]) == 2
+    assert "no such source group (sample@platform); groups: tiles@tiny, tiles_small@tiny" in (
+        capsys.readouterr().err)

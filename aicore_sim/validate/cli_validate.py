@@ -84,6 +84,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="exit 1 when a column's median |error| exceeds PCT %%")
     v.add_argument("--max-worst", type=finite_pct, metavar="PCT",
                    help="exit 1 when a column's worst |error| exceeds PCT %%")
+    v.add_argument("--hold-out", action="append", type=nonempty, metavar="GROUP", default=[],
+                   help="run only the scenarios of source GROUP (a sample on a platform, e.g. "
+                        "bank_conflict_ub@ascend910b1) and report its error as held out; a "
+                        "group some parameter was fitted on is refused (nothing is refitted); "
+                        "repeatable")
     v.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     v.set_defaults(func=cmd_validate)
     return v
@@ -121,6 +126,33 @@ def _listing(selected: list) -> tuple[list[dict[str, Any]], str]:
                                    "board columns"), rows))
 
 
+def _held_out_names(suites: list, groups: list[str]) -> list[str]:
+    """The scenarios of the source ``groups`` (``sample@platform``); a group that is unknown,
+    or that a parameter was fitted on, is a usage error naming the groups that can be held
+    out."""
+    from aicore_sim.sim.errors import UsageError
+
+    members: dict[str, list[str]] = {}
+    fitted: dict[str, list[str]] = {}
+    for su in suites:
+        for sc in su.scenarios:
+            members.setdefault(sc.group, []).append(sc.name)
+            if sc.name in su.fitted:
+                fitted.setdefault(sc.group, []).extend(su.fitted[sc.name])
+    free = [g for g in members if g not in fitted]
+    names = []
+    for g in groups:
+        if g not in members:
+            raise UsageError(f"--hold-out {g}: no such source group (sample@platform); groups: "
+                             f"{', '.join(members)}")
+        if g in fitted:
+            raise UsageError(f"--hold-out {g}: parameters were fitted on it "
+                             f"({'; '.join(dict.fromkeys(fitted[g]))}) and validate refits "
+                             f"nothing; groups held out as they are: {', '.join(free) or 'none'}")
+        names += members[g]
+    return names
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run ``validate``; returns the exit code (0 ran, 1 failed or a limit exceeded, 2 bad
     input)."""
@@ -145,6 +177,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not suites and not args.list:
         raise UsageError("validate: no validation suite is installed (entry-point group "
                          f"{found.GROUP})")
+    if args.hold_out:
+        args.names = [*args.names, *_held_out_names(suites, args.hold_out)]
     selected = found.select(suites, args.names)  # UnknownScenarioError: exit 2
     if args.list:
         docs, table = _listing(selected)

@@ -16,6 +16,10 @@ arithmetic on numbers; nothing here simulates.
   (``Suite.fitted``) says little about the model's error, so every statistic is given twice:
   over all figures and over the **held-out** ones (scenarios not fitted on). A step with a
   fitted scenario at either end is still counted, and flagged (``fitted_ends``).
+- **Held out by source**: scenarios are grouped by their source, a sample on a SoC
+  (``Scenario.group``, e.g. ``data_copy@ascend910b1``); a group none of whose scenarios a
+  parameter was fitted on is held out as a whole - its neighbours taught the model nothing -
+  and the statistics over the held-out groups are the headline (:class:`GroupInfo`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 
 from aicore_sim.validate.suite import Step
 
-__all__ = ["NEUTRAL", "WITHIN", "Cell", "Outcome", "Stat", "StepResult", "cells_of",
+__all__ = ["NEUTRAL", "WITHIN", "Cell", "GroupInfo", "Outcome", "Stat", "StepResult", "cells_of",
            "error_of", "exceeded", "held_out", "outcome_of", "stat_of", "stats_by",
            "step_result", "steps_of"]
 
@@ -223,6 +227,27 @@ def _board(run: Any, column: str) -> float | None:
     return None
 
 
+@dataclass(frozen=True)
+class GroupInfo:
+    """One source group of scenarios (a sample on a SoC): its scenarios run, the parameters
+    fitted on any of its scenarios (held out when none), and the statistics of its figures."""
+
+    scenarios: tuple[str, ...]
+    fitted: tuple[str, ...]
+    stat: Stat | None
+    task: Stat | None  # its Task Duration figures only
+
+    @property
+    def held_out(self) -> bool:
+        return not self.fitted
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"scenarios": list(self.scenarios), "fitted": list(self.fitted),
+                "held_out": self.held_out, "stat": None if self.stat is None
+                else self.stat.as_dict(), "task": None if self.task is None
+                else self.task.as_dict()}
+
+
 @dataclass
 class Outcome:
     """Everything one validation gives: the runs, their cells, the statistics (over all
@@ -241,6 +266,16 @@ class Outcome:
     held_columns: dict[str, Stat] = field(default_factory=dict)
     held_platforms: dict[str, Stat] = field(default_factory=dict)
     held_overall: Stat | None = None
+    # source groups (sample@platform) of the runs, run order, and the statistics over the
+    # cells of the held-out ones: the headline
+    groups: dict[str, GroupInfo] = field(default_factory=dict)
+    group_columns: dict[str, Stat] = field(default_factory=dict)
+    group_overall: Stat | None = None
+
+    @property
+    def held_groups(self) -> list[str]:
+        """The source groups no parameter was fitted on."""
+        return [g for g, info in self.groups.items() if info.held_out]
 
     @property
     def failed(self) -> list[str]:
@@ -255,19 +290,39 @@ class Outcome:
 
 
 def outcome_of(runs: list[Any], steps: Iterable[Step], suites: Sequence[str] = (),
-               wall_s: float = 0.0, fitted: Mapping[str, Sequence[str]] | None = None
-               ) -> Outcome:
+               wall_s: float = 0.0, fitted: Mapping[str, Sequence[str]] | None = None,
+               fitted_groups: Mapping[str, Sequence[str]] | None = None) -> Outcome:
     """Compare ``runs`` with their board figures and evaluate ``steps``; ``fitted`` (scenario
-    -> parameters fitted on it) splits off the held-out statistics."""
+    -> parameters fitted on it) splits off the held-out statistics; ``fitted_groups`` (source
+    group -> parameters fitted on any of its scenarios, run or not; default: from the runs)
+    the held-out groups."""
     fitted = fitted or {}
     cells = cells_of(runs, fitted)
     held = held_out(cells)
-    return Outcome(runs, cells, stats_by(cells, lambda c: c.column),
-                   stats_by(cells, lambda c: c.platform), stat_of(cells),
-                   steps_of(steps, runs, fitted), list(suites), wall_s,
-                   {r.name: tuple(fitted[r.name]) for r in runs if r.name in fitted},
-                   stats_by(held, lambda c: c.column), stats_by(held, lambda c: c.platform),
-                   stat_of(held))
+    o = Outcome(runs, cells, stats_by(cells, lambda c: c.column),
+                stats_by(cells, lambda c: c.platform), stat_of(cells),
+                steps_of(steps, runs, fitted), list(suites), wall_s,
+                {r.name: tuple(fitted[r.name]) for r in runs if r.name in fitted},
+                stats_by(held, lambda c: c.column), stats_by(held, lambda c: c.platform),
+                stat_of(held))
+    if fitted_groups is None:
+        fitted_groups = {}
+        for r in runs:
+            if r.name in fitted:
+                fitted_groups.setdefault(r.scenario.group, []).extend(fitted[r.name])
+    group_of = {r.name: r.scenario.group for r in runs}
+    members: dict[str, list[str]] = {}
+    for r in runs:
+        members.setdefault(group_of[r.name], []).append(r.name)
+    for g, names in members.items():
+        gc = [c for c in cells if group_of[c.scenario] == g]
+        o.groups[g] = GroupInfo(tuple(names), tuple(dict.fromkeys(fitted_groups.get(g, ()))),
+                                stat_of(gc), stat_of([c for c in gc if c.column == "task_us"]))
+    kept = set(o.held_groups)
+    by_group = [c for c in cells if group_of[c.scenario] in kept]
+    o.group_columns = stats_by(by_group, lambda c: c.column)
+    o.group_overall = stat_of(by_group)
+    return o
 
 
 def exceeded(stats: Mapping[str, Stat], max_median: float | None, max_worst: float | None

@@ -156,6 +156,40 @@ def _stat_rows(o: Outcome, split: bool = False) -> list[list[str]]:
     return rows
 
 
+def headline(o: Outcome) -> str:
+    """The held-out figure by source: the statistics over the groups (a sample on a SoC) no
+    parameter was fitted on, Task Duration first."""
+    held = o.held_groups
+    if not o.groups:
+        return "held out by source: nothing ran"
+    if not held:
+        return ("held out by source: no group - a parameter was fitted on every group run "
+                "(sample@platform), so every figure below includes fitted ones")
+    task = o.group_columns.get("task_us")
+    s = o.group_overall
+    words = (f"{s.count} figures, median |error| {s.median_pct:.1f} %, worst "
+             f"{s.worst_pct:.1f} % ({s.worst_scenario}, r {s.worst_ratio:.3f})"
+             if s else "no figure compared")
+    task_words = (f"Task Duration median {task.median_pct:.1f} %, worst {task.worst_pct:.1f} % "
+                  f"over {task.count}" if task else "Task Duration: no held-out figure")
+    return (f"held out by source ({len(held)} of {len(o.groups)} groups no parameter was "
+            f"fitted on: {', '.join(held)}): {task_words}; all columns: {words}")
+
+
+def _group_rows(o: Outcome) -> list[list[str]]:
+    rows = []
+    for g, info in o.groups.items():
+        t = "-" if info.task is None else f"{info.task.median_pct:.1f} %"
+        a = "-" if info.stat is None else f"{info.stat.median_pct:.1f} %"
+        rows.append([g, str(len(info.scenarios)), "yes" if info.held_out else "no",
+                     str(len(info.fitted)), t, a])
+    return rows
+
+
+_GROUP_HEAD = ("group (sample@platform)", "scenarios", "held out", "parameters fitted",
+               "task_us median", "all median")
+
+
 def _held_line(o: Outcome) -> str:
     if not o.fitted:
         return "held out: every scenario (no parameter was fitted on the scenarios run)"
@@ -215,7 +249,7 @@ def _ran_line(o: Outcome) -> str:
 def text(o: Outcome, checks: Sequence[str] = ()) -> str:
     """The terminal form of an outcome (see the module docstring)."""
     rows, below = _scenario_rows(o, inline=False)
-    lines = _table(_SCEN_HEAD, rows) + below
+    lines = [headline(o), ""] + _table(_SCEN_HEAD, rows) + below
     lines += ["", "ratio = simulated / board; |error| = 100 |ln ratio|; 2s/s = fig(2s) / fig(s) "
               "of a scenario run at scale s < 1 and extrapolated to 1 (2.000 = linear)", ""]
     stats = _stat_rows(o, split=True)
@@ -224,6 +258,10 @@ def text(o: Outcome, checks: Sequence[str] = ()) -> str:
     if o.fitted:
         lines += ["", "fitted: the parameters fitted on a scenario's board figures"]
         lines += _table(("scenario", "parameter (file)"), _fitted_rows(o))
+    if o.groups:
+        lines += ["", "sources: a group is held out when no parameter was fitted on any of "
+                      "its scenarios"]
+        lines += _table(_GROUP_HEAD, _group_rows(o))
     if o.steps:
         lines += [""] + _table(_STEP_HEAD, [_step_row(s) for s in o.steps])
         lines.append(_counts_line(o))
@@ -264,6 +302,11 @@ def document(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
         "columns": {k: {"msprof": v[0], "unit": v[1]} for k, v in COLUMNS.items()},
         "scenarios": scenarios,
         "fitted": {k: list(v) for k, v in o.fitted.items()},
+        "headline": headline(o),
+        "groups": {g: info.as_dict() for g, info in o.groups.items()},
+        "held_out_groups": {"groups": o.held_groups,
+                            "columns": {k: s.as_dict() for k, s in o.group_columns.items()},
+                            "all": _stat_dict(o.group_overall)},
         "stats": {"columns": {k: s.as_dict() for k, s in o.columns.items()},
                   "platforms": {k: s.as_dict() for k, s in o.platforms.items()},
                   "all": _stat_dict(o.overall),
@@ -326,7 +369,8 @@ def markdown(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
     """The outcome as a markdown report (see the module docstring)."""
     meta = meta or {}
     ver = meta.get("simulator") or {}
-    lines = ["# aicore-sim validate: simulated against on-board figures", ""]
+    lines = ["# aicore-sim validate: simulated against on-board figures", "",
+             f"**{headline(o)}**", ""]
     lines.append(f"- date: {meta.get('date', time.strftime('%Y-%m-%d %H:%M:%S'))}")
     v = ver.get("version") or "unknown"
     lines.append(f"- simulator: aicore-sim {v}" +
@@ -343,6 +387,11 @@ def markdown(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
                         "system counter MHz"), _platform_rows(platforms))
     lines += ["", "## Scenarios", ""]
     lines += _md_table(_SCEN_HEAD, _scenario_rows(o)[0])
+    if o.groups:
+        lines += ["", "## Sources", "", "A group (a sample on a SoC) is held out when no "
+                  "parameter was fitted on any of its scenarios; the headline is over those.",
+                  ""]
+        lines += _md_table(_GROUP_HEAD, _group_rows(o))
     lines += ["", "## Error per column", ""]
     stats = _stat_rows(o)
     lines += (_md_table(("group", *_STAT_HEAD[1:], *_HELD_HEAD), stats) if stats

@@ -182,4 +182,10 @@ def run_suite(suites: Any, names: Sequence[str] = (), progress: bool = False,
     runs = run_scenarios(selected, progress, echo)
     steps = steps_for(suites, [sc.name for _, sc in selected])
     fitted = {name: tuple(params) for su in suites for name, params in su.fitted.items()}
-    return outcome_of(runs, steps, [s.name for s in suites], time.perf_counter() - t0, fitted)
+    groups: dict[str, list[str]] = {}  # a group is fitted when any of its scenarios is
+    for su in suites:
+        for sc in su.scenarios:
+            if sc.name in fitted:
+                groups.setdefault(sc.group, []).extend(fitted[sc.name])
+    return outcome_of(runs, steps, [s.name for s in suites], time.perf_counter() - t0, fitted,
+                      groups)

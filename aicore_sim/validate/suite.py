@@ -88,6 +88,12 @@ class Scenario:
     # with the reason (e.g. a column the sample's table does not give)
     notes: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def group(self) -> str:
+        """The scenario's source: its sample on its SoC (``data_copy@ascend910b1``). A group
+        some parameter was fitted on (any of its scenarios) is not held out."""
+        return f"{self.sample}@{self.platform}"
+
 
 @dataclass(frozen=True)
 class Step:
