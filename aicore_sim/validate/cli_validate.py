@@ -89,6 +89,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "bank_conflict_ub@ascend910b1) and report its error as held out; a "
                         "group some parameter was fitted on is refused (nothing is refitted); "
                         "repeatable")
+    v.add_argument("--write-confidence", type=nonempty, metavar="FILE.json",
+                   help="after the whole validation, write what the timing model is validated "
+                        "on per platform (the file 'run' states it from: the package's "
+                        "aicore_sim/data/validation.json is made this way)")
     v.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     v.set_defaults(func=cmd_validate)
     return v
@@ -169,6 +173,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     if args.report:
         _check_report_path(args.report)
+    if args.write_confidence and (args.names or args.hold_out or args.suite or args.list):
+        raise UsageError("--write-confidence: needs the whole validation (no NAME, --hold-out, "
+                         "--suite or --list)")
     try:
         suites = found.find_suites(args.suite)
     except found.SuiteLoadError as e:
@@ -202,6 +209,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
         md, png = write_report(outcome, Path(args.report), checks, meta)
         if not args.json:
             print(f"report: {md}, {png}")
+    if args.write_confidence:
+        if outcome.failed:
+            _err(f"validate: --write-confidence {args.write_confidence}: not written, "
+                 f"{len(outcome.failed)} scenarios failed")
+        else:
+            from aicore_sim.validate import confidence
+
+            confidence.write(Path(args.write_confidence), outcome, meta)
+            if not args.json:
+                print(f"confidence: {args.write_confidence}")
     for c in checks:
         _err(f"validate: check failed: {c}")
     return 1 if outcome.failed or checks else 0

@@ -393,6 +393,8 @@ def format_summary(d: Mapping[str, Any]) -> str:
             lines.append(hbm_line(d, _fmt_bytes))
             if d.get("hbm_roofline_source"):
                 lines.append(f"  (HBM roofline: {d['hbm_roofline_source']})")
+        if d.get("fidelity"):  # set by the command line (validate/confidence.py)
+            lines.append(d["fidelity"]["text"])
     else:
         lines.append("no timing (functional mode)")
     hz = d.get("hazard_counts") or {}
