@@ -35,7 +35,9 @@ def test_diff_names_the_tiling_change_first(cli, tmp_path):
     assert r.returncode == 1, r.stderr  # the runs differ
     lines = r.stdout.splitlines()
     assert lines[2] == "inputs changed: tiling.inputReserveNum 3 -> 1"
-    assert lines[4].split() == ["makespan_cycles", "5,960", "6,022", "+62", "(+1.0", "%)"]
+    # then the verdict of each run (the same here), then the figures
+    assert lines[3] == "bound by: latency (phases in series); HBM-bound: no"
+    assert lines[5].split() == ["makespan_cycles", "5,960", "6,022", "+62", "(+1.0", "%)"]
 
 
 def test_a_value_the_kernel_refuses_is_exit_2_naming_the_rule(cli, tmp_path):

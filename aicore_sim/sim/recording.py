@@ -283,6 +283,11 @@ class Recording:
         """Free the trace (a cache of recordings keeps records, not traces); it replays again."""
         self._trace = None
 
+    def l2_reuse_columns(self) -> tuple[list, Any]:
+        """The prepared columns as if every GM re-read hit L2 (writes written back as they
+        are), and the L2 result of that pricing (``hit_bytes``: the re-read bytes)."""
+        return engine.prepare_all(self.program.streams, self.platform, True)
+
     def columns(self, l2_reuse_hits: bool = False) -> list:
         """The recorded platform's prepared per-instruction cost columns (``engine.core``; with
         ``l2_reuse_hits`` as if every GM re-read hit L2)."""

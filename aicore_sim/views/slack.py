@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aicore_sim.sim.engine import prepare_all
 from aicore_sim.sim.engine.core import Columns
 from aicore_sim.sim.isa import Pipe
 from aicore_sim.util.background import Background
@@ -88,7 +87,7 @@ def replay_makespan(recording: Any, columns: list[Columns], lever: str, change: 
     if lever == Pipe.SCALAR.name:  # data-cache misses are scalar-unit time
         plat = plat.with_overrides(dcache_miss_cycles=_scale(int(plat.dcache_miss_cycles), change))
     if lever == L2:  # the re-reads, all served by L2
-        changed, l2 = prepare_all(recording.program.streams, plat, l2_reuse_hits=True)
+        changed, l2 = recording.l2_reuse_columns()
         reuse = (sum(l2.hit_bytes), sum(l2.read_bytes))
     else:
         changed = [_columns(c, lever, change) for c in columns]
