@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from aicore_sim.sim.dtypes import bfloat16, float16, float32, int32
-from op_models.moe_token_unpermute_with_ep_grad import api
+from op_models.moe_token_unpermute_with_ep_grad import moe_token_unpermute_with_ep_grad
 from op_models.moe_token_unpermute_with_ep_grad.cases import get_case, make_inputs
 from op_models.moe_token_unpermute_with_ep_grad.infershape import (
     UNKNOWN_RANK,
@@ -115,7 +115,7 @@ def test_api_outputs_follow_infershape(name):
     inp = make_inputs(case)
     spec = infer_outputs(inp["unpermuted_tokens_grad"], inp["sorted_indices"],
                          inp["permuted_tokens"], inp["probs"])
-    outs, _ = api.moe_token_unpermute_with_ep_grad(
+    outs, _ = moe_token_unpermute_with_ep_grad(
         inp["unpermuted_tokens_grad"], inp["sorted_indices"], inp["permuted_tokens"],
         inp["probs"], topk_num=case.top_k, platform="ascend910b1", mode="functional")
     for out_name, s in spec.items():

@@ -34,7 +34,7 @@ from aicore_sim.ops.casefile import (
     make_data,
     read_data,
 )
-from aicore_sim.ops.opmodel import PreparedCall
+from aicore_sim.ops.opmodel import PreparedCall, call_attrs
 from aicore_sim.ops.registry import DEFAULT_CASE
 from aicore_sim.sim.errors import UsageError
 from aicore_sim.sim.parallel import usable_cpus
@@ -293,9 +293,9 @@ def _run(args: argparse.Namespace) -> int:
             background["streams"] = Background(lambda: rundiff.save_streams(
                 tmp / rundiff.STREAMS_FILE, prog.streams, prog.sources), enabled=jobs > 1)
         if prog.numerics and pc.tiling is not None:  # the golden, beside the replay
-            parent = os.getpid()
+            parent, attrs = os.getpid(), call_attrs(cf.op.model, inputs, cf.attrs)
             background["golden"] = Background(timed(lambda: spilled(
-                cf.op.model.golden(inputs, dict(cf.attrs), pc), tmp / ".golden", parent)),
+                cf.op.model.golden(inputs, attrs, pc), tmp / ".golden", parent)),
                 enabled=jobs > 1)
         trace = result.trace  # the replay
         if trace is not None and args.trace != "none":  # written while the checks run

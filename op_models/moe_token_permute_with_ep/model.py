@@ -17,7 +17,7 @@ import numpy as np
 from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec
 from aicore_sim.ascendc.host import tensor_descs
 from op_models import moe_matrix
-from op_models.moe_common import FLOATS, MoeOpModel, ep_text, int_range
+from op_models.moe_common import FLOATS, MoeOpModel, ep_text
 
 NAME = "moe_token_permute_with_ep"
 
@@ -84,8 +84,10 @@ class MoeTokenPermuteWithEpModel(MoeOpModel):
         )
 
         tok, idx, prb = (input_specs.get(k) for k in ("tokens", "indices", "probs"))
+        a = self.full_attrs(input_specs, attrs)
         s_tok, s_idx, s_prb = InferShape4MoeTokenPermuteWithEp(
-            tok[0], idx[0], int_range(attrs), int(attrs.get("num_out_tokens", 0)))
+            tok[0], idx[0], None if a["range"] is None else [int(v) for v in a["range"]],
+            int(a["num_out_tokens"]))
         d_tok, d_idx, d_prb = InferDataType4MoeTokenPermuteWithEp(
             tok[1], None if prb is None else prb[1])
         return {"permute_tokens": (s_tok, d_tok), "sorted_indices": (s_idx, d_idx),
@@ -98,34 +100,29 @@ class MoeTokenPermuteWithEpModel(MoeOpModel):
 
         descs = tensor_descs(input_specs.values())
         named = attrs if isinstance(attrs, dict) else \
-            dict(zip(("range", "num_out_tokens", "padded_mode"), attrs))
+            dict(zip((a.name for a in self.attrs), attrs))
         outs = tensor_descs(self.infer_outputs(dict(zip(("tokens", "indices", "probs"),
                                                         input_specs.values())), named).values())
         if isinstance(attrs, list):
             ctx = TilingContext(tuple(descs), tuple(outs), dict(enumerate(attrs)))
         else:
-            ctx = TilingContext.create(*descs, outputs=outs, range=int_range(attrs),
-                                       num_out_tokens=attrs.get("num_out_tokens", 0),
-                                       padded_mode=attrs.get("padded_mode", False))
+            ctx = TilingContext.create(*descs, outputs=outs, **self.full_attrs(input_specs, attrs))
         return tiling_func(ctx, PlatformAscendC(platform)).answer()
 
     # -- the call ----------------------------------------------------------------------------
 
-    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
-                platform: Any) -> PreparedCall:
-        from op_models.moe_token_permute_with_ep import api
+    def needs_numerics(self, pc: PreparedCall) -> bool:
+        from op_models.moe_token_permute_with_ep.api import NUMERIC_KEYS
 
-        size, ex = api.get_workspace_size(
-            inputs["tokens"], inputs["indices"], inputs.get("probs"), int_range(attrs),
-            attrs.get("num_out_tokens", 0), attrs.get("padded_mode", False), platform=platform)
-        return PreparedCall.of(self.name, ex.out_specs, size, ex)
+        return pc.tiling_key in NUMERIC_KEYS
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
         from op_models.moe_token_permute_with_ep.golden import golden
 
-        r = int_range(attrs) or [0, int(attrs.get("num_out_tokens", 0))]
-        g = golden(inputs["tokens"], inputs["indices"], inputs.get("probs"), r[0], r[1])
+        r = attrs["range"] or [0, int(attrs["num_out_tokens"])]
+        g = golden(inputs["tokens"], inputs["indices"], inputs.get("probs"), int(r[0]),
+                   int(r[1]))
         return {k: g[k] for k in ("permute_tokens", "sorted_indices", "permute_probs")}
 
 

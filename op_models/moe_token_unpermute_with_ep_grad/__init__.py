@@ -1,5 +1,11 @@
-"""CANN ops-transformer ``MoeTokenUnpermuteWithEpGrad``: host tiling, kernel ports and golden."""
+"""CANN ops-transformer ``MoeTokenUnpermuteWithEpGrad``: host tiling, kernel ports and golden.
 
+``moe_token_unpermute_with_ep_grad(unpermuted_tokens_grad, sorted_indices, permuted_tokens,
+probs=None, *, topk_num=..., range=..., permuted_tokens_grad=<preallocated>, ...)`` is the
+Python call the contract generates (:func:`aicore_sim.ops.opmodel.op_function`); ``run_case``
+runs a bundled case; ``get_workspace_size`` is aclnn's first phase with its codes."""
+
+from aicore_sim import op_function
 from op_models.moe_token_unpermute_with_ep_grad.api import (
     ACLNN_ERR_INNER_TILING_ERROR,
     ACLNN_ERR_PARAM_INVALID,
@@ -7,19 +13,15 @@ from op_models.moe_token_unpermute_with_ep_grad.api import (
     ACLNN_SUCCESS,
     DTYPE_COMBINATIONS,
     AclnnError,
-    Executor,
-    execute,
     get_workspace_size,
-    moe_token_unpermute_with_ep_grad,
-    run_case,
 )
-from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
-    moe_token_unpermute_with_ep_grad as moe_token_unpermute_with_ep_grad_kernel,
-)
+from op_models.moe_token_unpermute_with_ep_grad.model import MODEL
+
+moe_token_unpermute_with_ep_grad = op_function(MODEL)
+run_case = MODEL.run_case
 
 __all__ = [
     "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "DTYPE_COMBINATIONS", "AclnnError", "Executor", "execute",
-    "get_workspace_size", "moe_token_unpermute_with_ep_grad",
-    "moe_token_unpermute_with_ep_grad_kernel", "run_case",
+    "ACLNN_SUCCESS", "DTYPE_COMBINATIONS", "MODEL", "AclnnError", "get_workspace_size",
+    "moe_token_unpermute_with_ep_grad", "run_case",
 ]
