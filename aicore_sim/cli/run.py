@@ -273,11 +273,11 @@ def _run(args: argparse.Namespace) -> int:
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
     idle = _idle_options(args, mode, cf)  # said with the verdict: stderr keeps one line
-    launch_source: dict[str, Any] = {}
+    source_kw: dict[str, Any] = {}
     if source is not None:  # the C++ front end, imported only when a run uses it
         from aicore_sim.cfront import KernelSource
 
-        launch_source["kernel_source"] = KernelSource.of(source)
+        source_kw["kernel_source"] = KernelSource.of(source)
 
     try:
         tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end
@@ -287,7 +287,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         # the steps of the recording, with the background work started between them
         result = cf.op.model.execute(pc, mode=mode, jobs=jobs,  # the record pass
-                                     check_streams=args.check_streams, **launch_source)
+                                     check_streams=args.check_streams, **source_kw)
         prog = result.program
         if mode != "functional" and prog.streams:  # streams.npz, for diff
             background["streams"] = Background(lambda: rundiff.save_streams(

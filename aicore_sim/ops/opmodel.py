@@ -209,10 +209,10 @@ class OpModel(Protocol):
         argument; missing attributes take their IR defaults."""
         ...
 
-    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **record_kw: Any) -> Any:
         """The second aclnn phase: record the kernel with ``pc``'s tiling and return the
         :class:`~aicore_sim.sim.recording.Recording` (``outputs`` by output name; one that
-        :func:`aicore_sim.sim.launch.launch` ran to its end does too). ``launch_kw`` go to it
+        :func:`aicore_sim.sim.launch.launch` ran to its end does too). ``record_kw`` go to it
         (``races``, ``jobs``, ``check_streams``)."""
         ...
 
@@ -340,7 +340,7 @@ class OpModelBase:
                 "workspace": [pc.workspace_size], "block_dim": pc.block_dim, "error": None}
 
     def execute(self, pc: PreparedCall, *, mode: str = "timed", workspace_size: int | None = None,
-                **launch_kw: Any) -> Any:
+                **record_kw: Any) -> Any:
         """aclnn's second phase: the kernel launch of ``pc.state``, a :class:`KernelLaunch`,
         recorded (``workspace_size``, when given, is the caller's: less than the first phase
         asked for is aclnn's 161002). The kernel gets the GM addresses of every input and
@@ -349,7 +349,7 @@ class OpModelBase:
         ``pc.tiling_key``) and the launch's ``args``. Outputs start as the caller's arrays or
         zeros; the workspace is not delivered. A timing-only launch of a call that
         :meth:`needs_numerics` is recorded with them; :meth:`instruction_bound` bounds it.
-        ``launch_kw`` go to :class:`~aicore_sim.sim.recording.Recording`."""
+        ``record_kw`` go to :class:`~aicore_sim.sim.recording.Recording`."""
         from aicore_sim.sim.recording import Recording
 
         if workspace_size is not None:
@@ -372,10 +372,10 @@ class OpModelBase:
         args = [*gm, pc.tiling, *((pc.tiling_key,) if kl.tiling_key else ()), *kl.args]
         return Recording(kl.kernel, args, tensors, outputs, kl.platform, block_dim=pc.block_dim,
                          mode=mode, scratch=("workspace",), into=given or None,
-                         instructions=self.instruction_bound(pc), **launch_kw)
+                         instructions=self.instruction_bound(pc), **record_kw)
 
     def run_case(self, case: Any, platform: Any = "ascend910b1", mode: str = "timed",
-                 seed: int | None = None, **launch_kw: Any
+                 seed: int | None = None, **record_kw: Any
                  ) -> tuple[dict[str, np.ndarray | None], Any, dict[str, np.ndarray | None]]:
         """A bundled case (by name, or a case) on its seeded inputs: ``(outputs by name,
         Recording, inputs)``."""
@@ -385,7 +385,7 @@ class OpModelBase:
             case = _lookup(self.cases(), case)  # type: ignore[attr-defined]
         inputs = self.case_inputs(case, seed)
         _, rec = call(self, inputs, self.case_specs(case)[1],  # type: ignore[arg-type]
-                      load_platform(platform), mode=mode, **launch_kw)
+                      load_platform(platform), mode=mode, **record_kw)
         return {t.name: rec.outputs.get(t.name) for t in self.outputs}, rec, inputs  # type: ignore
 
     def matrix_case(self, mc: Any) -> Any:
@@ -405,7 +405,7 @@ class OpModelBase:
 
 def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
          platform: Any, *, mode: str = "timed", tiling: tuple[Any, int | None, int | None]
-         | None = None, prepared: PreparedCall | None = None, **launch_kw: Any
+         | None = None, prepared: PreparedCall | None = None, **record_kw: Any
          ) -> tuple[PreparedCall, Any]:
     """Both aclnn phases of one call: ``(prepared call, Recording)``; the recording's
     ``compare()`` compares with the op's golden for this call. ``prepared``: the first phase
@@ -418,7 +418,7 @@ def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, 
     pc = model.prepare(inputs, attrs, platform) if prepared is None else prepared
     if tiling is not None:
         pc = pc.with_tiling(*tiling)
-    rec = model.execute(pc, mode=mode, **launch_kw)
+    rec = model.execute(pc, mode=mode, **record_kw)
     rec.expected = lambda: model.golden(inputs, attrs, pc)
     return pc, rec
 
