@@ -68,6 +68,35 @@ class MoeOpModel(OpModelBase):
         inp = self._module("cases").make_inputs(case, seed)
         return {t.name: inp[t.name] for t in self.inputs}  # type: ignore[attr-defined]
 
+    tiling_arch = False  # the host tiling models the host build's __NPU_ARCH__
+
+    def tiling_outputs(self, input_specs: Mapping[str, Any], attrs: dict[str, Any]
+                       ) -> list[Any]:
+        """The output descs the host tiling reads (none unless the op says)."""
+        return []
+
+    def tiling(self, input_specs: dict[str, Any], attrs: Mapping[str, Any] | list[Any],
+               platform: Any) -> dict[str, Any]:
+        """The op's host tiling alone (``tiling.tiling_func``) on a context of these inputs and
+        attributes: by name, the declared defaults applied; a list, values on IR attribute
+        indices and the rest absent, as upstream's tiling UTs build their contexts."""
+        from aicore_sim.ascendc import PlatformAscendC
+        from aicore_sim.ascendc.host import tensor_descs
+        from aicore_sim.ascendc.platform_ascendc import npu_arch
+
+        t = self._module("tiling")
+        descs = tensor_descs(input_specs.values())
+        named = self.full_attrs(input_specs, attrs if isinstance(attrs, Mapping) else
+                                dict(zip((a.name for a in self.attrs), attrs)))  # type: ignore
+        outs = self.tiling_outputs(input_specs, named)
+        if isinstance(attrs, Mapping):
+            ctx = t.TilingContext.create(*descs, **({"outputs": outs} if outs else {}), **named)
+        else:
+            ctx = t.TilingContext(tuple(descs), *([tuple(outs)] if outs else []),
+                                  dict(enumerate(attrs)))
+        arch = {"host_npu_arch": npu_arch(platform)} if self.tiling_arch else {}
+        return t.tiling_func(ctx, PlatformAscendC(platform), **arch).answer()
+
     def get_workspace_size(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                            platform: Any) -> PreparedCall:
         return self._module("api").get_workspace_size(

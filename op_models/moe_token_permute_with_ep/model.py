@@ -93,21 +93,10 @@ class MoeTokenPermuteWithEpModel(MoeOpModel):
         return {"permute_tokens": (s_tok, d_tok), "sorted_indices": (s_idx, d_idx),
                 "permute_probs": None if prb is None else (s_prb, d_prb)}
 
-    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
-               platform: Any) -> dict[str, Any]:
-        from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_permute_with_ep.tiling import TilingContext, tiling_func
-
-        descs = tensor_descs(input_specs.values())
-        named = attrs if isinstance(attrs, dict) else \
-            dict(zip((a.name for a in self.attrs), attrs))
-        outs = tensor_descs(self.infer_outputs(dict(zip(("tokens", "indices", "probs"),
-                                                        input_specs.values())), named).values())
-        if isinstance(attrs, list):
-            ctx = TilingContext(tuple(descs), tuple(outs), dict(enumerate(attrs)))
-        else:
-            ctx = TilingContext.create(*descs, outputs=outs, **self.full_attrs(input_specs, attrs))
-        return tiling_func(ctx, PlatformAscendC(platform)).answer()
+    def tiling_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
+                       ) -> list[Any]:
+        return tensor_descs(self.infer_outputs(dict(zip((t.name for t in self.inputs),
+                                                        input_specs.values())), attrs).values())
 
     # -- the call ----------------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
-from aicore_sim.ascendc.host import tensor_descs
 from op_models import moe_matrix
 from op_models.moe_common import FLOATS, MoeOpModel, ep_text
 
@@ -97,18 +96,6 @@ class MoeTokenPermuteWithEpGradModel(MoeOpModel):
         if k < 1:
             raise ValueError(f"num_topk {k} must be at least 1")
         return infer_outputs(grad[0], grad[1], idx[0], None if prb is None else prb[1], k)
-
-    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
-               platform: Any) -> dict[str, Any]:
-        from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_permute_with_ep_grad.tiling import TilingContext, tiling_func
-
-        descs = tensor_descs(input_specs.values())
-        if isinstance(attrs, list):
-            ctx = TilingContext(tuple(descs), dict(enumerate(attrs)))
-        else:
-            ctx = TilingContext.create(*descs, **self.full_attrs(input_specs, attrs))
-        return tiling_func(ctx, PlatformAscendC(platform)).answer()
 
     # -- the call ----------------------------------------------------------------------------
 

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
-from aicore_sim.ascendc.host import tensor_descs
 from op_models import moe_matrix
 from op_models.moe_common import FLOATS, MoeOpModel, topk_default
 
@@ -46,6 +45,7 @@ class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
         TensorSpec("probs_grad", FLOATS, 2, optional=True, doc="(N, K), only with probs"),
     )
     aclnn_name = "MoeTokenUnpermuteWithEpGrad"
+    tiling_arch = True  # the empty-tensor path of 950 (host arch 3510)
     matrix_axes = {**moe_matrix.AXES, "indices": moe_matrix.INDICES}
 
     @property
@@ -105,20 +105,6 @@ class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
         outs = infer_outputs(desc(sp["unpermuted_tokens_grad"]), desc(sp["sorted_indices"]),
                              desc(sp.get("permuted_tokens")), desc(sp.get("probs")))
         return {k: None if v is None else (v.shape, v.dtype) for k, v in outs.items()}
-
-    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
-               platform: Any) -> dict[str, Any]:
-        from aicore_sim.ascendc import PlatformAscendC
-        from aicore_sim.ascendc.platform_ascendc import npu_arch
-        from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingContext, tiling_func
-
-        descs = tensor_descs(input_specs.values())
-        if isinstance(attrs, list):
-            ctx = TilingContext.positional(descs, *attrs)
-        else:
-            ctx = TilingContext.create(*descs, **self.full_attrs(input_specs, attrs))
-        return tiling_func(ctx, PlatformAscendC(platform),
-                           host_npu_arch=npu_arch(platform)).answer()
 
     # -- the call ----------------------------------------------------------------------------
 
