@@ -89,11 +89,9 @@ class MoeOpModel(OpModelBase):
         named = self.full_attrs(input_specs, attrs if isinstance(attrs, Mapping) else
                                 dict(zip((a.name for a in self.attrs), attrs)))  # type: ignore
         outs = self.tiling_outputs(input_specs, named)
-        if isinstance(attrs, Mapping):
-            ctx = t.TilingContext.create(*descs, **({"outputs": outs} if outs else {}), **named)
-        else:
-            ctx = t.TilingContext(tuple(descs), *([tuple(outs)] if outs else []),
-                                  dict(enumerate(attrs)))
+        ctx = (t.TilingContext.create(*descs, outputs=outs, **named)
+               if isinstance(attrs, Mapping) else
+               t.TilingContext.positional(descs, *attrs, outputs=outs))
         arch = {"host_npu_arch": npu_arch(platform)} if self.tiling_arch else {}
         return t.tiling_func(ctx, PlatformAscendC(platform), **arch).answer()
 

@@ -175,3 +175,21 @@ def test_every_attribute_omitted_equals_the_declared_defaults_given(op) -> None:
     inputs = model.case_inputs(case)
     got = _outcome(model, inputs, {}, a2)
     assert got[0] != "refused" and got == _outcome(model, inputs, defaults, a2)
+
+
+@pytest.mark.parametrize("op", ["moe_token_unpermute_with_ep_grad", "moe_token_unpermute_with_ep",
+                                "moe_token_permute_with_ep", "moe_token_permute_with_ep_grad"])
+def test_the_tiling_context_declares_the_models_ir(op) -> None:
+    """Each port's TilingContext (the one ``aicore_sim.ascendc.host.TilingContext``, its IR
+    declared) names the model's inputs, their optionality and its attributes in IR order."""
+    import importlib
+
+    from aicore_sim.ascendc.host import TilingContext
+    from aicore_sim.ops.registry import get_op
+
+    model = get_op(op)
+    ctx = importlib.import_module(f"op_models.{op}.tiling").TilingContext
+    assert issubclass(ctx, TilingContext)
+    assert ctx.INPUTS == tuple((t.name, not t.optional) for t in model.inputs)
+    assert [name for name, _ in ctx.ATTRS] == [a.name for a in model.attrs]
+    assert not ctx.OUTPUTS or ctx.OUTPUTS == tuple(t.name for t in model.outputs)
