@@ -20,7 +20,7 @@ from aicore_sim.sim.errors import InputError
 
 __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
            "ACLNN_SUCCESS", "GRAPH_FAILED", "GRAPH_SUCCESS", "AclnnError", "PlatformAdapter",
-           "aclnn_int", "aclnn_int_list", "aclnn_invalid", "aclnn_tensor", "aclnn_tiled",
+           "aclnn_int", "aclnn_int_list", "aclnn_out", "aclnn_invalid", "aclnn_tensor", "aclnn_tiled",
            "aclnn_workspace", "RunContext", "TensorDesc", "TilingContext", "TilingError",
            "TilingResult",
            "TilingStruct", "GetLengthByType", "c_div", "c_rem", "canonical_dtype",
@@ -426,6 +426,25 @@ class TilingResult:
 def aclnn_invalid(msg: str, rule: str) -> AclnnError:
     """161002 for a bad argument: the message names it and the rule."""
     return AclnnError(ACLNN_ERR_PARAM_INVALID, f"{msg} (rule {rule})", rule)
+
+
+def aclnn_out(name: str, value: Any, spec: tuple[Any, Any] | None) -> Any:
+    """A caller's preallocated output (``None``: none) checked against the output's ``(shape,
+    dtype)`` ``spec`` (``None``: the call produces no such output, any array is kept as given):
+    161002 when it is not an array (``not_a_tensor``), or of another dtype (``out_dtype``) or
+    shape (``out_shape``)."""
+    import numpy as np
+
+    arr = aclnn_tensor(name, value, False)
+    if arr is None or spec is None:
+        return arr
+    if arr.dtype != np.dtype(spec[1]):
+        raise aclnn_invalid(f"{name} dtype {dtype_name(arr.dtype)} must be the output's dtype "
+                            f"{dtype_name(spec[1])}", "out_dtype")
+    if tuple(arr.shape) != tuple(spec[0]):
+        raise aclnn_invalid(f"{name} has shape {list(arr.shape)}, the operator's output shape "
+                            f"is {list(spec[0])}", "out_shape")
+    return arr
 
 
 def aclnn_tensor(name: str, value: Any, required: bool) -> Any:

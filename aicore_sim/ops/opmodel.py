@@ -485,24 +485,12 @@ def op_function(model: OpModelBase) -> Callable[..., Any]:
 
 
 def _checked_outputs(pc: PreparedCall, given: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """The caller's preallocated outputs, each a numpy array of the output's dtype and shape
-    (aclnn's 161002 otherwise, rules ``out_dtype`` / ``out_shape``)."""
-    from aicore_sim.ascendc.host import aclnn_invalid, aclnn_tensor
+    """The caller's preallocated outputs, each checked against its output's shape and dtype
+    (:func:`aicore_sim.ascendc.host.aclnn_out`)."""
+    from aicore_sim.ascendc.host import aclnn_out
 
-    out = {}
-    for name, arr in given.items():
-        arr = aclnn_tensor(f"{name}_out", arr, False)
-        spec = pc.out_shapes.get(name)
-        if arr is None:
-            continue
-        if spec is not None and np.dtype(arr.dtype) != np.dtype(spec[1]):
-            raise aclnn_invalid(f"{name}_out dtype {arr.dtype} must be the output's dtype "
-                                f"{np.dtype(spec[1])}", "out_dtype")
-        if spec is not None and tuple(arr.shape) != tuple(spec[0]):
-            raise aclnn_invalid(f"{name}_out has shape {list(arr.shape)}, the operator's "
-                                f"output shape is {list(spec[0])}", "out_shape")
-        out[name] = arr
-    return out
+    checked = {n: aclnn_out(f"{n}_out", a, pc.out_shapes.get(n)) for n, a in given.items()}
+    return {n: a for n, a in checked.items() if a is not None}
 
 
 def launch_tensors(inputs: Mapping[str, np.ndarray | None],

@@ -57,6 +57,7 @@ from aicore_sim.ascendc.host import (
     AclnnError,
     aclnn_int,
     aclnn_invalid,
+    aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
 )
@@ -100,18 +101,6 @@ def _check(grad: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> None:
                                 "not supported", "empty")
 
 
-def _check_out(name: str, out: np.ndarray | None, spec: tuple | None) -> None:
-    if out is None or spec is None:
-        return
-    shape, dtype = spec
-    if out.dtype != dtype:
-        raise aclnn_invalid(f"{name} dtype {dtype_name(out.dtype)} must be "
-                            f"{dtype_name(dtype)}", "out_dtype")
-    if tuple(out.shape) != tuple(shape):
-        raise aclnn_invalid(f"{name} has shape {list(out.shape)}, the operator's output shape "
-                            f"is {list(shape)}", "out_shape")
-
-
 def get_workspace_size(
     permuted_tokens_output_grad: np.ndarray | None,
     sorted_indices: np.ndarray | None,
@@ -134,8 +123,6 @@ def get_workspace_size(
     grad = aclnn_tensor("permuted_tokens_output_grad", permuted_tokens_output_grad, True)
     idx = aclnn_tensor("sorted_indices", sorted_indices, True)
     prb = aclnn_tensor("permuted_probs_output_grad", permuted_probs_output_grad, False)
-    tok_out = aclnn_tensor("token_grad_out", token_grad_out, False)
-    prb_out = aclnn_tensor("probs_grad_out", probs_grad_out, False)
     assert grad is not None and idx is not None
     _check(grad, idx, prb)
     aclnn_int("num_topk", num_topk)
@@ -162,8 +149,8 @@ def get_workspace_size(
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing or fail")
     out_specs = infer_outputs(grad.shape, grad.dtype, idx.shape,
                               None if prb is None else prb.dtype, int(num_topk))
-    _check_out("token_grad_out", tok_out, out_specs["token_grad"])
-    _check_out("probs_grad_out", prb_out, out_specs["probs_grad"])
+    tok_out = aclnn_out("token_grad_out", token_grad_out, out_specs["token_grad"])
+    prb_out = aclnn_out("probs_grad_out", probs_grad_out, out_specs["probs_grad"])
     inputs = {"permuted_tokens_output_grad": grad, "sorted_indices": idx,
               "permuted_probs_output_grad": prb}
     launch = KernelLaunch(_kernel, inputs, plat, (grad.dtype, None if prb is None else prb.dtype),

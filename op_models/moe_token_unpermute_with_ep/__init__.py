@@ -1,9 +1,6 @@
-"""CANN ops-transformer ``MoeTokenUnpermuteWithEp`` (forward): tiling, kernel port, golden.
-
-``moe_token_unpermute_with_ep(permuted_tokens, sorted_indices, probs=None, *, num_topk=...,
-range=..., unpermuted_tokens=<preallocated>, platform=..., mode=...)`` is the Python call the
-contract generates (:func:`aicore_sim.ops.opmodel.op_function`); ``run_case`` runs a bundled
-case; ``get_workspace_size`` is aclnn's first phase with its codes."""
+"""CANN ops-transformer ``MoeTokenUnpermuteWithEp`` (forward): ``moe_token_unpermute_with_ep`` is
+its Python call, generated from the contract (``aicore_sim.op_function``); ``run_case`` runs a
+bundled case."""
 
 from aicore_sim import op_function
 from op_models.moe_token_unpermute_with_ep.api import (

@@ -56,10 +56,11 @@ from aicore_sim.ascendc.host import (
     aclnn_int,
     aclnn_int_list,
     aclnn_invalid,
+    aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
 )
-from aicore_sim.sim.dtypes import dtype_name, int32
+from aicore_sim.sim.dtypes import int32
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
 from op_models.moe_token_unpermute_with_ep.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep.kernel_entry import (
@@ -77,8 +78,7 @@ DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype], ...] = tuple(
 NUMERIC_KEYS = (2, 3)  # keys whose control flow reads vector results (see module docstring)
 
 
-def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None,
-           out: np.ndarray | None) -> None:
+def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> None:
     if tokens.dtype not in FLOAT_DTYPES:
         raise aclnn_invalid(f"permuted_tokens dtype {tokens.dtype} is not supported: expected "
                        "bfloat16, float16 or float32", "dtype")
@@ -88,9 +88,6 @@ def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None,
     if probs is not None and probs.dtype not in FLOAT_DTYPES:
         raise aclnn_invalid(f"probs dtype {probs.dtype} is not supported: expected bfloat16, "
                        "float16 or float32", "dtype")
-    if out is not None and out.dtype != tokens.dtype:
-        raise aclnn_invalid(f"out dtype {dtype_name(out.dtype)} must equal the permuted_tokens "
-                       f"dtype {dtype_name(tokens.dtype)}", "out_dtype")
     for name, arr, rank in (("permuted_tokens", tokens, 2), ("sorted_indices", idx, 1),
                             ("probs", probs, 2)):
         if arr is None:
@@ -117,16 +114,15 @@ def get_workspace_size(
     """``aclnnMoeTokenUnpermuteWithEpGetWorkspaceSize``: check, tile, prepare.
 
     Parameters are the aclnn ones in order (tensors as numpy arrays, ``None`` for nullptr;
-    ``out`` may be ``None``: :func:`execute` then allocates it). Returns
+    ``out`` may be ``None``: the launch then allocates it). Returns
     ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
     """
     plat = load_platform(platform)
     tokens = aclnn_tensor("permuted_tokens", permuted_tokens, True)
     idx = aclnn_tensor("sorted_indices", sorted_indices, True)
     prb = aclnn_tensor("probs", probs, False)
-    out_arr = aclnn_tensor("out", out, False)
     assert tokens is not None and idx is not None
-    _check(tokens, idx, prb, out_arr)
+    _check(tokens, idx, prb)
     aclnn_int("num_topk", num_topk)
     if bool(padded_mode):
         raise aclnn_invalid("padded_mode must be false (only false is supported)", "padded_mode")
@@ -146,9 +142,7 @@ def get_workspace_size(
     tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing")
     (shape, dtype), = infer_outputs(tokens, idx, prb, int(num_topk)).values()
-    if out_arr is not None and tuple(out_arr.shape) != shape:
-        raise aclnn_invalid(f"out has shape {list(out_arr.shape)}, the operator's output shape is "
-                       f"{list(shape)}", "out_shape")
+    out_arr = aclnn_out("out", out, (shape, dtype))
     inputs = {"permuted_tokens": tokens, "sorted_indices": idx, "probs": prb}
     launch = KernelLaunch(_kernel, inputs, plat, (tokens.dtype, None if prb is None else prb.dtype),
                           tiling_key=True, workspace=False, outputs={"unpermuted_tokens": out_arr})

@@ -1,9 +1,6 @@
-"""CANN ops-transformer ``MoeTokenUnpermuteWithEpGrad``: host tiling, kernel ports and golden.
-
-``moe_token_unpermute_with_ep_grad(unpermuted_tokens_grad, sorted_indices, permuted_tokens,
-probs=None, *, topk_num=..., range=..., permuted_tokens_grad=<preallocated>, ...)`` is the
-Python call the contract generates (:func:`aicore_sim.ops.opmodel.op_function`); ``run_case``
-runs a bundled case; ``get_workspace_size`` is aclnn's first phase with its codes."""
+"""CANN ops-transformer ``MoeTokenUnpermuteWithEpGrad``: ``moe_token_unpermute_with_ep_grad`` is
+its Python call, generated from the contract (``aicore_sim.op_function``); ``run_case`` runs a
+bundled case."""
 
 from aicore_sim import op_function
 from op_models.moe_token_unpermute_with_ep_grad.api import (

@@ -54,6 +54,7 @@ from aicore_sim.ascendc.host import (
     ACLNN_SUCCESS,
     AclnnError,
     aclnn_int_list,
+    aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
 )
@@ -93,9 +94,8 @@ def _check_float(name: str, arr: np.ndarray) -> None:
 
 
 def _check_dtypes(grad: np.ndarray, idx: np.ndarray, perm: np.ndarray | None,
-                  probs: np.ndarray | None, ptg_out: np.ndarray | None,
-                  pg_out: np.ndarray | None) -> None:
-    """The IR's dtype table: T for inputs 0/2 and output 0, P for input 3 and output 1."""
+                  probs: np.ndarray | None) -> None:
+    """The IR's dtype table: T for inputs 0/2 (and output 0), P for input 3 (and output 1)."""
     _check_float("unpermuted_tokens_grad", grad)
     tok = grad.dtype
     if idx.dtype != int32:
@@ -109,23 +109,11 @@ def _check_dtypes(grad: np.ndarray, idx: np.ndarray, perm: np.ndarray | None,
             f"permuted_tokens dtype {dtype_name(perm.dtype)} must equal "
             f"unpermuted_tokens_grad dtype {dtype_name(tok)} (no such dtype combination)",
             "dtype_combination")
-    if ptg_out is not None and ptg_out.dtype != tok:
-        raise AclnnError(
-            ACLNN_ERR_PARAM_INVALID,
-            f"permuted_tokens_grad_out dtype {dtype_name(ptg_out.dtype)} must equal the tokens "
-            f"dtype {dtype_name(tok)}", "dtype_combination")
     if probs is not None:
         _check_float("probs", probs)
         if (tok, probs.dtype) not in DTYPE_COMBINATIONS:  # pragma: no cover - all 9 listed
             raise AclnnError(ACLNN_ERR_PARAM_INVALID, "dtype combination not supported",
                              "dtype_combination")
-        if pg_out is not None and pg_out.dtype != probs.dtype:
-            raise AclnnError(
-                ACLNN_ERR_PARAM_INVALID,
-                f"probs_grad_out dtype {dtype_name(pg_out.dtype)} must equal probs dtype "
-                f"{dtype_name(probs.dtype)}", "dtype_combination")
-    elif pg_out is not None:
-        _check_float("probs_grad_out", pg_out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -160,10 +148,8 @@ def get_workspace_size(
     idx = aclnn_tensor("sorted_indices", sorted_indices, True)
     perm = aclnn_tensor("permuted_tokens", permuted_tokens, False)
     prb = aclnn_tensor("probs", probs, False)
-    ptg_out = aclnn_tensor("permuted_tokens_grad_out", permuted_tokens_grad_out, False)
-    pg_out = aclnn_tensor("probs_grad_out", probs_grad_out, False)
     assert grad is not None and idx is not None
-    _check_dtypes(grad, idx, perm, prb, ptg_out, pg_out)
+    _check_dtypes(grad, idx, perm, prb)
     restore = aclnn_int_list("restore_shape", restore_shape, DEFAULT_RESTORE_SHAPE)
     rng = aclnn_int_list("range", range, DEFAULT_RANGE)
     if isinstance(topk_num, bool) or not isinstance(topk_num, (int, np.integer)):
@@ -194,13 +180,9 @@ def get_workspace_size(
     inferred = infer_outputs(grad, idx, perm, prb)
     shapes: dict[str, tuple[tuple[int, ...], np.dtype] | None] = {
         k: None if v is None else (tuple(v.shape), v.dtype) for k, v in inferred.items()}
-    for name, arr in (("permuted_tokens_grad", ptg_out), ("probs_grad", pg_out)):
-        spec = shapes[name]
-        if arr is not None and spec is not None and tuple(arr.shape) != spec[0]:
-            raise AclnnError(
-                ACLNN_ERR_PARAM_INVALID,
-                f"{name}_out has shape {tuple(arr.shape)}, the operator's output shape is "
-                f"{spec[0]}", "out_shape")
+    ptg_out = aclnn_out("permuted_tokens_grad_out", permuted_tokens_grad_out,
+                        shapes["permuted_tokens_grad"])
+    pg_out = aclnn_out("probs_grad_out", probs_grad_out, shapes["probs_grad"])
     inputs = {"unpermuted_tokens_grad": grad, "sorted_indices": idx, "permuted_tokens": perm,
               "probs": prb}
     launch = KernelLaunch(None if empty else _kernel, inputs, plat,
