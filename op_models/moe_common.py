@@ -68,6 +68,12 @@ class MoeOpModel(OpModelBase):
         inp = self._module("cases").make_inputs(case, seed)
         return {t.name: inp[t.name] for t in self.inputs}  # type: ignore[attr-defined]
 
+    def infer_outputs(self, input_specs: Mapping[str, Any], attrs: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """The op's ``infershape.infer_outputs`` on the attributes with their defaults."""
+        return self._module("infershape").infer_outputs(input_specs,
+                                                        self.full_attrs(input_specs, attrs))
+
     tiling_arch = False  # the host tiling models the host build's __NPU_ARCH__
 
     def tiling_outputs(self, input_specs: Mapping[str, Any], attrs: dict[str, Any]

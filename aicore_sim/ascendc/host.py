@@ -20,11 +20,11 @@ from aicore_sim.sim.errors import InputError
 
 __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
            "ACLNN_SUCCESS", "GRAPH_FAILED", "GRAPH_SUCCESS", "AclnnError", "PlatformAdapter",
-           "aclnn_int", "aclnn_int_list", "aclnn_out", "aclnn_invalid", "aclnn_tensor", "aclnn_tiled",
-           "aclnn_workspace", "RunContext", "TensorDesc", "TilingContext", "TilingError",
-           "TilingResult",
-           "TilingStruct", "GetLengthByType", "c_div", "c_rem", "canonical_dtype",
-           "c_ceil_div0", "c_div0", "c_rem0", "tensor_descs", "to_i32", "to_i64", "to_u64"]
+           "aclnn_int", "aclnn_int_list", "aclnn_out", "specs_of", "aclnn_invalid", "aclnn_tensor",
+           "aclnn_tiled", "aclnn_workspace", "RunContext", "TensorDesc", "TilingContext",
+           "TilingError", "TilingResult", "TilingStruct", "GetLengthByType", "c_div", "c_rem",
+           "canonical_dtype", "c_ceil_div0", "c_div0", "c_rem0", "tensor_descs", "to_i32",
+           "to_i64", "to_u64"]
 
 # ge::graphStatus values a tiling function returns
 GRAPH_SUCCESS = 0
@@ -426,6 +426,12 @@ class TilingResult:
 def aclnn_invalid(msg: str, rule: str) -> AclnnError:
     """161002 for a bad argument: the message names it and the rule."""
     return AclnnError(ACLNN_ERR_PARAM_INVALID, f"{msg} (rule {rule})", rule)
+
+
+def specs_of(arrays: Mapping[str, Any]) -> dict[str, tuple[Any, Any] | None]:
+    """``(shape, dtype)`` of each array (``None`` for an absent one): what an operator's
+    infershape reads."""
+    return {k: None if a is None else (tuple(a.shape), a.dtype) for k, a in arrays.items()}
 
 
 def aclnn_out(name: str, value: Any, spec: tuple[Any, Any] | None) -> Any:

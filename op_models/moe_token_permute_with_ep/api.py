@@ -52,6 +52,7 @@ from aicore_sim.ascendc.host import (
     aclnn_invalid,
     aclnn_tensor,
     aclnn_tiled,
+    specs_of,
 )
 from aicore_sim.sim.dtypes import dtype_name, int32, int64
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range
@@ -123,9 +124,11 @@ def get_workspace_size(
         raise aclnn_invalid(f"range {rng}: start after end would leave rows of the output "
                             "unwritten", "range_order")
     out_specs: dict[str, tuple | None]
+    inputs = {"tokens": tok, "indices": idx, "probs": prb}
     try:
-        out_specs = infer_outputs(tok, idx, prb, rng if len(rng) == 2 else None,
-                                  int(num_out_tokens))
+        out_specs = infer_outputs(specs_of(inputs),
+                                  {"range": rng if len(rng) == 2 else None,
+                                   "num_out_tokens": num_out_tokens})
     except ValueError as e:
         raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{e} (rule indices_dim_num)",
                          "indices_dim_num") from None
@@ -135,7 +138,6 @@ def get_workspace_size(
         None if prb is None else TensorDesc(prb.shape, prb.dtype), outputs=outs, range=rng,
         num_out_tokens=int(num_out_tokens), padded_mode=bool(padded_mode))
     tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
-    inputs = {"tokens": tok, "indices": idx, "probs": prb}
     launch = KernelLaunch(_kernel, inputs, plat, (tok.dtype, idx.dtype, (prb if prb is not None
                                                                         else tok).dtype),
                           tiling_key=True)

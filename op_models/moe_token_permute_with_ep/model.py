@@ -76,23 +76,6 @@ class MoeTokenPermuteWithEpModel(MoeOpModel):
 
     # -- shapes and tiling -------------------------------------------------------------------
 
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_permute_with_ep.infershape import (
-            InferDataType4MoeTokenPermuteWithEp,
-            InferShape4MoeTokenPermuteWithEp,
-        )
-
-        tok, idx, prb = (input_specs.get(k) for k in ("tokens", "indices", "probs"))
-        a = self.full_attrs(input_specs, attrs)
-        s_tok, s_idx, s_prb = InferShape4MoeTokenPermuteWithEp(
-            tok[0], idx[0], None if a["range"] is None else [int(v) for v in a["range"]],
-            int(a["num_out_tokens"]))
-        d_tok, d_idx, d_prb = InferDataType4MoeTokenPermuteWithEp(
-            tok[1], None if prb is None else prb[1])
-        return {"permute_tokens": (s_tok, d_tok), "sorted_indices": (s_idx, d_idx),
-                "permute_probs": None if prb is None else (s_prb, d_prb)}
-
     def tiling_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
                        ) -> list[Any]:
         return tensor_descs(self.infer_outputs(dict(zip((t.name for t in self.inputs),

@@ -60,6 +60,7 @@ from aicore_sim.ascendc.host import (
     aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
+    specs_of,
 )
 from aicore_sim.sim.dtypes import dtype_name, int32
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
@@ -147,12 +148,11 @@ def get_workspace_size(
         range=rng, padded_mode=False)
     tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing or fail")
-    out_specs = infer_outputs(grad.shape, grad.dtype, idx.shape,
-                              None if prb is None else prb.dtype, int(num_topk))
-    tok_out = aclnn_out("token_grad_out", token_grad_out, out_specs["token_grad"])
-    prb_out = aclnn_out("probs_grad_out", probs_grad_out, out_specs["probs_grad"])
     inputs = {"permuted_tokens_output_grad": grad, "sorted_indices": idx,
               "permuted_probs_output_grad": prb}
+    out_specs = infer_outputs(specs_of(inputs), {"num_topk": num_topk})
+    tok_out = aclnn_out("token_grad_out", token_grad_out, out_specs["token_grad"])
+    prb_out = aclnn_out("probs_grad_out", probs_grad_out, out_specs["probs_grad"])
     launch = KernelLaunch(_kernel, inputs, plat, (grad.dtype, None if prb is None else prb.dtype),
                           tiling_key=True, workspace=False,
                           outputs={"token_grad": tok_out, "probs_grad": prb_out})

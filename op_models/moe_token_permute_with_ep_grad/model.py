@@ -83,20 +83,6 @@ class MoeTokenPermuteWithEpGradModel(MoeOpModel):
         return {"label": f"n{c['n']}h{c['hidden']}k{c['topk']}", "input_specs": specs,
                 "attrs": attrs, "make_inputs": c["make_inputs"], "expected": c["expected"]}
 
-    # -- shapes and tiling -------------------------------------------------------------------
-
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
-
-        grad, idx, prb = (input_specs.get(k) for k in _INPUTS)
-        if grad is None or idx is None:
-            raise ValueError("permuted_tokens_output_grad and sorted_indices are required")
-        k = int(self.full_attrs(input_specs, attrs)["num_topk"])
-        if k < 1:
-            raise ValueError(f"num_topk {k} must be at least 1")
-        return infer_outputs(grad[0], grad[1], idx[0], None if prb is None else prb[1], k)
-
     # -- the call ----------------------------------------------------------------------------
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],

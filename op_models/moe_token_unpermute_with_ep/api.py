@@ -59,6 +59,7 @@ from aicore_sim.ascendc.host import (
     aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
+    specs_of,
 )
 from aicore_sim.sim.dtypes import int32
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
@@ -141,9 +142,9 @@ def get_workspace_size(
         restore_shape=None if restore_shape is None else list(restore_shape))
     tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing")
-    (shape, dtype), = infer_outputs(tokens, idx, prb, int(num_topk)).values()
-    out_arr = aclnn_out("out", out, (shape, dtype))
     inputs = {"permuted_tokens": tokens, "sorted_indices": idx, "probs": prb}
+    (shape, dtype), = infer_outputs(specs_of(inputs), {"num_topk": num_topk}).values()
+    out_arr = aclnn_out("out", out, (shape, dtype))
     launch = KernelLaunch(_kernel, inputs, plat, (tokens.dtype, None if prb is None else prb.dtype),
                           tiling_key=True, workspace=False, outputs={"unpermuted_tokens": out_arr})
     pc = PreparedCall.of("moe_token_unpermute_with_ep", {"unpermuted_tokens": (shape, dtype)}, tr,

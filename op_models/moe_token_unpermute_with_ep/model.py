@@ -105,22 +105,6 @@ class MoeTokenUnpermuteWithEpModel(MoeOpModel):
                           "restore_shape": c["restore_shape"]},
                 "make_inputs": make_inputs, "expected": expected}
 
-    # -- shapes and tiling -------------------------------------------------------------------
-
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_unpermute_with_ep.infershape import (
-            InferDataTypeForMoeTokenUnpermuteWithEp,
-            InferShapeForMoeTokenUnpermuteWithEp,
-        )
-
-        tok, idx, prb = (input_specs.get(k) for k in ("permuted_tokens", "sorted_indices",
-                                                       "probs"))
-        shape = InferShapeForMoeTokenUnpermuteWithEp(
-            tok[0], idx[0], None if prb is None else prb[0],
-            self.full_attrs(input_specs, attrs)["num_topk"])
-        return {"unpermuted_tokens": (shape, InferDataTypeForMoeTokenUnpermuteWithEp(tok[1]))}
-
     # -- the call ----------------------------------------------------------------------------
 
     def default_attrs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]

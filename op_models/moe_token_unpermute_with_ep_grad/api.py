@@ -57,6 +57,7 @@ from aicore_sim.ascendc.host import (
     aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
+    specs_of,
 )
 from aicore_sim.ascendc.platform_ascendc import npu_arch
 from aicore_sim.sim.dtypes import dtype_name, int32
@@ -177,14 +178,12 @@ def get_workspace_size(
             "setting the block dim, so no launch is possible (rule range_size)", "range_size")
 
     # output shapes and dtypes by the operator's infershape (spec §2.2)
-    inferred = infer_outputs(grad, idx, perm, prb)
-    shapes: dict[str, tuple[tuple[int, ...], np.dtype] | None] = {
-        k: None if v is None else (tuple(v.shape), v.dtype) for k, v in inferred.items()}
+    inputs = {"unpermuted_tokens_grad": grad, "sorted_indices": idx, "permuted_tokens": perm,
+              "probs": prb}
+    shapes = infer_outputs(specs_of(inputs))
     ptg_out = aclnn_out("permuted_tokens_grad_out", permuted_tokens_grad_out,
                         shapes["permuted_tokens_grad"])
     pg_out = aclnn_out("probs_grad_out", probs_grad_out, shapes["probs_grad"])
-    inputs = {"unpermuted_tokens_grad": grad, "sorted_indices": idx, "permuted_tokens": perm,
-              "probs": prb}
     launch = KernelLaunch(None if empty else _kernel, inputs, plat,
                           (grad.dtype, None if prb is None else prb.dtype), tiling_key=True,
                           workspace=False,

@@ -10,7 +10,6 @@ equivalence matrix, the ATK reader (:mod:`.atk`) and the tiling space (:mod:`.ti
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -91,20 +90,6 @@ class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
         return {"label": f"n{c['n']}h{c['hidden']}", "input_specs": c["input_specs"],
                 "attrs": {"range": list(c["range"]), "topk_num": c["topk_num"]},
                 "make_inputs": c["make_inputs"], "expected": c["expected"]}
-
-    # -- shapes and tiling -------------------------------------------------------------------
-
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
-
-        def desc(s: Spec | None) -> Any:
-            return None if s is None else SimpleNamespace(shape=s[0], dtype=s[1])
-
-        sp = input_specs
-        outs = infer_outputs(desc(sp["unpermuted_tokens_grad"]), desc(sp["sorted_indices"]),
-                             desc(sp.get("permuted_tokens")), desc(sp.get("probs")))
-        return {k: None if v is None else (v.shape, v.dtype) for k, v in outs.items()}
 
     # -- the call ----------------------------------------------------------------------------
 
