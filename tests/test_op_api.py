@@ -9,14 +9,16 @@ import pytest
 
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep_grad import (
-    ACLNN_ERR_INNER_TILING_ERROR,
-    ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
-    DTYPE_COMBINATIONS,
     MODEL,
     AclnnError,
     get_workspace_size,
     moe_token_unpermute_with_ep_grad,
+)
+from op_models.moe_token_unpermute_with_ep_grad.api import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    DTYPE_COMBINATIONS,
 )
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -3,22 +3,10 @@ its Python call, generated from the contract (``aicore_sim.op_function``); ``run
 bundled case."""
 
 from aicore_sim import op_function
-from op_models.moe_token_unpermute_with_ep.api import (
-    ACLNN_ERR_INNER_TILING_ERROR,
-    ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
-    ACLNN_SUCCESS,
-    DTYPE_COMBINATIONS,
-    AclnnError,
-    get_workspace_size,
-)
+from op_models.moe_token_unpermute_with_ep.api import AclnnError, get_workspace_size
 from op_models.moe_token_unpermute_with_ep.model import MODEL
 
 moe_token_unpermute_with_ep = op_function(MODEL)
 run_case = MODEL.run_case
 
-__all__ = [
-    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "DTYPE_COMBINATIONS", "MODEL", "AclnnError", "get_workspace_size",
-    "moe_token_unpermute_with_ep", "run_case",
-]
+__all__ = ["MODEL", "AclnnError", "get_workspace_size", "moe_token_unpermute_with_ep", "run_case"]
