@@ -27,7 +27,7 @@ _WHERE = {
     "KernelLaunch": "aicore_sim.ops.opmodel",
     "call": "aicore_sim.ops.opmodel",
     "launch_tensors": "aicore_sim.ops.opmodel",
-    "retiled_state": "aicore_sim.ops.opmodel",
+    "op_function": "aicore_sim.ops.opmodel",
     "TilingSpace": "aicore_sim.ops.tilingspace",
     "Plan": "aicore_sim.ops.tilingspace",
     "get_op": "aicore_sim.ops.registry",

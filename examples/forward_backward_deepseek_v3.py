@@ -21,7 +21,7 @@ import numpy as np
 
 from aicore_sim.views.summary import format_summary, summarize
 from op_models.moe_token_unpermute_with_ep import cases as fwd_cases
-from op_models.moe_token_unpermute_with_ep.api import moe_token_unpermute_with_ep
+from op_models.moe_token_unpermute_with_ep import moe_token_unpermute_with_ep
 from op_models.moe_token_unpermute_with_ep.golden import golden as fwd_golden
 from op_models.moe_token_unpermute_with_ep_grad import moe_token_unpermute_with_ep_grad
 from op_models.moe_token_unpermute_with_ep_grad.golden import golden as bwd_golden
@@ -57,9 +57,10 @@ def main(argv: list[str] | None = None) -> int:
           f"permuted rows [{start}, {end}) of {n * k}")
 
     # forward: combine this rank's expert outputs into token rows
-    y, fwd = moe_token_unpermute_with_ep(inp["permuted_tokens"], idx, probs, num_topk=k,
-                                         range=[start, end], platform=args.platform,
-                                         jobs=args.jobs)
+    ys, fwd = moe_token_unpermute_with_ep(inp["permuted_tokens"], idx, probs, num_topk=k,
+                                          range=[start, end], platform=args.platform,
+                                          jobs=args.jobs)
+    y = ys["unpermuted_tokens"]
     fwd_ref = fwd_golden(inp["permuted_tokens"], idx, probs, k, start, end)
 
     # backward on the same routing: dY -> d(permuted rows), d(probs). The backward takes the

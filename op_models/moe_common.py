@@ -3,11 +3,11 @@
 Their packages are laid out alike (``model``, ``cases``, ``api``, ``golden``, ``infershape``,
 ``tiling``, kernels); :class:`MoeOpModel` is the part of their
 :class:`~aicore_sim.ops.opmodel.OpModel` registrations that does not depend on the operator
-(bundled cases, case inputs, equivalence matrix, the launch through the op's aclnn
-``execute``); :class:`RoutedCase` the members of the routed-case records of the EP ops (the
-routing itself is :mod:`op_models.moe_routing`); the rest are small helpers of their case
-tables, model attributes and aclnn layers. Each operator keeps its IR, checks, messages,
-tiling and kernel.
+(bundled cases, case inputs, equivalence matrix, aclnn's first phase through the op's
+``api.get_workspace_size``); :class:`RoutedCase` the members of the routed-case records of
+the EP ops (the routing itself is :mod:`op_models.moe_routing`); the rest are small helpers
+of their case tables, model attributes and aclnn layers. Each operator keeps its IR, checks,
+messages, tiling and kernel.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import OpModelBase, dtypes, retiled_state
+from aicore_sim import OpModelBase, PreparedCall, dtypes
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
     AclnnError,
@@ -31,7 +31,7 @@ from aicore_sim.sim.dtypes import bfloat16, float16, float32
 from op_models import moe_matrix, moe_routing
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",
-           "aclnn_range", "check_ub", "ep_text", "int_range", "lookup_case", "np_dtype", "topk"]
+           "aclnn_range", "check_ub", "ep_text", "lookup_case", "np_dtype", "topk_default"]
 
 FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
@@ -45,9 +45,9 @@ def np_dtype(name: str) -> np.dtype:
 
 class MoeOpModel(OpModelBase):
     """The members the four MoE operator models share: their package is ``op_models.<name>``
-    with ``cases`` (``CASES``, ``make_inputs``), ``api`` (``execute``) and an
-    ``equivalence_matrix.toml``; the launch is the op's aclnn ``execute`` with the tiling the
-    prepared call carries (a sweep may have replaced it)."""
+    with ``cases`` (``CASES``, ``make_inputs``), ``api`` (``get_workspace_size``: the aclnn
+    first phase, its parameters the inputs, then the attributes, in IR order) and an
+    ``equivalence_matrix.toml``."""
 
     name: str
     matrix_label = staticmethod(moe_matrix.label)  # the names and seeds of before
@@ -68,9 +68,44 @@ class MoeOpModel(OpModelBase):
         inp = self._module("cases").make_inputs(case, seed)
         return {t.name: inp[t.name] for t in self.inputs}  # type: ignore[attr-defined]
 
-    def execute(self, pc: Any, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        return self._module("api").execute(None, pc.workspace_size, retiled_state(pc),
-                                           mode=mode, **launch_kw)
+    def infer_outputs(self, input_specs: Mapping[str, Any], attrs: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """The op's ``infershape.infer_outputs`` on the attributes with their defaults."""
+        return self._module("infershape").infer_outputs(input_specs,
+                                                        self.full_attrs(input_specs, attrs))
+
+    tiling_arch = False  # the host tiling models the host build's __NPU_ARCH__
+
+    def tiling_outputs(self, input_specs: Mapping[str, Any], attrs: dict[str, Any]
+                       ) -> list[Any]:
+        """The output descs the host tiling reads (none unless the op says)."""
+        return []
+
+    def tiling(self, input_specs: dict[str, Any], attrs: Mapping[str, Any] | list[Any],
+               platform: Any) -> dict[str, Any]:
+        """The op's host tiling alone (``tiling.tiling_func``) on a context of these inputs and
+        attributes: by name, the declared defaults applied; a list, values on IR attribute
+        indices and the rest absent, as upstream's tiling UTs build their contexts."""
+        from aicore_sim.ascendc import PlatformAscendC
+        from aicore_sim.ascendc.host import tensor_descs
+        from aicore_sim.ascendc.platform_ascendc import npu_arch
+
+        t = self._module("tiling")
+        descs = tensor_descs(input_specs.values())
+        named = self.full_attrs(input_specs, attrs if isinstance(attrs, Mapping) else
+                                dict(zip((a.name for a in self.attrs), attrs)))  # type: ignore
+        outs = self.tiling_outputs(input_specs, named)
+        ctx = (t.TilingContext.create(*descs, outputs=outs, **named)
+               if isinstance(attrs, Mapping) else
+               t.TilingContext.positional(descs, *attrs, outputs=outs))
+        arch = {"host_npu_arch": npu_arch(platform)} if self.tiling_arch else {}
+        return t.tiling_func(ctx, PlatformAscendC(platform), **arch).answer()
+
+    def get_workspace_size(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
+                           platform: Any) -> PreparedCall:
+        return self._module("api").get_workspace_size(
+            *(inputs.get(t.name) for t in self.inputs),  # type: ignore[attr-defined]
+            *(attrs[a.name] for a in self.attrs), platform=platform)[1]  # type: ignore
 
 
 # -- case tables -------------------------------------------------------------------------------
@@ -143,18 +178,14 @@ def ep_text(case: Any) -> str:
 # -- attributes and aclnn checks ---------------------------------------------------------------
 
 
-def int_range(attrs: Mapping[str, Any]) -> list[int] | None:
-    """The ``range`` attribute as ints (IR default ``[0, 0]``; ``None`` stays absent)."""
-    r = attrs.get("range", (0, 0))
-    return None if r is None else [int(v) for v in r]
-
-
-def topk(attrs: Mapping[str, Any], key: str, probs: Any) -> int:
-    """The top-K attribute ``key`` as the case gives it, else probs' second dimension, else 1."""
-    k = attrs.get(key)
-    if k is None:
-        k = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 else 1
-    return k
+def topk_default(attrs: dict[str, Any], key: str, probs: Any) -> dict[str, Any]:
+    """``attrs`` with the top-K attribute ``key`` ``None`` set to the second dimension of probs'
+    ``(shape, dtype)`` spec when it has two, else 1 (the data-dependent default of the ops whose
+    IR leaves K to the caller)."""
+    if attrs.get(key) is None:
+        shape = None if probs is None else probs[0]
+        attrs[key] = int(shape[1]) if shape is not None and len(shape) == 2 else 1
+    return attrs
 
 
 def aclnn_range(range: Any, fallback: str, hint: str = "", pairs: bool = True  # noqa: A002

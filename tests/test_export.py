@@ -40,7 +40,7 @@ from tests.perfetto_schema import validate_chrome_trace
 def _run(name: str):
     """One launch of a test kernel (or of the operator's tiny case) on the tiny platform."""
     if name == "op_tiny":
-        from op_models.moe_token_unpermute_with_ep_grad.api import run_case
+        from op_models.moe_token_unpermute_with_ep_grad import run_case
 
         return run_case("tiny", platform="tiny")[1]
     n = 64

@@ -11,15 +11,17 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from op_models.moe_token_unpermute_with_ep import (
+    MODEL,
+    AclnnError,
+    get_workspace_size,
+    moe_token_unpermute_with_ep,
+    run_case,
+)
 from op_models.moe_token_unpermute_with_ep.api import (
     ACLNN_ERR_INNER_TILING_ERROR,
     ACLNN_ERR_PARAM_INVALID,
     ACLNN_ERR_PARAM_NULLPTR,
-    AclnnError,
-    execute,
-    get_workspace_size,
-    moe_token_unpermute_with_ep,
-    run_case,
 )
 from op_models.moe_token_unpermute_with_ep.cases import (
     CASES,
@@ -123,9 +125,9 @@ def test_two_phases_preallocated_out_and_workspace():
     size, ex = gws(inp, out=out, restore_shape=[16, 16])
     assert size == 16 * 1024 * 1024
     with pytest.raises(AclnnError, match="workspace"):
-        execute(None, size - 1, ex)
+        MODEL.execute(ex, workspace_size=size - 1)
     assert np.all(out == 7)  # nothing written before a successful launch
-    res = execute(None, size, ex)
+    res = MODEL.execute(ex, workspace_size=size)
     assert res.outputs["unpermuted_tokens"] is out
     want = golden(inp["permuted_tokens"], inp["sorted_indices"], inp["probs"], 2,
                   *inp["range"])
@@ -135,8 +137,9 @@ def test_two_phases_preallocated_out_and_workspace():
 def test_default_range_is_the_empty_window():
     """The IR default range [0, 0] accepts no row: every output row is +0."""
     inp = tiny_inputs(None)
-    out, res = moe_token_unpermute_with_ep(inp["permuted_tokens"], inp["sorted_indices"],
-                                           num_topk=2)
+    outs, res = moe_token_unpermute_with_ep(inp["permuted_tokens"], inp["sorted_indices"],
+                                            num_topk=2)
+    out = outs["unpermuted_tokens"]
     assert out.shape == (6, 32) and not np.any(out.view(np.uint16))
 
 
@@ -156,8 +159,8 @@ def test_golden_hand_example():
     probs = np.ones((3, 2), np.float32)
     want = np.array([[1, 1], [4, 4], [3, 3]], np.float32)
     assert np.array_equal(golden(tokens, idx, probs, 2, 1, 5), want)
-    out, res = moe_token_unpermute_with_ep(tokens, idx, probs, range=[1, 5])
-    assert np.array_equal(out, want) and res.hazards == []
+    outs, res = moe_token_unpermute_with_ep(tokens, idx, probs, range=[1, 5])
+    assert np.array_equal(outs["unpermuted_tokens"], want) and res.hazards == []
 
 
 def test_golden_sign_of_zero_follows_the_kernel():
@@ -188,17 +191,17 @@ def test_golden_close_to_fp64_and_cases_build():
 
 
 def test_run_case_tiny_bit_exact():
-    out, res, inp = run_case("tiny_fp32_probs_fp32", platform="ascend910b1")
+    outs, res, inp = run_case("tiny_fp32_probs_fp32", platform="ascend910b1")
     want = golden(inp["permuted_tokens"], inp["sorted_indices"], inp["probs"], 3,
-                  *inp["range"])
-    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+                  *window(get_case("tiny_fp32_probs_fp32")))
+    assert np.array_equal(outs["unpermuted_tokens"].view(np.uint32), want.view(np.uint32))
     assert res.hazards == [] and res.cycles > 0
 
 
 @pytest.mark.slow
 def test_deepseek_v3_layer_bit_exact():
-    out, res, inp = run_case("deepseek_v3_layer", platform="ascend910b1", jobs=2)
+    outs, res, inp = run_case("deepseek_v3_layer", platform="ascend910b1", jobs=2)
     want = golden(inp["permuted_tokens"], inp["sorted_indices"], inp["probs"], 8,
-                  *inp["range"])
-    assert np.array_equal(out.view(np.uint16), want.view(np.uint16))
+                  *window(get_case("deepseek_v3_layer")))
+    assert np.array_equal(outs["unpermuted_tokens"].view(np.uint16), want.view(np.uint16))
     assert res.hazards == []

@@ -21,8 +21,7 @@ import pytest
 from aicore_sim.sim.isa import HardEvent, Opcode
 from aicore_sim.sim.launch import FORCE_TIMED_REPLAY
 from aicore_sim.sim.platform import load_platform
-from op_models.moe_token_unpermute_with_ep import kernel_unpermute
-from op_models.moe_token_unpermute_with_ep.api import moe_token_unpermute_with_ep
+from op_models.moe_token_unpermute_with_ep import kernel_unpermute, moe_token_unpermute_with_ep
 from op_models.moe_token_unpermute_with_ep.cases import Case, make_inputs
 from op_models.moe_token_unpermute_with_ep.golden import golden
 
@@ -38,9 +37,10 @@ def bits(a: np.ndarray) -> np.ndarray:
 
 
 def call(inp: dict, K: int, platform, mode: str = "timed", **kw):
-    return moe_token_unpermute_with_ep(
+    outs, res = moe_token_unpermute_with_ep(
         inp["permuted_tokens"], inp["sorted_indices"], inp["probs"], num_topk=K,
         range=list(inp["range"]), platform=platform, mode=mode, **kw)
+    return outs["unpermuted_tokens"], res
 
 
 def expected(inp: dict, K: int) -> np.ndarray:

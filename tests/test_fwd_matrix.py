@@ -12,7 +12,7 @@ import pytest
 from aicore_sim.sim.launch import FORCE_TIMED_REPLAY
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.matrix import expand, load_matrix, parse_matrix
-from op_models.moe_token_unpermute_with_ep.api import moe_token_unpermute_with_ep
+from op_models.moe_token_unpermute_with_ep import moe_token_unpermute_with_ep
 from op_models.moe_token_unpermute_with_ep.cases import make_inputs
 from op_models.moe_token_unpermute_with_ep.golden import golden
 from op_models.moe_token_unpermute_with_ep.model import MODEL
@@ -43,11 +43,11 @@ def _check(item, monkeypatch):
                   *inp["range"])
     outs = {}
     for mode in ("timed", "functional"):
-        out, res = moe_token_unpermute_with_ep(
+        got, res = moe_token_unpermute_with_ep(
             inp["permuted_tokens"], inp["sorted_indices"], inp["probs"], num_topk=k,
             range=list(inp["range"]), platform=platform, mode=mode)
         assert res.hazards == [], [str(h) for h in res.hazards]
-        outs[mode] = out
+        outs[mode] = got["unpermuted_tokens"]
     for mode, out in outs.items():
         assert np.array_equal(np.ascontiguousarray(out).view(np.uint8),
                               np.ascontiguousarray(want).view(np.uint8)), mode

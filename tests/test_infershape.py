@@ -7,16 +7,15 @@ inputs in IR order (grad, sorted_indices, permuted_tokens, probs) and the expect
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
+from aicore_sim.ascendc.host import specs_of
 from aicore_sim.sim.dtypes import bfloat16, float16, float32, int32
-from op_models.moe_token_unpermute_with_ep_grad import api
+from op_models.moe_token_unpermute_with_ep_grad import moe_token_unpermute_with_ep_grad
 from op_models.moe_token_unpermute_with_ep_grad.cases import get_case, make_inputs
 from op_models.moe_token_unpermute_with_ep_grad.infershape import (
     UNKNOWN_RANK,
     InferShapeError,
-    OutputSpec,
     infer_dtype,
     infer_outputs,
     infer_shape,
@@ -57,22 +56,20 @@ def test_upstream_inferdtype_expectations(row):
 
 def test_mixed_precision_shape_and_dtype_together():
     """infershape_case_1: bf16 tokens with fp32 probs - shapes as ever, probs_grad fp32."""
-    def desc(shape, dt):
-        return np.empty(shape, dt)
-
-    outs = infer_outputs(desc((10, 64), bfloat16), desc((30,), int32), desc((30, 64), bfloat16),
-                         desc((10, 3), float32))
-    assert outs == {"permuted_tokens_grad": OutputSpec((30, 64), bfloat16),
-                    "probs_grad": OutputSpec((10, 3), float32)}
+    outs = infer_outputs({"unpermuted_tokens_grad": ((10, 64), bfloat16),
+                          "sorted_indices": ((30,), int32),
+                          "permuted_tokens": ((30, 64), bfloat16), "probs": ((10, 3), float32)})
+    assert outs == {"permuted_tokens_grad": ((30, 64), bfloat16),
+                    "probs_grad": ((10, 3), float32)}
 
 
 def test_no_probs_no_output_and_dtype_from_tokens():
     assert infer_shape((10, 64), (30,), (30, 64), None) == ((30, 64), None)
     assert infer_dtype(float16, None) == (float16, float16)
-    outs = infer_outputs(np.empty((10, 64), float16), np.empty(30, int32),
-                         np.empty((30, 64), float16))
+    outs = infer_outputs({"unpermuted_tokens_grad": ((10, 64), float16),
+                          "sorted_indices": ((30,), int32), "permuted_tokens": ((30, 64), float16)})
     assert outs["probs_grad"] is None
-    assert outs["permuted_tokens_grad"] == OutputSpec((30, 64), float16)
+    assert outs["permuted_tokens_grad"] == ((30, 64), float16)
 
 
 def test_hidden_from_grad_rows_from_indices():
@@ -113,13 +110,13 @@ def test_api_outputs_follow_infershape(name):
     """The operator API delivers outputs of exactly the inferred shapes and dtypes."""
     case = get_case(name)
     inp = make_inputs(case)
-    spec = infer_outputs(inp["unpermuted_tokens_grad"], inp["sorted_indices"],
-                         inp["permuted_tokens"], inp["probs"])
-    outs, _ = api.moe_token_unpermute_with_ep_grad(
+    spec = infer_outputs(specs_of({k: inp[k] for k in ("unpermuted_tokens_grad", "sorted_indices",
+                                                       "permuted_tokens", "probs")}))
+    outs, _ = moe_token_unpermute_with_ep_grad(
         inp["unpermuted_tokens_grad"], inp["sorted_indices"], inp["permuted_tokens"],
         inp["probs"], topk_num=case.top_k, platform="ascend910b1", mode="functional")
     for out_name, s in spec.items():
         if s is None:
             assert outs[out_name] is None
         else:
-            assert outs[out_name].shape == s.shape and outs[out_name].dtype == s.dtype
+            assert (outs[out_name].shape, outs[out_name].dtype) == s

@@ -9,14 +9,16 @@ import pytest
 
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep_grad import (
+    MODEL,
+    AclnnError,
+    get_workspace_size,
+    moe_token_unpermute_with_ep_grad,
+)
+from op_models.moe_token_unpermute_with_ep_grad.api import (
     ACLNN_ERR_INNER_TILING_ERROR,
     ACLNN_ERR_PARAM_INVALID,
     ACLNN_ERR_PARAM_NULLPTR,
     DTYPE_COMBINATIONS,
-    AclnnError,
-    execute,
-    get_workspace_size,
-    moe_token_unpermute_with_ep_grad,
 )
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -95,7 +97,7 @@ def test_all_nine_dtype_combinations_accepted():
     assert len(DTYPE_COMBINATIONS) == 9
     for tok, prob in DTYPE_COMBINATIONS:
         size, ex = gws(inputs(tok=tok, prob=prob))
-        assert size == 16 * 1024 * 1024 and ex.tiling.tiling_key == 1
+        assert size == 16 * 1024 * 1024 and ex.tiling_key == 1
 
 
 # -- 561002 ---------------------------------------------------------------------------------
@@ -148,8 +150,8 @@ def test_empty_tensors_950_workspace_0():
     inp = inputs(n=0)
     pre = np.zeros((0, H), BF16)
     size, ex = gws(inp, platform="ascend950pr_9589", ptg=pre)
-    assert size == 0 and ex.empty
-    res = execute(None, size, ex)
+    assert size == 0 and ex.state.kernel is None  # no launch
+    res = MODEL.execute(ex, workspace_size=size)
     assert res.outputs["permuted_tokens_grad"] is pre
     assert res.outputs["probs_grad"].shape == (0, K)
     assert res.trace is None and res.program.instruction_count == 0
@@ -174,7 +176,7 @@ def test_workspace_too_small_161002_and_untouched():
     inp = inputs()
     ptg = np.full((T, H), 7, BF16)
     size, ex = gws(inp, ptg=ptg)
-    assert code_of(lambda: execute(None, size - 1, ex)).code == 161002
+    assert code_of(lambda: MODEL.execute(ex, workspace_size=size - 1)).code == 161002
     assert (ptg == 7).all()
 
 

@@ -48,7 +48,7 @@ class _Minimal(OpModelBase):
     def infer_outputs(self, input_specs, attrs):
         return {"y": input_specs["x"]}
 
-    def prepare(self, inputs, attrs, platform):
+    def get_workspace_size(self, inputs, attrs, platform):
         x = inputs["x"]
         if x.dtype != np.float32:
             raise aclnn_invalid(f"x: float32 expected, got {x.dtype}", "x_dtype")
@@ -137,3 +137,59 @@ def test_default_execute_passes_inputs_outputs_workspace_tiling_then_args(ws) ->
     gx, gb, gy, gw, tag = m.seen[0]
     assert (gx.name, gb, gy.name, tag) == ("x", None, "y", 2.5)
     assert gw is None if ws == 0 else gw.name == "workspace"
+
+
+# -- declared attribute defaults ---------------------------------------------------------------
+
+
+def _outcome(model, inputs, attrs, platform):
+    """What a call with these attributes gives: the tiling, key, block dim, workspace and the
+    outputs' bytes, or the aclnn code and rule it is refused with."""
+    try:
+        pc, rec = call(model, inputs, attrs, platform, mode="functional", races=False)
+    except Exception as e:  # noqa: BLE001 - a refusal is an outcome too
+        if getattr(e, "code", None) is None:
+            raise
+        return ("refused", e.code, getattr(e, "rule", None))
+    outs = {k: None if v is None else np.ascontiguousarray(v).tobytes()
+            for k, v in rec.outputs.items()}
+    td = None if pc.tiling is None else pc.tiling.as_dict()
+    return (td, pc.tiling_key, pc.block_dim, pc.workspace_size, outs)
+
+
+@pytest.mark.parametrize("op", ["moe_token_unpermute_with_ep_grad", "moe_token_unpermute_with_ep",
+                                "moe_token_permute_with_ep", "moe_token_permute_with_ep_grad"])
+def test_every_attribute_omitted_equals_the_declared_defaults_given(op) -> None:
+    """A case with every attribute left out is the same call as with each ``AttrSpec``
+    default written out (``None`` = the op decides, e.g. top-K from probs), for the tiling
+    command and for a whole call."""
+    from aicore_sim.ops.registry import get_op
+    from aicore_sim.sim.platform import load_platform
+
+    model, a2 = get_op(op), load_platform("ascend910b1")
+    case = min(model.cases().values(), key=lambda c: np.prod(c.hidden) * c.tokens_num)
+    specs, _ = model.case_specs(case)
+    defaults = {a.name: a.default for a in model.attrs}
+    assert model.full_attrs(specs, {}) == model.full_attrs(specs, defaults)
+    assert model.tiling(specs, {}, a2) == model.tiling(specs, defaults, a2)
+    inputs = model.case_inputs(case)
+    got = _outcome(model, inputs, {}, a2)
+    assert got[0] != "refused" and got == _outcome(model, inputs, defaults, a2)
+
+
+@pytest.mark.parametrize("op", ["moe_token_unpermute_with_ep_grad", "moe_token_unpermute_with_ep",
+                                "moe_token_permute_with_ep", "moe_token_permute_with_ep_grad"])
+def test_the_tiling_context_declares_the_models_ir(op) -> None:
+    """Each port's TilingContext (the one ``aicore_sim.ascendc.host.TilingContext``, its IR
+    declared) names the model's inputs, their optionality and its attributes in IR order."""
+    import importlib
+
+    from aicore_sim.ascendc.host import TilingContext
+    from aicore_sim.ops.registry import get_op
+
+    model = get_op(op)
+    ctx = importlib.import_module(f"op_models.{op}.tiling").TilingContext
+    assert issubclass(ctx, TilingContext)
+    assert ctx.INPUTS == tuple((t.name, not t.optional) for t in model.inputs)
+    assert [name for name, _ in ctx.ATTRS] == [a.name for a in model.attrs]
+    assert not ctx.OUTPUTS or ctx.OUTPUTS == tuple(t.name for t in model.outputs)

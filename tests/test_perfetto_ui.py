@@ -12,8 +12,7 @@ from __future__ import annotations
 import pytest
 
 from aicore_sim.export.perfetto import read_trace, write_trace
-from op_models.moe_token_unpermute_with_ep_grad import cases
-from op_models.moe_token_unpermute_with_ep_grad.api import run_case
+from op_models.moe_token_unpermute_with_ep_grad import cases, run_case
 from tests import perfetto_ui
 
 pytestmark = pytest.mark.perfetto

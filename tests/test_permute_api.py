@@ -7,6 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import op_models.moe_token_permute_with_ep as op
 from aicore_sim.ops.registry import get_op
 from op_models.moe_token_permute_with_ep import api
 from op_models.moe_token_permute_with_ep.infershape import InferShape4MoeTokenPermuteWithEp
@@ -45,7 +46,7 @@ def test_infershape():
 
 def test_whole_permutation_ignores_start():
     """range [3, 3] keeps all 8 rows (numOutTokens == N * K, key 1): rows in expert order."""
-    outs, r = api.moe_token_permute_with_ep(np.arange(32, dtype=np.float32).reshape(4, 8)
+    outs, r = op.moe_token_permute_with_ep(np.arange(32, dtype=np.float32).reshape(4, 8)
                                             .astype(BF16), IDX, range=[3, 3],
                                             mode="functional")
     # expert order of the 8 slots: e0 (slots 0, 7), e1 (1, 2), e2 (3, 4), e3 (5, 6) -> tokens

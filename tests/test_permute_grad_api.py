@@ -7,6 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import op_models.moe_token_permute_with_ep_grad as op
 from aicore_sim.ops.registry import get_op
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep_grad import api
@@ -59,23 +60,23 @@ def test_workspace_and_preallocated_outputs():
     prb = np.full((4, 2), 9, BF16)
     size, ex = api.get_workspace_size(GRAD, IDX, PRB, 2, [1, 7], False, tok, prb,
                                       platform="ascend910b1")
-    r = api.execute(None, size, ex, mode="functional")
+    r = op.MODEL.execute(ex, workspace_size=size, mode="functional")
     # slots 0..7 hold rows 0 2 3 4 5 6 7 1; window [1, 7) drops rows 0 and 7 (slots 0, 6):
     # tokens keep 1, 2, 2, 1 ones (every element written, the 9s gone)
     assert r.outputs["token_grad"] is tok
     assert tok[:, 0].astype(np.float32).tolist() == [1, 2, 2, 1]
     assert prb.astype(np.float32).tolist() == [[0, 1], [1, 1], [1, 1], [0, 1]]
     with pytest.raises(api.AclnnError) as e:
-        api.execute(None, -1, ex)
+        op.MODEL.execute(ex, workspace_size=-1)
     assert (e.value.code, e.value.rule) == (161002, "workspace")
 
 
 def test_without_probs_no_probs_grad():
     mine = np.full((4, 2), 7, BF16)
-    outs, _ = api.moe_token_permute_with_ep_grad(GRAD, IDX, num_topk=2, range=[1, 7],
-                                                 probs_grad_out=mine, mode="functional")
+    outs, _ = op.moe_token_permute_with_ep_grad(GRAD, IDX, num_topk=2, range=[1, 7],
+                                                 probs_grad=mine, mode="functional")
     assert outs["probs_grad"] is mine and (mine.astype(np.float32) == 7).all()
-    outs, _ = api.moe_token_permute_with_ep_grad(GRAD, IDX, num_topk=2, range=[1, 7],
+    outs, _ = op.moe_token_permute_with_ep_grad(GRAD, IDX, num_topk=2, range=[1, 7],
                                                  mode="functional")
     assert outs["probs_grad"] is None
 
@@ -83,7 +84,7 @@ def test_without_probs_no_probs_grad():
 def test_default_range_is_an_empty_window():
     """The IR default range [0, 0] counts no slot: zeros (the forward's [0, 0] keeps every
     row; README, deviations)."""
-    outs, _ = api.moe_token_permute_with_ep_grad(GRAD, IDX, PRB, num_topk=2, mode="functional")
+    outs, _ = op.moe_token_permute_with_ep_grad(GRAD, IDX, PRB, num_topk=2, mode="functional")
     assert not outs["token_grad"].astype(np.float32).any()
     assert not outs["probs_grad"].astype(np.float32).any()
 
@@ -91,9 +92,12 @@ def test_default_range_is_an_empty_window():
 def test_infer_outputs_follow_the_docs():
     """token_grad (N, H) with N = 8 slots / K 2 = 4, probs_grad (N, K); upstream's infershape
     would give (6 rows / 2, 8) = (3, 8) here (tests/test_permute_grad_tiling.py)."""
-    out = infer_outputs((6, 8), BF16, (8,), BF16, 2)
+    specs = {"permuted_tokens_output_grad": ((6, 8), BF16), "sorted_indices": ((8,), np.int32),
+             "permuted_probs_output_grad": ((6,), BF16)}
+    out = infer_outputs(specs, {"num_topk": 2})
     assert out == {"token_grad": ((4, 8), BF16), "probs_grad": ((4, 2), BF16)}
-    assert infer_outputs((6, 8), BF16, (8,), None, 2)["probs_grad"] is None
+    specs["permuted_probs_output_grad"] = None
+    assert infer_outputs(specs, {"num_topk": 2})["probs_grad"] is None
 
 
 def test_registered():

@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import op_models.moe_token_permute_with_ep_grad as op
 from aicore_sim.ascendc import HardEvent
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep import cases as fwd_cases
@@ -45,7 +46,7 @@ def _bits(a):
 
 def _run(N, K, H, dt, rng, probs, plat=A2, mode="functional"):
     grad, si, p = _inputs(N, K, H, dt, *rng, probs)
-    outs, r = api.moe_token_permute_with_ep_grad(grad, si, p, num_topk=K, range=rng,
+    outs, r = op.moe_token_permute_with_ep_grad(grad, si, p, num_topk=K, range=rng,
                                                  platform=plat, mode=mode)
     g = golden(grad, si, p, K, *rng)
     assert r.hazards == [], [str(h) for h in r.hazards]
@@ -62,7 +63,7 @@ def test_every_dtype_and_key(dt, H, probs):
     one token. H 48 rows are 96 / 192 bytes (whole blocks), H 40 in bf16 / fp16 are 80 bytes
     (DataCopyPad; fp32 160 bytes, whole)."""
     outs, _, ex = _run(12, 2, H, dt, [2, 16], probs)
-    assert (ex.tiling.tiling_key, ex.tiling.block_dim) == (int(probs), 12)
+    assert (ex.tiling_key, ex.block_dim) == (int(probs), 12)
     assert (outs["probs_grad"] is None) == (not probs)
     # the window keeps 14 of the 24 slots: token 6 none (zeros), tokens 2, 8, 10 both
     si = _inputs(12, 2, H, dt, 2, 16, probs)[1].reshape(12, 2)
@@ -81,8 +82,8 @@ def test_front_cores():
     """50 tokens on 48 cores: 50 // 48 = 1 a core, 50 % 48 = 2 -> cores 0 and 1 take 2 (their
     slots start at 0 and 4), core c >= 2 one, from slot (2 + 2) * 2 + 2 * (c - 2) = 2c + 4."""
     _, _, ex = _run(50, 2, 48, BF16, [10, 90], True)
-    td = ex.tiling.tiling_data
-    assert (td.tokens_core_length, td.tokens_core_remain, ex.tiling.block_dim) == (1, 2, 48)
+    td = ex.tiling
+    assert (td.tokens_core_length, td.tokens_core_remain, ex.block_dim) == (1, 2, 48)
 
 
 @pytest.mark.parametrize("dt", [BF16, FP32], ids=["bf16", "fp32"])
@@ -91,7 +92,7 @@ def test_hidden_chunks(dt):
     AlignN(11008 // 12 = 917 - 512, 512) = 512 < 520 -> chunks of 512, 520 // 512 = 1 and a
     remainder chunk of 8 (16 bytes in bf16: DataCopyPad; 32 in fp32: DataCopy)."""
     _, _, ex = _run(3, 2, 520, dt, [1, 6], True, plat=SMALL_UB)
-    td = ex.tiling.tiling_data
+    td = ex.tiling
     assert (td.hidden_splited_length, td.hidden_splited_num, td.hidden_splited_remain) == \
         (512, 1, 8)
 
@@ -101,7 +102,7 @@ def test_token_loops():
     512) = 512 -> 4 buffers; UB left 16128 - 512 * 18 - 256 = 6656 < 210 * 8 * 4 = 6720 ->
     6656 // 32 = 208 tokens a loop: one loop of 208 and a remainder loop of 2."""
     _, _, ex = _run(210, 8, 48, FP16, [100, 1500], True, plat=SMALL_UB)
-    td = ex.tiling.tiling_data
+    td = ex.tiling
     assert (td.tokens_splited_length, td.tokens_splited_num, td.tokens_splited_remain) == \
         (208, 1, 2)
 
@@ -115,7 +116,7 @@ def test_sign_of_zero_follows_the_kernel_order(dt):
     grad = np.full((2, 16), -0.0, np.float32).astype(dt)
     pgrad = np.full(2, -0.0, np.float32).astype(dt)
     si = np.array([0, 3, 2, 1], np.int32)
-    outs, r = api.moe_token_permute_with_ep_grad(grad, si, pgrad, num_topk=2, range=[0, 2],
+    outs, r = op.moe_token_permute_with_ep_grad(grad, si, pgrad, num_topk=2, range=[0, 2],
                                                  mode="functional")
     tg = outs["token_grad"].astype(np.float32)
     assert np.signbit(tg[0]).all() and not np.signbit(tg[1]).any()
@@ -130,7 +131,7 @@ def test_timed_and_timing_only_agree():
     the same cycles as the timed replay, whose outputs equal the functional ones; recording
     the other way round (``check_streams``) finds no difference either."""
     grad, si, p = _inputs(12, 2, 48, BF16, 3, 17, True)
-    runs = {mode: api.moe_token_permute_with_ep_grad(grad, si, p, num_topk=2, range=[3, 17],
+    runs = {mode: op.moe_token_permute_with_ep_grad(grad, si, p, num_topk=2, range=[3, 17],
                                                      mode=mode, races=False)
             for mode in ("functional", "timed", "timing-only")}
     assert runs["timing-only"][1].mode == "timing-only"
@@ -139,7 +140,8 @@ def test_timed_and_timing_only_agree():
                for k in ("token_grad", "probs_grad"))
     size, ex = api.get_workspace_size(grad, si, p, 2, [3, 17], False, platform="ascend910b1")
     assert size == 0  # the tiling asks for no workspace
-    r = api.execute(None, size, ex, mode="functional", check_streams=True, races=False)
+    r = op.MODEL.execute(ex, workspace_size=size, mode="functional", check_streams=True,
+                         races=False)
     assert r.hazards == []
 
 
@@ -152,7 +154,7 @@ def test_chained_after_the_forward():
     inp = fwd_cases.make_inputs(fc)
     start, end = inp["range"]
     fwd = fwd_golden(inp["tokens"], inp["indices"], inp["probs"], start, end)
-    outs, _ = api.moe_token_permute_with_ep_grad(
+    outs, _ = op.moe_token_permute_with_ep_grad(
         fwd["permute_tokens"], fwd["sorted_indices"], fwd["permute_probs"], num_topk=2,
         range=[start, end], mode="functional")
     kept = (fwd["sorted_indices"] >= start) & (fwd["sorted_indices"] < end)
@@ -179,7 +181,7 @@ def test_probs_pass_zero_fill_fences_in_the_shared_port(monkeypatch, probs):
     monkeypatch.setattr(kernel_unpermute, "WaitFlag",
                         lambda e, i, **kw: None if e in dropped else wait_flag(e, i, **kw))
     grad, si, p = _inputs(12, 2, 48, BF16, 2, 16, probs)
-    _, r = api.moe_token_permute_with_ep_grad(grad, si, p, num_topk=2, range=[2, 16],
+    _, r = op.moe_token_permute_with_ep_grad(grad, si, p, num_topk=2, range=[2, 16],
                                               auto_sync=False)
     races = [h for h in r.hazards if h.kind == "race"]
     assert bool(races) == probs, [str(h) for h in r.hazards]
@@ -205,5 +207,5 @@ def test_cases_share_the_forward_routing(fwd_name, grad_name):
 def test_deepseek_v3_layer_timing_only():
     """The DeepSeek-V3 layer case (4096 tokens x top-8, H 7168, EP rank 0 of 8) on A2,
     timing-only: 48 cores, both passes."""
-    _, r, _ = api.run_case("permute_grad_deepseek_v3_layer", mode="timing-only", races=False)
+    _, r, _ = op.run_case("permute_grad_deepseek_v3_layer", mode="timing-only", races=False)
     assert r.cycles > 0 and r.hazards == []

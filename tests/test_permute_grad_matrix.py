@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from aicore_sim.verify.matrix import expand, load_matrix
-from op_models.moe_token_permute_with_ep_grad.api import moe_token_permute_with_ep_grad
+from op_models.moe_token_permute_with_ep_grad import moe_token_permute_with_ep_grad
 from op_models.moe_token_permute_with_ep_grad.cases import make_inputs
 from op_models.moe_token_permute_with_ep_grad.golden import golden
 from op_models.moe_token_permute_with_ep_grad.model import MODEL

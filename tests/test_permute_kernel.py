@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import op_models.moe_token_permute_with_ep as op
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep import api
 from op_models.moe_token_permute_with_ep.golden import golden
@@ -58,10 +59,10 @@ CASES = [
 def test_kernel_bit_exact(name, N, K, H, E, dt, idt, probs, rng, over, key, bd):
     tokens, idx, p = _inputs(N, K, H, E, dt, idt, probs)
     plat = A2.with_overrides(**over) if over else A2
-    outs, r = api.moe_token_permute_with_ep(tokens, idx, p, range=rng, platform=plat,
+    outs, r = op.moe_token_permute_with_ep(tokens, idx, p, range=rng, platform=plat,
                                             mode="functional")
     ws, ex = api.get_workspace_size(tokens, idx, p, rng, 0, False, platform=plat)
-    assert (ex.tiling.tiling_key, ex.tiling.block_dim) == (key, bd)
+    assert (ex.tiling_key, ex.block_dim) == (key, bd)
     g = golden(tokens, idx, p, *rng)
     assert bool(g["written"].all())
     for k in ("permute_tokens", "sorted_indices", "permute_probs"):
@@ -73,9 +74,9 @@ def test_kernel_bit_exact(name, N, K, H, E, dt, idt, probs, rng, over, key, bd):
 
 def test_multi_core_timed_equals_functional():
     tokens, idx, p = _inputs(800, 8, 64, 32, BF16, np.int32, True)
-    f, _ = api.moe_token_permute_with_ep(tokens, idx, p, range=[0, 6400], platform=A2,
+    f, _ = op.moe_token_permute_with_ep(tokens, idx, p, range=[0, 6400], platform=A2,
                                          mode="functional")
-    t, r = api.moe_token_permute_with_ep(tokens, idx, p, range=[0, 6400], platform=A2,
+    t, r = op.moe_token_permute_with_ep(tokens, idx, p, range=[0, 6400], platform=A2,
                                          mode="timing-only")
     assert r.mode == "timed" and r.cycles > 0  # every key needs numerics (api.NUMERIC_KEYS)
     assert all(np.array_equal(_bits(f[k]), _bits(t[k])) for k in f)
@@ -87,7 +88,7 @@ def test_split_d_probs_quirk_of_upstream():
     0..4 of each core are written (``3 + 3 - 1``), slots 5..8 never: their rows keep 0."""
     tokens, idx, p = _inputs(6, 3, 4000, 8, FP16, np.int32, True)
     plat = A2.with_overrides(aiv_core_num=2, ub_size=16384)
-    outs, _ = api.moe_token_permute_with_ep(tokens, idx, p, range=[0, 18], platform=plat,
+    outs, _ = op.moe_token_permute_with_ep(tokens, idx, p, range=[0, 18], platform=plat,
                                             mode="functional")
     g = golden(tokens, idx, p, 0, 18)
     assert np.array_equal(_bits(outs["permute_tokens"]), _bits(g["permute_tokens"]))

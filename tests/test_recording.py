@@ -87,9 +87,9 @@ def test_calibrate_replays_one_recording(calls) -> None:
 
 
 def test_op_apis_and_launch_go_through_recording(calls) -> None:
-    from op_models.moe_token_permute_with_ep.api import run_case as permute
-    from op_models.moe_token_unpermute_with_ep.api import run_case as unpermute
-    from op_models.moe_token_unpermute_with_ep_grad.api import run_case as grad
+    from op_models.moe_token_permute_with_ep import run_case as permute
+    from op_models.moe_token_unpermute_with_ep import run_case as unpermute
+    from op_models.moe_token_unpermute_with_ep_grad import run_case as grad
 
     for run_case, name in ((permute, "permute_tiny_bf16_probs"),
                            (unpermute, "tiny_fp16_noprobs"), (grad, "seed_example")):

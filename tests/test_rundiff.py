@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from aicore_sim.views.rundiff import digests
-from op_models.moe_token_unpermute_with_ep_grad.api import run_case
+from op_models.moe_token_unpermute_with_ep_grad import run_case
 
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
 

@@ -11,8 +11,7 @@ import pytest
 from aicore_sim.sim import engine
 from aicore_sim.sim.isa import Pipe
 from aicore_sim.views import slack
-from op_models.moe_token_unpermute_with_ep_grad import cases
-from op_models.moe_token_unpermute_with_ep_grad.api import run_case
+from op_models.moe_token_unpermute_with_ep_grad import cases, run_case
 
 P1 = cases.get_case("p1_deepseek_v3")
 # P1's shape with 96 tokens instead of 4096: 768 rows of 14 KiB over 48 cores, copies held by

@@ -21,7 +21,7 @@ from aicore_sim.sim.isa import Pipe
 from aicore_sim.sim.sources import ROOT
 from aicore_sim.sim.trace import STALL_CAUSES
 from aicore_sim.views.hotspots import hotspots
-from op_models.moe_token_unpermute_with_ep_grad.api import run_case
+from op_models.moe_token_unpermute_with_ep_grad import run_case
 
 TQUE_CALLS = ("AllocTensor", "EnQue", "DeQue", "FreeTensor", "Destroy")
 

@@ -11,19 +11,20 @@ subclasses :class:`RunContext` with the tiling-data and result types of its own 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from aicore_sim.sim.dtypes import SPELLINGS, dtype_name
 from aicore_sim.sim.errors import InputError
 
 __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
            "ACLNN_SUCCESS", "GRAPH_FAILED", "GRAPH_SUCCESS", "AclnnError", "PlatformAdapter",
-           "aclnn_int", "aclnn_int_list", "aclnn_invalid", "aclnn_tensor", "aclnn_tiled",
-           "aclnn_workspace", "RunContext", "TensorDesc", "TilingError", "TilingResult",
-           "TilingStruct", "GetLengthByType", "c_div", "c_rem", "canonical_dtype",
-           "c_ceil_div0", "c_div0", "c_rem0", "tensor_descs", "to_i32", "to_i64", "to_u64"]
+           "aclnn_int", "aclnn_int_list", "aclnn_out", "specs_of", "aclnn_invalid", "aclnn_tensor",
+           "aclnn_tiled", "aclnn_workspace", "RunContext", "TensorDesc", "TilingContext",
+           "TilingError", "TilingResult", "TilingStruct", "GetLengthByType", "c_div", "c_rem",
+           "canonical_dtype", "c_ceil_div0", "c_div0", "c_rem0", "tensor_descs", "to_i32",
+           "to_i64", "to_u64"]
 
 # ge::graphStatus values a tiling function returns
 GRAPH_SUCCESS = 0
@@ -129,6 +130,105 @@ class TensorDesc:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+
+
+_ATTR_TYPES = {"bool": bool, "int": int, "float": float, "str": str,
+               "int_list": lambda v: [int(x) for x in v], "list": list}
+
+
+@dataclass(frozen=True)
+class TilingContext:
+    """The inputs of one host tiling call, read through ``gert::TilingContext``'s getters.
+
+    ``inputs`` / ``outputs``: descriptors in IR order (``None``: absent); ``attrs``: IR attribute
+    index -> value (a missing key: an absent attribute; ``None``: a null attribute set). A port
+    declares its operator's IR once, on a subclass: ``OP_TYPE``, ``INPUTS`` (``(name,
+    required)`` in IR order), ``OUTPUTS`` (names), ``ATTRS`` (``(name, kind)`` in IR order, the
+    kinds of :class:`~aicore_sim.ops.opmodel.AttrSpec`, ``list`` = kept as given) and
+    ``CREATE_DEFAULTS`` (what :meth:`create` sets for an attribute it is not given; ``None`` or
+    missing: absent). Inputs are read by *instance* index (``GetInputDesc`` /
+    ``GetInputShape`` / ``GetInputTensor``: an absent optional input owns no instance, so the
+    later ones shift) or by IR index (``GetOptionalInput*``), as gert reads them."""
+
+    inputs: tuple[TensorDesc | None, ...]
+    attrs: Mapping[int, Any] | None = field(default_factory=dict)
+    outputs: tuple[TensorDesc | None, ...] = ()
+    node_name: str = ""
+
+    OP_TYPE: ClassVar[str] = ""
+    INPUTS: ClassVar[tuple[tuple[str, bool], ...]] = ()
+    OUTPUTS: ClassVar[tuple[str, ...]] = ()
+    ATTRS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    CREATE_DEFAULTS: ClassVar[Mapping[str, Any]] = {}
+
+    def __post_init__(self) -> None:
+        for what, n in (("inputs", len(self.INPUTS)), ("outputs", len(self.OUTPUTS))):
+            got = tuple(getattr(self, what))
+            if len(got) > n:
+                raise ValueError(f"{self.OP_TYPE} has {n} {what}, got {len(got)}")
+            object.__setattr__(self, what, got + (None,) * (n - len(got)))
+        if self.attrs is not None:
+            object.__setattr__(self, "attrs", dict(self.attrs))
+        object.__setattr__(self, "node_name", self.node_name or self.OP_TYPE)
+
+    @property
+    def INPUT_NAMES(self) -> tuple[str, ...]:  # noqa: N802 - read as the IR's names
+        return tuple(name for name, _ in self.INPUTS)
+
+    @classmethod
+    def create(cls, *inputs: TensorDesc | None, outputs: Sequence[TensorDesc | None] = (),
+               **named: Any) -> Any:
+        """Attributes by name placed at their IR indices, each as its kind (one not given:
+        ``CREATE_DEFAULTS``; ``None`` leaves it absent)."""
+        kinds = dict(cls.ATTRS)
+        unknown = set(named) - set(kinds)
+        if unknown:
+            raise TypeError(f"{cls.OP_TYPE} has no attribute {', '.join(sorted(unknown))}")
+        attrs: dict[int, Any] = {}
+        for i, (name, kind) in enumerate(cls.ATTRS):
+            v = named[name] if name in named else cls.CREATE_DEFAULTS.get(name)
+            if v is not None:
+                attrs[i] = _ATTR_TYPES[kind](v)
+        return cls(tuple(inputs), attrs, tuple(outputs))
+
+    @classmethod
+    def positional(cls, inputs: Sequence[TensorDesc | None], *attrs: Any,
+                   outputs: Sequence[TensorDesc | None] = ()) -> Any:
+        """Attributes given as a positional list: the i-th value lands on IR index i (as
+        upstream's tiling UTs build their contexts)."""
+        return cls(tuple(inputs), dict(enumerate(attrs)), tuple(outputs))
+
+    # -- gert's getters ----------------------------------------------------------------------
+
+    def GetInputDesc(self, index: int) -> TensorDesc | None:  # noqa: N802 - gert name
+        """Descriptor by instance index (shifts when an optional input is absent)."""
+        inst = [d for d, (_, req) in zip(self.inputs, self.INPUTS) if req or d is not None]
+        return inst[index] if 0 <= index < len(inst) else None
+
+    GetInputTensor = GetInputDesc  # the tensor is modelled by its descriptor
+
+    def GetInputShape(self, index: int) -> tuple[int, ...] | None:  # noqa: N802
+        """Storage shape by instance index, or ``None`` (a null pointer)."""
+        desc = self.GetInputDesc(index)
+        return None if desc is None else desc.shape
+
+    def GetOptionalInputDesc(self, ir_index: int) -> TensorDesc | None:  # noqa: N802
+        """Descriptor by IR index; ``None`` when that optional input is absent."""
+        return self.inputs[ir_index] if 0 <= ir_index < len(self.inputs) else None
+
+    GetOptionalInputTensor = GetOptionalInputDesc
+
+    def GetOptionalInputShape(self, ir_index: int) -> tuple[int, ...] | None:  # noqa: N802
+        desc = self.GetOptionalInputDesc(ir_index)
+        return None if desc is None else desc.shape
+
+    def GetOutputShape(self, index: int) -> tuple[int, ...] | None:  # noqa: N802
+        desc = self.outputs[index] if 0 <= index < len(self.outputs) else None
+        return None if desc is None else desc.shape
+
+    def GetAttrs(self) -> Mapping[int, Any] | None:  # noqa: N802
+        """The attribute set keyed by IR index, or ``None`` for a null set."""
+        return self.attrs
 
 
 def tensor_descs(specs: Iterable[tuple[Any, Any] | None]) -> list[TensorDesc | None]:
@@ -326,6 +426,31 @@ class TilingResult:
 def aclnn_invalid(msg: str, rule: str) -> AclnnError:
     """161002 for a bad argument: the message names it and the rule."""
     return AclnnError(ACLNN_ERR_PARAM_INVALID, f"{msg} (rule {rule})", rule)
+
+
+def specs_of(arrays: Mapping[str, Any]) -> dict[str, tuple[Any, Any] | None]:
+    """``(shape, dtype)`` of each array (``None`` for an absent one): what an operator's
+    infershape reads."""
+    return {k: None if a is None else (tuple(a.shape), a.dtype) for k, a in arrays.items()}
+
+
+def aclnn_out(name: str, value: Any, spec: tuple[Any, Any] | None) -> Any:
+    """A caller's preallocated output (``None``: none) checked against the output's ``(shape,
+    dtype)`` ``spec`` (``None``: the call produces no such output, any array is kept as given):
+    161002 when it is not an array (``not_a_tensor``), or of another dtype (``out_dtype``) or
+    shape (``out_shape``)."""
+    import numpy as np
+
+    arr = aclnn_tensor(name, value, False)
+    if arr is None or spec is None:
+        return arr
+    if arr.dtype != np.dtype(spec[1]):
+        raise aclnn_invalid(f"{name} dtype {dtype_name(arr.dtype)} must be the output's dtype "
+                            f"{dtype_name(spec[1])}", "out_dtype")
+    if tuple(arr.shape) != tuple(spec[0]):
+        raise aclnn_invalid(f"{name} has shape {list(arr.shape)}, the operator's output shape "
+                            f"is {list(spec[0])}", "out_shape")
+    return arr
 
 
 def aclnn_tensor(name: str, value: Any, required: bool) -> Any:

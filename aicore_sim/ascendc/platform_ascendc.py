@@ -13,6 +13,16 @@ if TYPE_CHECKING:
     from aicore_sim.sim.platform import Platform
 
 
+NPU_ARCH: dict[str, int] = {"Ascend910B": 2201, "Ascend910_93": 2201, "Ascend950": 3510}
+"""short SoC -> ``__NPU_ARCH__`` (A2/A3 2201, 950 3510): what host tilings and kernels built
+for the SoC test."""
+
+
+def npu_arch(platform: Platform) -> int:
+    """The ``__NPU_ARCH__`` of ``platform``'s SoC (:data:`NPU_ARCH`), decided here only."""
+    return NPU_ARCH[platform.short_soc]
+
+
 class CoreMemType(Enum):
     """On-core memories ``GetCoreMemSize`` can be asked about (only UB is modelled)."""
 

@@ -20,13 +20,13 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from aicore_sim.cfront.abi import INCLUDE
 from aicore_sim.sim.errors import InputError
+from aicore_sim.util.atomic import atomic_path
 
 CACHE_ENV = "AICORE_SIM_CACHE"
 """Set it to a folder to keep compiled kernels there instead of the user's cache folder."""
@@ -162,16 +162,13 @@ def shared_object(v: Variant) -> Path:
     cmd += [f"-I{d}" for d in v.include_dirs]
     cmd += sorted({f"-I{s.parent}" for s in v.sources})
     cmd += [f"-D{k}={val}" if val != "" else f"-D{k}" for k, val in v.defines]
-    fd, tmp = tempfile.mkstemp(prefix=".kernel-", suffix=".so", dir=folder)
-    os.close(fd)
-    cmd += ["-o", tmp, str(unit)]
-    log = folder / "build.log"
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    log.write_text("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        os.unlink(tmp)
-        raise CompileError(f"C++ kernel: {first_error(proc.stderr)} (full log: {log})")
-    os.replace(tmp, lib)
+    with atomic_path(lib, suffix=".so", mode=None) as tmp:
+        cmd += ["-o", str(tmp), str(unit)]
+        log = folder / "build.log"
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        log.write_text("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            raise CompileError(f"C++ kernel: {first_error(proc.stderr)} (full log: {log})")
     return lib
 
 

@@ -125,8 +125,10 @@ def c_type(dtype: Any) -> str:
 
 
 def arch_defines(platform: Any) -> tuple[tuple[str, str], ...]:
-    npu, core = ARCH[platform.short_soc]
-    return (("__NPU_ARCH__", str(npu)), ("__CCE_AICORE__", str(core)))
+    from aicore_sim.ascendc.platform_ascendc import npu_arch
+
+    return (("__NPU_ARCH__", str(npu_arch(platform))),
+            ("__CCE_AICORE__", str(ARCH[platform.short_soc][1])))
 
 
 @cache

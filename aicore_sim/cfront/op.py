@@ -408,7 +408,7 @@ class CppKernelModel(OpModelBase):
                             0 if key is None else key, 1 if block_dim is None else block_dim,
                             0, CppLaunch(spec, dict(inputs), platform))
 
-    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **record_kw: Any) -> Any:
         from aicore_sim.cfront.kernel import KernelSource
         from aicore_sim.ops.opmodel import launch_tensors
         from aicore_sim.sim.recording import Recording
@@ -432,7 +432,7 @@ class CppKernelModel(OpModelBase):
                 raw = layout.pack(values)
             else:
                 raw = tv.raw or b""
-        given = launch_kw.pop("kernel_source", None)  # run --kernel-src: another .cpp
+        given = record_kw.pop("kernel_source", None)  # run --kernel-src: another .cpp
         src = KernelSource(spec.source if given is None else given.path, spec.include_dirs,
                            spec.defines)
         dts = {f"DTYPE_{t.name.upper()}": t.dtype for t in spec.tensors}
@@ -442,7 +442,7 @@ class CppKernelModel(OpModelBase):
         args = [t.name for t in spec.tensors] + ([None] if raw is not None else [])
         return Recording(kernel, args, tensors, outputs, st.platform, block_dim=pc.block_dim,
                          mode=mode, scratch=tuple(t.name for t in spec.of_role("workspace")),
-                         **launch_kw)
+                         **record_kw)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:

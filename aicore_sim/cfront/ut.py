@@ -33,7 +33,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from aicore_sim.cfront import build, tiling_header
 from aicore_sim.cfront.abi import INCLUDE
 from aicore_sim.cfront.kernel import CxxKernel, _load, arch_defines
 from aicore_sim.sim.errors import InputError, SimError
+from aicore_sim.util.atomic import atomic_path
 
 GTEST_SRC_ENV = "AICORE_SIM_GTEST_SRC"
 """Set it to googletest's ``googletest`` source folder (holding ``src/gtest-all.cc`` and
@@ -193,18 +193,16 @@ def _compile(cxx: build.Compiler, unit: str, name: str, include_dirs: Sequence[P
     folder.mkdir(parents=True, exist_ok=True)
     src = folder / f"{name}.cpp"
     src.write_text(unit)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}-", suffix=".o", dir=folder)
-    os.close(fd)
-    cmd = [cxx.path, *flags, "-c", *(f"-I{d}" for d in include_dirs),
-           *(f"-D{k}={v}" if v != "" else f"-D{k}" for k, v in defines), "-o", tmp, str(src)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    log = folder / "build.log"
-    log.write_text("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        os.unlink(tmp)
-        raise build.CompileError(f"aicore-sim ut: {build.first_error(proc.stderr)} (full log: "
-                                 f"{log})")
-    os.replace(tmp, obj)
+    with atomic_path(obj, suffix=".o", mode=None) as tmp:
+        cmd = [cxx.path, *flags, "-c", *(f"-I{d}" for d in include_dirs),
+               *(f"-D{k}={v}" if v != "" else f"-D{k}" for k, v in defines), "-o", str(tmp),
+               str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        log = folder / "build.log"
+        log.write_text("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            raise build.CompileError(f"aicore-sim ut: {build.first_error(proc.stderr)} (full "
+                                     f"log: {log})")
     return obj
 
 
@@ -270,19 +268,17 @@ def build_library(b: UtBuild) -> Path:
     if lib.is_file():
         return lib
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".ut-", suffix=".so", dir=folder)
-    os.close(fd)
-    cmd = [cxx.path, "-shared", "-fPIC", "-Wl,--no-undefined", "-o", tmp, *map(str, objs),
-           "-lpthread"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    log = folder / "build.log"
-    log.write_text("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        os.unlink(tmp)
-        msg = next((ln.strip() for ln in proc.stderr.splitlines() if "undefined reference" in ln
-                    or "error" in ln), proc.stderr.strip()[-300:])
-        raise build.CompileError(f"aicore-sim ut: link failed: {msg} (full log: {log})")
-    os.replace(tmp, lib)
+    with atomic_path(lib, suffix=".so", mode=None) as tmp:
+        cmd = [cxx.path, "-shared", "-fPIC", "-Wl,--no-undefined", "-o", str(tmp),
+               *map(str, objs), "-lpthread"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        log = folder / "build.log"
+        log.write_text("$ " + " ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            msg = next((ln.strip() for ln in proc.stderr.splitlines()
+                        if "undefined reference" in ln or "error" in ln),
+                       proc.stderr.strip()[-300:])
+            raise build.CompileError(f"aicore-sim ut: link failed: {msg} (full log: {log})")
     return lib
 
 

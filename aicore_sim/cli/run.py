@@ -34,7 +34,7 @@ from aicore_sim.ops.casefile import (
     make_data,
     read_data,
 )
-from aicore_sim.ops.opmodel import PreparedCall
+from aicore_sim.ops.opmodel import PreparedCall, call_attrs
 from aicore_sim.ops.registry import DEFAULT_CASE
 from aicore_sim.sim.errors import UsageError
 from aicore_sim.sim.parallel import usable_cpus
@@ -273,11 +273,11 @@ def _run(args: argparse.Namespace) -> int:
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)
                            for k, v in pc.out_shapes.items() if v is not None}})
     idle = _idle_options(args, mode, cf)  # said with the verdict: stderr keeps one line
-    launch_source: dict[str, Any] = {}
+    source_kw: dict[str, Any] = {}
     if source is not None:  # the C++ front end, imported only when a run uses it
         from aicore_sim.cfront import KernelSource
 
-        launch_source["kernel_source"] = KernelSource.of(source)
+        source_kw["kernel_source"] = KernelSource.of(source)
 
     try:
         tmp = new_stage(out)  # everything is written there, renamed to ``out`` at the end
@@ -287,15 +287,15 @@ def _run(args: argparse.Namespace) -> int:
     try:
         # the steps of the recording, with the background work started between them
         result = cf.op.model.execute(pc, mode=mode, jobs=jobs,  # the record pass
-                                     check_streams=args.check_streams, **launch_source)
+                                     check_streams=args.check_streams, **source_kw)
         prog = result.program
         if mode != "functional" and prog.streams:  # streams.npz, for diff
             background["streams"] = Background(lambda: rundiff.save_streams(
                 tmp / rundiff.STREAMS_FILE, prog.streams, prog.sources), enabled=jobs > 1)
         if prog.numerics and pc.tiling is not None:  # the golden, beside the replay
-            parent = os.getpid()
+            parent, attrs = os.getpid(), call_attrs(cf.op.model, inputs, cf.attrs)
             background["golden"] = Background(timed(lambda: spilled(
-                cf.op.model.golden(inputs, dict(cf.attrs), pc), tmp / ".golden", parent)),
+                cf.op.model.golden(inputs, attrs, pc), tmp / ".golden", parent)),
                 enabled=jobs > 1)
         trace = result.trace  # the replay
         if trace is not None and args.trace != "none":  # written while the checks run

@@ -7,13 +7,11 @@ Step of the flow: the last one; it formats the object of
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aicore_sim.correlate.opprof import PIPES
+from aicore_sim.util.atomic import atomic_path, write_atomic
 
 _NOT_SEEN = ("The model cannot see L2 hit rates, UB bank conflicts, instruction-cache misses or "
              "the scalar unit's stall breakdown (msprof's `aiv_scalar_*_stall_time`, "
@@ -137,32 +135,15 @@ def scatter(result: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=110, format="png")
 
 
-def _atomic(path: Path, write: Callable[[Path], None]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_reports(result: dict[str, Any], md_path: Path) -> list[Path]:
     """The markdown at ``md_path``, the JSON and the PNG beside it (same stem); each file
     appears whole or not at all. Returns the paths written."""
     md_path.parent.mkdir(parents=True, exist_ok=True)
     js, png = md_path.with_suffix(".json"), md_path.with_suffix(".png")
-    _atomic(png, lambda p: scatter(result, p))
-    _atomic(js, lambda p: p.write_text(json.dumps(result, indent=1) + "\n"))
-    _atomic(md_path, lambda p: p.write_text(markdown(result, png.name)))
+    with atomic_path(png) as tmp:
+        scatter(result, tmp)
+    write_atomic(js, json.dumps(result, indent=1) + "\n")
+    write_atomic(md_path, markdown(result, png.name))
     return [md_path, js, png]
 
 

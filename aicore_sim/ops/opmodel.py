@@ -13,9 +13,11 @@ tiling record, its aclnn executor) pass through it untouched: a *case* needs the
 upstream order).
 
 The one call -> golden -> compare path (:func:`call`) is built from the members: ``prepare``
-(checks, error codes, tiling) -> ``execute`` (the kernel launch's
-:class:`~aicore_sim.sim.recording.Recording`) -> ``golden`` -> ``Recording.compare`` (value for
-value, or by a verify standard).
+(the attributes' declared defaults, then checks, error codes, tiling) -> ``execute`` (the
+kernel launch's :class:`~aicore_sim.sim.recording.Recording`) -> ``golden`` ->
+``Recording.compare`` (value for value, or by a verify standard). *Launch* means one thing
+here and everywhere in the package: one kernel launch on the simulated chip (a
+:class:`KernelLaunch`, recorded by :meth:`OpModelBase.execute`).
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ __all__ = [
     "Spec",
     "TensorSpec",
     "call",
+    "call_attrs",
     "draw_inputs",
     "launch_tensors",
-    "retiled_state",
+    "op_function",
 ]
 
 Spec = tuple[tuple[int, ...], np.dtype]  # (shape, dtype) of one tensor
@@ -90,9 +93,10 @@ class PreparedCall:
     ``out_shapes``: every output (infershape) as ``(shape, dtype)``, ``None`` for an output the
     call does not produce. ``tiling`` / ``tiling_key`` / ``block_dim``: the host tiling (the
     record has ``as_dict()``; ``None`` when the call launches nothing, e.g. empty tensors).
-    ``workspace_size``: bytes the op asked for. ``state``: the op's own executor object, opaque
-    to generic code. A sweep replaces ``tiling`` / ``tiling_key`` / ``block_dim`` (see
-    :meth:`with_tiling`) and the op's ``execute`` launches with the replacement.
+    ``workspace_size``: bytes the op asked for. ``state``: what ``execute`` launches (a
+    :class:`KernelLaunch` for :meth:`OpModelBase.execute`), opaque to generic code. A sweep
+    replaces ``tiling`` / ``tiling_key`` / ``block_dim`` (see :meth:`with_tiling`) and the
+    op's ``execute`` launches with the replacement.
     """
 
     op: str
@@ -105,13 +109,14 @@ class PreparedCall:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
-    def of(cls, op: str, out_shapes: Mapping[str, Spec | None], workspace_size: int, ex: Any
-           ) -> PreparedCall:
-        """The call an aclnn executor ``ex`` holds: its ``tiling`` (the host tiling's result:
-        ``tiling_data``, ``tiling_key``, ``block_dim``) and ``warnings``; ``ex`` is the state."""
-        tr = ex.tiling
+    def of(cls, op: str, out_shapes: Mapping[str, Spec | None], tr: Any, launch: KernelLaunch,
+           warnings: tuple[str, ...] = ()) -> PreparedCall:
+        """The call a host tiling's result ``tr`` (``tiling_data``, ``tiling_key``,
+        ``block_dim``, ``workspace``, ``warnings``) prepares for ``launch``; the workspace is
+        the tiling's first (0 when it asks for none)."""
         return cls(op, dict(out_shapes), tr.tiling_data, tr.tiling_key, tr.block_dim,
-                   workspace_size, ex, tuple(ex.warnings))
+                   int(tr.workspace[0]) if tr.workspace else 0, launch,
+                   tuple(tr.warnings) + tuple(warnings))
 
     def with_tiling(self, tiling: Any, tiling_key: int | None, block_dim: int | None
                     ) -> PreparedCall:
@@ -204,10 +209,10 @@ class OpModel(Protocol):
         argument; missing attributes take their IR defaults."""
         ...
 
-    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **record_kw: Any) -> Any:
         """The second aclnn phase: record the kernel with ``pc``'s tiling and return the
         :class:`~aicore_sim.sim.recording.Recording` (``outputs`` by output name; one that
-        :func:`aicore_sim.sim.launch.launch` ran to its end does too). ``launch_kw`` go to it
+        :func:`aicore_sim.sim.launch.launch` ran to its end does too). ``record_kw`` go to it
         (``races``, ``jobs``, ``check_streams``)."""
         ...
 
@@ -227,29 +232,78 @@ REQUIRED_MEMBERS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class KernelLaunch:
-    """The ``PreparedCall.state`` :meth:`OpModelBase.execute` launches: the kernel entry, the
-    call's inputs by name, the platform, and the kernel's arguments after the tiling."""
+    """One kernel launch on the simulated chip, as aclnn's second phase makes it: the
+    ``PreparedCall.state`` :meth:`OpModelBase.execute` records.
 
-    kernel: Callable[..., None]
+    ``kernel``: the ``__global__`` entry (``None``: the call launches nothing, e.g. empty
+    tensors; the outputs are delivered as they are). ``inputs``: the call's inputs by name.
+    ``args``: the kernel's arguments after the tiling (and after the tiling key when
+    ``tiling_key``: a port whose entry branches on ``TILING_KEY_IS`` takes it as an argument).
+    ``workspace``: the kernel gets the workspace's GM address (``False``: a null one, for a
+    kernel that never reads it). ``outputs``: the caller's preallocated output arrays by name:
+    the GM content they start with, filled in where the kernel writes."""
+
+    kernel: Callable[..., None] | None
     inputs: Mapping[str, np.ndarray | None]
     platform: Any
     args: tuple[Any, ...] = ()
+    tiling_key: bool = False
+    workspace: bool = True
+    outputs: Mapping[str, np.ndarray | None] = field(default_factory=dict)
 
 
 class OpModelBase:
     """Defaults for the :class:`OpModel` members most operators do not need, so that a new
     operator writes only its own: ``name``, ``description``, ``inputs``, ``attrs``,
-    ``outputs``, ``cases``, ``case_specs``, ``infer_outputs``, ``prepare`` and ``golden``. By
-    default a case's inputs are drawn as a case file's are (:func:`draw_inputs`), ``tiling`` is
-    ``prepare`` on the shapes alone, ``execute`` launches the kernel of a :class:`KernelLaunch`
-    as aclnn does, there are no ATK records, no tiling space (no ``sweep`` / ``search``), no
-    equivalence matrix, and ``aicore-sim cases`` shows each input's shape and dtype and each
-    attribute."""
+    ``outputs``, ``cases``, ``case_specs``, ``infer_outputs``, ``get_workspace_size`` (aclnn's
+    first phase on attributes with their defaults applied) and ``golden``. By default
+    ``prepare`` applies the attributes' declared defaults (and :meth:`default_attrs`) once,
+    then calls ``get_workspace_size``; a case's inputs are drawn as a case file's are
+    (:func:`draw_inputs`), ``tiling`` is ``prepare`` on the shapes alone, ``execute`` records
+    the :class:`KernelLaunch` ``prepare`` put in the call as aclnn launches it (no op needs
+    numerics in timing-only mode, no instruction bound), there are no ATK records, no tiling
+    space (no ``sweep`` / ``search``), no equivalence matrix, and ``aicore-sim cases`` shows
+    each input's shape and dtype and each attribute."""
 
     aclnn_name: str | None = None
     tiling_space: Any = None  # a TilingSpace
     equivalence_matrix: Path | None = None
     matrix_axes: Mapping[str, Any] = MappingProxyType({})
+
+    # -- attributes ------------------------------------------------------------------------------
+
+    def default_attrs(self, input_specs: Mapping[str, Spec | None], attrs: dict[str, Any]
+                      ) -> dict[str, Any]:
+        """The hook for defaults that depend on the inputs (e.g. a top-K from probs' shape):
+        ``attrs`` with the declared defaults already applied; unchanged by default."""
+        return attrs
+
+    def full_attrs(self, input_specs: Mapping[str, Spec | None], attrs: Mapping[str, Any]
+                   ) -> dict[str, Any]:
+        """``attrs`` with every declared attribute a case left out at its ``AttrSpec``
+        default, then :meth:`default_attrs`; attributes not declared pass through."""
+        full = {a.name: attrs[a.name] if a.name in attrs else a.default
+                for a in self.attrs}  # type: ignore[attr-defined]
+        full.update((k, v) for k, v in attrs.items() if k not in full)
+        return self.default_attrs(input_specs, full)
+
+    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: Mapping[str, Any],
+                platform: Any) -> PreparedCall:
+        """aclnn's first phase: :meth:`full_attrs`, then the op's ``get_workspace_size``."""
+        return self.get_workspace_size(  # type: ignore[attr-defined]
+            inputs, self.full_attrs(_specs(inputs), attrs), platform)
+
+    # -- the launch ------------------------------------------------------------------------------
+
+    def needs_numerics(self, pc: PreparedCall) -> bool:
+        """Whether the kernel's control flow reads values only vector arithmetic produces for
+        this call (then a timing-only launch is recorded with numerics: docs/model.md)."""
+        return False
+
+    def instruction_bound(self, pc: PreparedCall) -> int | None:
+        """An upper estimate of the instructions the launch records, from its tiling (checked
+        against the memory available before any work; ``None``: no estimate)."""
+        return None
 
     def case_row(self, case: Any) -> dict[str, str]:
         """Each input as ``shape dtype`` (``-`` when absent), then each attribute."""
@@ -285,22 +339,54 @@ class OpModelBase:
                 None if pc.tiling is None else pc.tiling.as_dict(),
                 "workspace": [pc.workspace_size], "block_dim": pc.block_dim, "error": None}
 
-    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
-        """The launch aclnn makes of ``pc.state``, a :class:`KernelLaunch`: the kernel gets
-        the GM addresses of every input and output in IR order (``None`` for an absent one)
-        and of the workspace (``None`` when ``pc.workspace_size`` is 0), then ``pc.tiling``
-        and the launch's ``args``. Outputs start as zeros; the workspace is not delivered."""
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", workspace_size: int | None = None,
+                **record_kw: Any) -> Any:
+        """aclnn's second phase: the kernel launch of ``pc.state``, a :class:`KernelLaunch`,
+        recorded (``workspace_size``, when given, is the caller's: less than the first phase
+        asked for is aclnn's 161002). The kernel gets the GM addresses of every input and
+        output in IR order (``None`` for an absent one) and of the workspace (``None`` when
+        ``pc.workspace_size`` is 0 or the launch takes none), then ``pc.tiling`` (and
+        ``pc.tiling_key``) and the launch's ``args``. Outputs start as the caller's arrays or
+        zeros; the workspace is not delivered. A timing-only launch of a call that
+        :meth:`needs_numerics` is recorded with them; :meth:`instruction_bound` bounds it.
+        ``record_kw`` go to :class:`~aicore_sim.sim.recording.Recording`."""
         from aicore_sim.sim.recording import Recording
 
+        if workspace_size is not None:
+            from aicore_sim.ascendc.host import aclnn_workspace
+
+            aclnn_workspace(workspace_size, pc.workspace_size)
         kl: KernelLaunch = pc.state
-        tensors, outputs = launch_tensors(kl.inputs, pc.out_shapes)
-        if pc.workspace_size:
+        given = {k: v for k, v in kl.outputs.items() if v is not None}
+        tensors, outputs = launch_tensors(kl.inputs, pc.out_shapes, given)
+        if kl.kernel is None:  # nothing launched: the outputs as they are
+            return Recording.nothing(mode, kl.platform,
+                                     {k: tensors[k] for k in pc.out_shapes if k in tensors})
+        if mode == "timing-only" and self.needs_numerics(pc):
+            mode = "timed"
+        if pc.workspace_size and kl.workspace:
             tensors["workspace"] = np.zeros(pc.workspace_size, np.uint8)
             outputs["workspace"] = (np.dtype(np.uint8), (pc.workspace_size,))
         names = [t.name for t in (*self.inputs, *self.outputs)]  # type: ignore[attr-defined]
         gm = [n if n in tensors else None for n in (*names, "workspace")]
-        return Recording(kl.kernel, [*gm, pc.tiling, *kl.args], tensors, outputs, kl.platform,
-                         block_dim=pc.block_dim, mode=mode, scratch=("workspace",), **launch_kw)
+        args = [*gm, pc.tiling, *((pc.tiling_key,) if kl.tiling_key else ()), *kl.args]
+        return Recording(kl.kernel, args, tensors, outputs, kl.platform, block_dim=pc.block_dim,
+                         mode=mode, scratch=("workspace",), into=given or None,
+                         instructions=self.instruction_bound(pc), **record_kw)
+
+    def run_case(self, case: Any, platform: Any = "ascend910b1", mode: str = "timed",
+                 seed: int | None = None, **record_kw: Any
+                 ) -> tuple[dict[str, np.ndarray | None], Any, dict[str, np.ndarray | None]]:
+        """A bundled case (by name, or a case) on its seeded inputs: ``(outputs by name,
+        Recording, inputs)``."""
+        from aicore_sim.sim.platform import load_platform
+
+        if isinstance(case, str):
+            case = _lookup(self.cases(), case)  # type: ignore[attr-defined]
+        inputs = self.case_inputs(case, seed)
+        _, rec = call(self, inputs, self.case_specs(case)[1],  # type: ignore[arg-type]
+                      load_platform(platform), mode=mode, **record_kw)
+        return {t.name: rec.outputs.get(t.name) for t in self.outputs}, rec, inputs  # type: ignore
 
     def matrix_case(self, mc: Any) -> Any:
         raise ValueError(f"op {self.name} has no equivalence matrix "  # type: ignore[attr-defined]
@@ -319,32 +405,111 @@ class OpModelBase:
 
 def call(model: OpModel, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
          platform: Any, *, mode: str = "timed", tiling: tuple[Any, int | None, int | None]
-         | None = None, **launch_kw: Any) -> tuple[PreparedCall, Any]:
+         | None = None, prepared: PreparedCall | None = None, **record_kw: Any
+         ) -> tuple[PreparedCall, Any]:
     """Both aclnn phases of one call: ``(prepared call, Recording)``; the recording's
-    ``compare()`` compares with the op's golden for this call.
+    ``compare()`` compares with the op's golden for this call. ``prepared``: the first phase
+    already made (its result, for these inputs and attributes).
 
     ``tiling`` ``(record, key, block dim)`` replaces the host tiling (a sweep point's); the
     operator's checks still run on the arguments first.
     """
-    pc = model.prepare(inputs, attrs, platform)
+    attrs = call_attrs(model, inputs, attrs)  # the defaults the golden reads too
+    pc = model.prepare(inputs, attrs, platform) if prepared is None else prepared
     if tiling is not None:
         pc = pc.with_tiling(*tiling)
-    rec = model.execute(pc, mode=mode, **launch_kw)
+    rec = model.execute(pc, mode=mode, **record_kw)
     rec.expected = lambda: model.golden(inputs, attrs, pc)
     return pc, rec
 
 
+def call_attrs(model: Any, inputs: Mapping[str, Any], attrs: Mapping[str, Any]
+               ) -> dict[str, Any]:
+    """The attributes of a call as the op sees them: ``attrs`` with the declared defaults
+    applied (:meth:`OpModelBase.full_attrs`; a model not derived from it gets them as given)."""
+    if isinstance(model, OpModelBase):
+        return model.full_attrs(_specs(inputs), attrs)
+    return dict(attrs)
+
+
+def _specs(inputs: Mapping[str, Any]) -> dict[str, Spec | None]:
+    """``(shape, dtype)`` of each input (``None`` when absent; of anything else, what it has:
+    the op's checks refuse what is not an array)."""
+    return {k: None if v is None else (getattr(v, "shape", None), getattr(v, "dtype", None))
+            for k, v in inputs.items()}
+
+
+def _lookup(cases: Mapping[str, Any], name: str) -> Any:
+    try:
+        return cases[name]
+    except KeyError:
+        raise KeyError(f"unknown case {name!r}; bundled: {', '.join(cases)}") from None
+
+
+def op_function(model: OpModelBase) -> Callable[..., Any]:
+    """The Python convenience call of ``model``, generated from its contract: the inputs
+    positionally in IR order (or by name; an optional one defaults to ``None``), attributes by
+    name (left out: their declared defaults), the caller's preallocated outputs by output name,
+    then ``platform`` (name or :class:`~aicore_sim.sim.platform.Platform`), ``mode`` and the
+    launch's keywords (``races``, ``jobs``, ``auto_sync``, ``check_streams``). Both aclnn
+    phases in one call; returns ``(outputs by name, Recording)``; a refused argument raises
+    the op's :class:`~aicore_sim.ascendc.host.AclnnError`."""
+    in_names = [t.name for t in model.inputs]  # type: ignore[attr-defined]
+    attr_names = {a.name for a in model.attrs}  # type: ignore[attr-defined]
+    out_names = [t.name for t in model.outputs]  # type: ignore[attr-defined]
+
+    def function(*tensors: Any, platform: Any = "ascend910b1", mode: str = "timed",
+                 **kw: Any) -> tuple[dict[str, np.ndarray | None], Any]:
+        from aicore_sim.sim.platform import load_platform
+
+        if len(tensors) > len(in_names):
+            raise TypeError(f"{model.name}() takes {len(in_names)} inputs "  # type: ignore
+                            f"({', '.join(in_names)}), got {len(tensors)}")
+        inputs = dict(zip(in_names, tensors))
+        inputs.update((n, kw.pop(n, None)) for n in in_names[len(tensors):])
+        attrs = {n: kw.pop(n) for n in list(kw) if n in attr_names}
+        given = {n: kw.pop(n) for n in list(kw) if n in out_names}
+        plat = load_platform(platform)
+        pc = model.prepare(inputs, attrs, plat)
+        if given:
+            pc = replace(pc, state=replace(pc.state, outputs=_checked_outputs(pc, given)))
+        _, rec = call(model, inputs, attrs, plat, mode=mode,  # type: ignore[arg-type]
+                      prepared=pc, **kw)
+        return {n: rec.outputs.get(n) for n in out_names}, rec
+
+    function.__name__ = function.__qualname__ = model.name  # type: ignore[attr-defined]
+    function.__doc__ = (f"{model.description}: {op_function.__doc__.split(': ', 1)[1]}"
+                        f"\n\nInputs: {', '.join(in_names)}; attributes: "
+                        f"{', '.join(sorted(attr_names))}; outputs: {', '.join(out_names)}.")
+    return function
+
+
+def _checked_outputs(pc: PreparedCall, given: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The caller's preallocated outputs, each checked against its output's shape and dtype
+    (:func:`aicore_sim.ascendc.host.aclnn_out`)."""
+    from aicore_sim.ascendc.host import aclnn_out
+
+    checked = {n: aclnn_out(f"{n}_out", a, pc.out_shapes.get(n)) for n, a in given.items()}
+    return {n: a for n, a in checked.items() if a is not None}
+
+
 def launch_tensors(inputs: Mapping[str, np.ndarray | None],
-                   out_shapes: Mapping[str, Spec | None]) -> tuple[dict[str, np.ndarray],
-                                                                   dict[str, Any]]:
-    """The GM tensors of a launch (each present input, contiguous, and a zeroed array of each
-    produced output; an output not asked for is a null ``GM_ADDR``) and the outputs a
+                   out_shapes: Mapping[str, Spec | None],
+                   given: Mapping[str, np.ndarray] | None = None
+                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The GM tensors of a launch (each present input, contiguous; each output the caller
+    ``given`` as it is, else a zeroed array of each produced output; an output neither given
+    nor produced is a null ``GM_ADDR``) and the outputs a
     :class:`~aicore_sim.sim.recording.Recording` reads back, as ``(dtype, shape)``."""
+    given = given or {}
     tensors = {k: np.ascontiguousarray(v) for k, v in inputs.items() if v is not None}
     outputs: dict[str, Any] = {}
     for name, spec in out_shapes.items():
-        if spec is not None:
+        if name in given:
+            tensors[name] = np.ascontiguousarray(given[name])
+        elif spec is not None:
             tensors[name] = np.zeros(spec[0], spec[1])
+        if spec is not None:
             outputs[name] = (np.dtype(spec[1]), tuple(spec[0]))
     return tensors, outputs
 
@@ -368,17 +533,3 @@ def draw_inputs(specs: Mapping[str, Spec | None], ranges: Mapping[str, tuple[flo
         v = rng.random(size, dtype=np.float32) * np.float32(hi - lo) + np.float32(lo)
         out[name] = v.astype(dtype).reshape(shape)
     return out
-
-
-def retiled_state(pc: PreparedCall) -> Any:
-    """The executor in ``pc.state`` with the tiling ``pc`` carries (a sweep may have overridden
-    tiling data, key or block dim after ``prepare``); unchanged when they still agree.
-
-    The executor needs a dataclass field ``tiling`` holding a dataclass with ``tiling_data``,
-    ``tiling_key`` and ``block_dim`` (the host tiling result)."""
-    ex = pc.state
-    tr = ex.tiling
-    if (pc.tiling, pc.tiling_key, pc.block_dim) == (tr.tiling_data, tr.tiling_key, tr.block_dim):
-        return ex
-    return replace(ex, tiling=replace(tr, tiling_data=pc.tiling, tiling_key=pc.tiling_key,
-                                      block_dim=pc.block_dim))

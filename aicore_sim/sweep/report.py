@@ -18,7 +18,6 @@ canvas without pyplot state.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.sweep.rows import read_rows
+from aicore_sim.util.atomic import atomic_path, write_atomic
 
 PIPES = ("SCALAR", "MTE2", "VECTOR", "MTE3")
 MAX_PANELS = 12
@@ -48,19 +48,12 @@ def tiling_short(op: str | None) -> tuple[tuple[str, ...], ...]:
         return ()
 
 
-def _atomic_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def _save(fig: Any, path: Path) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
 
 
 def is_upstream(r: dict[str, Any]) -> bool:
@@ -311,5 +304,5 @@ def write_report(folder: str | Path, out: str | Path | None = None,
     lines += ["", "Rows: `results.jsonl` / `results.csv` (one per point); verification: "
               "`verify.jsonl`.", ""]
     path = out / "report.md"
-    _atomic_text(path, "\n".join(lines))
+    write_atomic(path, "\n".join(lines))
     return path

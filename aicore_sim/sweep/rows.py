@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.util.atomic import write_atomic
+
 RESULTS_JSONL = "results.jsonl"
 RESULTS_CSV = "results.csv"
 VERIFY_JSONL = "verify.jsonl"
@@ -120,7 +122,4 @@ def append_jsonl(path: Path, row: dict[str, Any]) -> None:
         os.fsync(f.fileno())
 
 
-def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+atomic_write = write_atomic  # the spec file of a sweep folder

@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.util.atomic import write_atomic
+
 
 class Interrupted(BaseException):
     """A command stopped by a signal after it had kept something (a sweep's finished rows):
@@ -191,21 +193,13 @@ def write_staged(path: Path, text: str, check: Any = None) -> None:
 
     ``check(tmp_path)``, when given, reads the complete temporary file before the rename: if it
     raises, nothing is published."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(name, 0o666 & ~_umask())
+    def before_publish(tmp: Path) -> None:
         if check is not None:
-            check(Path(name))
+            check(tmp)
         raise_if_stopped()
-        os.replace(name, path)
-        _WRITTEN.append(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
+
+    write_atomic(path, text, before_publish)
+    _WRITTEN.append(path)
 
 
 

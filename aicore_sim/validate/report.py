@@ -22,14 +22,13 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.util.atomic import write_atomic
 from aicore_sim.util.staging import write_staged
 from aicore_sim.validate.compare import WITHIN, Cell, Outcome, Stat, StepResult
 from aicore_sim.validate.suite import COLUMNS
@@ -522,20 +521,6 @@ def report_paths(target: str | Path) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".png")
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    """``data`` to ``path`` atomically (a hidden temporary file beside it, then a rename)."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(name, 0o666 & ~mask)
-        os.replace(name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
 
 
 def write_report(o: Outcome, target: str | Path, checks: Sequence[str] = (),
@@ -546,6 +531,6 @@ def write_report(o: Outcome, target: str | Path, checks: Sequence[str] = (),
     md_text = markdown(o, checks, meta, png_path.name)
     png = scatter_png(o)
     md_path.parent.mkdir(parents=True, exist_ok=True)
-    _write_bytes(png_path, png)
+    write_atomic(png_path, png)
     write_staged(md_path, md_text)
     return md_path, png_path

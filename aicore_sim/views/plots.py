@@ -15,7 +15,6 @@ directly (no pyplot, no global backend switch). The PNG is written atomically.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from matplotlib.path import Path as MplPath
 from aicore_sim.sim.isa import Pipe, Space
 from aicore_sim.sim.memory import reserved_bytes
 from aicore_sim.sim.trace import CoreTrace, Trace
+from aicore_sim.util.atomic import atomic_path
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 COLOURS = {Pipe.SCALAR: "#7f7f7f", Pipe.MTE2: "#1f77b4", Pipe.VECTOR: "#2ca02c",
@@ -97,15 +97,8 @@ def _clip(spans: np.ndarray, t0: int, t1: int) -> np.ndarray:
 
 
 def _save(fig: Figure, path: Path, dpi: int) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path, mode=None) as tmp:
         fig.savefig(tmp, format="png", dpi=dpi)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
 
 

@@ -4,7 +4,9 @@ Two phases, as ``aclnnMoeTokenPermuteWithEpGetWorkspaceSize`` / ``aclnnMoeTokenP
 (upstream ``docs/aclnnMoeTokenPermuteWithEp.md``):
 
 * :func:`get_workspace_size` checks the arguments, infers the outputs, runs the tiling and
-  returns ``(workspace_size, executor)``; on failure it raises :class:`AclnnError`:
+  returns ``(workspace_size, executor)`` (the executor a
+  :class:`~aicore_sim.ops.opmodel.PreparedCall` holding the kernel launch); on failure it
+  raises :class:`AclnnError`:
 
   - ``161001`` (ACLNN_ERR_PARAM_NULLPTR): ``tokens`` or ``indices`` is ``None``;
   - ``161002`` (ACLNN_ERR_PARAM_INVALID): not a numpy array; a dtype outside the IR table
@@ -20,26 +22,25 @@ Two phases, as ``aclnnMoeTokenPermuteWithEpGetWorkspaceSize`` / ``aclnnMoeTokenP
     shape, topK outside (0, 512], ``N * K`` >= 16777215, ``range`` outside ``[0, N * K]`` or
     not two values, ``padded_mode`` true, ...); the message carries the tiling's rule.
 
-* :func:`execute` launches the kernel (block dim from the tiling) with the workspace the tiling
-  asked for and returns the result; ``outputs`` are ``permute_tokens``, ``sorted_indices`` and,
-  with probs, ``permute_probs``.
+* the second phase is the model's ``execute`` (:class:`~aicore_sim.ops.opmodel.OpModelBase`):
+  it records the kernel launch (block dim from the tiling) with the workspace the tiling asked
+  for; ``outputs`` are ``permute_tokens``, ``sorted_indices`` and, with probs,
+  ``permute_probs``.
 
 Timing-only mode: every phase of this kernel branches or addresses on values an earlier phase
 computed with vector instructions (the merge counts of ``MrgSort``, the sorted row ids the
 index copy reads back from GM), which a timing-only record does not compute (docs/model.md);
-launches are therefore always recorded with numerics (the result's mode says ``timed``).
+launches are therefore always recorded with numerics (:data:`NUMERIC_KEYS`; the result's
+mode says ``timed``).
 """
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from aicore_sim import Platform, Recording, launch_tensors, load_platform
+from aicore_sim import KernelLaunch, Platform, PreparedCall, load_platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -51,11 +52,10 @@ from aicore_sim.ascendc.host import (
     aclnn_invalid,
     aclnn_tensor,
     aclnn_tiled,
-    aclnn_workspace,
+    specs_of,
 )
 from aicore_sim.sim.dtypes import dtype_name, int32, int64
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range
-from op_models.moe_token_permute_with_ep import cases as _cases
 from op_models.moe_token_permute_with_ep.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep.kernel_entry import (
     moe_token_permute_with_ep as _kernel,
@@ -64,7 +64,6 @@ from op_models.moe_token_permute_with_ep.tiling import (
     SORT_LIMIT_LENGTH,
     TensorDesc,
     TilingContext,
-    TilingResult,
     tiling_func,
 )
 
@@ -73,19 +72,6 @@ INDEX_DTYPES: tuple[np.dtype, ...] = (int64, int32)
 DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype, np.dtype], ...] = tuple(
     (t, i, t) for t in FLOAT_DTYPES for i in INDEX_DTYPES)
 NUMERIC_KEYS = (1, 2, 3, 4, 5, 6, 7, 8)  # every key reads vector results back (docstring)
-OUTPUT_NAMES = ("permute_tokens", "sorted_indices", "permute_probs")
-
-
-@dataclass
-class Executor:
-    """What ``get_workspace_size`` prepared for ``execute`` (the aclOpExecutor)."""
-
-    platform: Platform
-    tiling: TilingResult
-    inputs: dict[str, np.ndarray | None]
-    out_specs: dict[str, tuple | None]
-    workspace_size: int
-    warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _check(tokens: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> None:
@@ -120,7 +106,7 @@ def get_workspace_size(
     padded_mode: bool,
     *,
     platform: str | Platform,
-) -> tuple[int, Executor]:
+) -> tuple[int, PreparedCall]:
     """``aclnnMoeTokenPermuteWithEpGetWorkspaceSize``: check, infer, tile, prepare.
 
     Parameters are the aclnn ones in order (tensors as numpy arrays, ``None`` for nullptr);
@@ -138,9 +124,11 @@ def get_workspace_size(
         raise aclnn_invalid(f"range {rng}: start after end would leave rows of the output "
                             "unwritten", "range_order")
     out_specs: dict[str, tuple | None]
+    inputs = {"tokens": tok, "indices": idx, "probs": prb}
     try:
-        out_specs = infer_outputs(tok, idx, prb, rng if len(rng) == 2 else None,
-                                  int(num_out_tokens))
+        out_specs = infer_outputs(specs_of(inputs),
+                                  {"range": rng if len(rng) == 2 else None,
+                                   "num_out_tokens": num_out_tokens})
     except ValueError as e:
         raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{e} (rule indices_dim_num)",
                          "indices_dim_num") from None
@@ -150,82 +138,14 @@ def get_workspace_size(
         None if prb is None else TensorDesc(prb.shape, prb.dtype), outputs=outs, range=rng,
         num_out_tokens=int(num_out_tokens), padded_mode=bool(padded_mode))
     tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
-    ws = int(tr.workspace[0])
-    inputs = {"tokens": tok, "indices": idx, "probs": prb}
-    return ws, Executor(plat, tr, inputs, out_specs, ws, tuple(tr.warnings))
-
-
-def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :class:`aicore_sim.sim.recording.Recording`."""
-    prb = ex.inputs["probs"]
-    tok = ex.inputs["tokens"]
-    return ["tokens", "indices", None if prb is None else "probs", "permute_tokens",
-            "sorted_indices", None if prb is None else "permute_probs", "workspace",
-            ex.tiling.tiling_data, ex.tiling.tiling_key, tok.dtype, ex.inputs["indices"].dtype,
-            tok.dtype if prb is None else prb.dtype]
-
-
-def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
-            races: bool = True, jobs: int = 1, check_streams: bool = False,
-            auto_sync: bool = True, kernel_source: Any = None) -> Recording:
-    """``aclnnMoeTokenPermuteWithEp``: record the launch; its outputs are delivered when read.
-
-    ``workspace`` is not used (the launch allocates ``workspace_size`` bytes of GM for the
-    kernel); ``workspace_size`` must be at least what :func:`get_workspace_size` returned
-    (161002). The keyword arguments are those of :class:`aicore_sim.sim.recording.Recording`."""
-    del workspace
-    ex = executor
-    aclnn_workspace(workspace_size, ex.workspace_size)
-    if mode == "timing-only" and ex.tiling.tiling_key in NUMERIC_KEYS:
-        mode = "timed"
-    tensors, outputs = launch_tensors(ex.inputs, ex.out_specs)
-    tensors["workspace"] = np.zeros(ex.workspace_size, np.uint8)
-    outputs["workspace"] = (np.dtype(np.uint8), (ex.workspace_size,))
-    return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,
-                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                     check_streams=check_streams, auto_sync=auto_sync, scratch=("workspace",),
-                     kernel_source=kernel_source)
-
-
-def moe_token_permute_with_ep(
-    tokens: np.ndarray,
-    indices: np.ndarray,
-    probs: np.ndarray | None = None,
-    *,
-    range: Sequence[int] | None = (0, 0),  # noqa: A002 - the operator's attribute name
-    num_out_tokens: int = 0,
-    padded_mode: bool = False,
-    platform: str | Platform = "ascend910b1",
-    mode: str = "timed",
-    races: bool = True,
-    jobs: int = 1,
-    auto_sync: bool = True,
-) -> tuple[dict[str, np.ndarray | None], Recording]:
-    """Both aclnn phases in one call; returns ``(outputs, result)`` with ``outputs`` the
-    three outputs by name (``permute_probs`` ``None`` without probs). The IR default range
-    ``[0, 0]`` keeps every row."""
-    size, ex = get_workspace_size(tokens, indices, probs, range, num_out_tokens, padded_mode,
-                                  platform=platform)
-    result = execute(None, size, ex, mode=mode, races=races, jobs=jobs, auto_sync=auto_sync)
-    return {k: result.outputs.get(k) for k in OUTPUT_NAMES}, result
-
-
-def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
-             mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1
-             ) -> tuple[dict[str, np.ndarray | None], Recording, dict]:
-    """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs;
-    returns ``(outputs, result, inputs)``."""
-    case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name
-    inputs = _cases.make_inputs(case, seed)
-    outs, result = moe_token_permute_with_ep(
-        inputs["tokens"], inputs["indices"], inputs["probs"],
-        range=builtins.list(inputs["range"]), platform=platform, mode=mode, races=races,
-        jobs=jobs)
-    return outs, result, inputs
+    launch = KernelLaunch(_kernel, inputs, plat, (tok.dtype, idx.dtype, (prb if prb is not None
+                                                                        else tok).dtype),
+                          tiling_key=True)
+    pc = PreparedCall.of("moe_token_permute_with_ep", out_specs, tr, launch)
+    return pc.workspace_size, pc
 
 
 __all__ = [
     "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "Executor", "NUMERIC_KEYS",
-    "execute", "get_workspace_size", "launch_args", "moe_token_permute_with_ep", "run_case",
+    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "NUMERIC_KEYS", "get_workspace_size",
 ]

@@ -16,7 +16,8 @@ raises ``ValueError`` (upstream returns GRAPH_FAILED); ``permute_probs``' shape 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,12 +55,14 @@ def InferDataType4MoeTokenPermuteWithEp(x_dtype: np.dtype, probs_dtype: np.dtype
             None if probs_dtype is None else np.dtype(probs_dtype))
 
 
-def infer_outputs(tokens: np.ndarray, indices: np.ndarray, probs: np.ndarray | None,
-                  range_: Sequence[int] | None, num_out_tokens: int = 0) -> dict[str, tuple]:
-    """``{output: (shape, dtype)}``; ``permute_probs`` is ``None`` without probs."""
-    s_tok, s_idx, s_prb = InferShape4MoeTokenPermuteWithEp(tokens.shape, indices.shape, range_,
-                                                           num_out_tokens)
-    d_tok, d_idx, d_prb = InferDataType4MoeTokenPermuteWithEp(
-        tokens.dtype, None if probs is None else probs.dtype)
+def infer_outputs(specs: Mapping[str, Any], attrs: Mapping[str, Any]) -> dict[str, tuple | None]:
+    """``{output: (shape, dtype)}`` from the inputs' ``(shape, dtype)`` and the attributes
+    (``range``, ``num_out_tokens``); ``permute_probs`` is ``None`` without probs."""
+    tok, idx, prb = (specs.get(k) for k in ("tokens", "indices", "probs"))
+    rng = attrs["range"]
+    s_tok, s_idx, s_prb = InferShape4MoeTokenPermuteWithEp(
+        tok[0], idx[0], None if rng is None else [int(v) for v in rng],
+        int(attrs["num_out_tokens"]))
+    d_tok, d_idx, d_prb = InferDataType4MoeTokenPermuteWithEp(tok[1], prb and prb[1])
     return {"permute_tokens": (s_tok, d_tok), "sorted_indices": (s_idx, d_idx),
-            "permute_probs": None if probs is None else (s_prb, d_prb)}
+            "permute_probs": None if prb is None else (s_prb, d_prb)}

@@ -17,7 +17,7 @@ import numpy as np
 from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec
 from aicore_sim.ascendc.host import tensor_descs
 from op_models import moe_matrix
-from op_models.moe_common import FLOATS, MoeOpModel, ep_text, int_range
+from op_models.moe_common import FLOATS, MoeOpModel, ep_text
 
 NAME = "moe_token_permute_with_ep"
 
@@ -76,56 +76,25 @@ class MoeTokenPermuteWithEpModel(MoeOpModel):
 
     # -- shapes and tiling -------------------------------------------------------------------
 
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_permute_with_ep.infershape import (
-            InferDataType4MoeTokenPermuteWithEp,
-            InferShape4MoeTokenPermuteWithEp,
-        )
-
-        tok, idx, prb = (input_specs.get(k) for k in ("tokens", "indices", "probs"))
-        s_tok, s_idx, s_prb = InferShape4MoeTokenPermuteWithEp(
-            tok[0], idx[0], int_range(attrs), int(attrs.get("num_out_tokens", 0)))
-        d_tok, d_idx, d_prb = InferDataType4MoeTokenPermuteWithEp(
-            tok[1], None if prb is None else prb[1])
-        return {"permute_tokens": (s_tok, d_tok), "sorted_indices": (s_idx, d_idx),
-                "permute_probs": None if prb is None else (s_prb, d_prb)}
-
-    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
-               platform: Any) -> dict[str, Any]:
-        from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_permute_with_ep.tiling import TilingContext, tiling_func
-
-        descs = tensor_descs(input_specs.values())
-        named = attrs if isinstance(attrs, dict) else \
-            dict(zip(("range", "num_out_tokens", "padded_mode"), attrs))
-        outs = tensor_descs(self.infer_outputs(dict(zip(("tokens", "indices", "probs"),
-                                                        input_specs.values())), named).values())
-        if isinstance(attrs, list):
-            ctx = TilingContext(tuple(descs), tuple(outs), dict(enumerate(attrs)))
-        else:
-            ctx = TilingContext.create(*descs, outputs=outs, range=int_range(attrs),
-                                       num_out_tokens=attrs.get("num_out_tokens", 0),
-                                       padded_mode=attrs.get("padded_mode", False))
-        return tiling_func(ctx, PlatformAscendC(platform)).answer()
+    def tiling_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
+                       ) -> list[Any]:
+        return tensor_descs(self.infer_outputs(dict(zip((t.name for t in self.inputs),
+                                                        input_specs.values())), attrs).values())
 
     # -- the call ----------------------------------------------------------------------------
 
-    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
-                platform: Any) -> PreparedCall:
-        from op_models.moe_token_permute_with_ep import api
+    def needs_numerics(self, pc: PreparedCall) -> bool:
+        from op_models.moe_token_permute_with_ep.api import NUMERIC_KEYS
 
-        size, ex = api.get_workspace_size(
-            inputs["tokens"], inputs["indices"], inputs.get("probs"), int_range(attrs),
-            attrs.get("num_out_tokens", 0), attrs.get("padded_mode", False), platform=platform)
-        return PreparedCall.of(self.name, ex.out_specs, size, ex)
+        return pc.tiling_key in NUMERIC_KEYS
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
         from op_models.moe_token_permute_with_ep.golden import golden
 
-        r = int_range(attrs) or [0, int(attrs.get("num_out_tokens", 0))]
-        g = golden(inputs["tokens"], inputs["indices"], inputs.get("probs"), r[0], r[1])
+        r = attrs["range"] or [0, int(attrs["num_out_tokens"])]
+        g = golden(inputs["tokens"], inputs["indices"], inputs.get("probs"), int(r[0]),
+                   int(r[1]))
         return {k: g[k] for k in ("permute_tokens", "sorted_indices", "permute_probs")}
 
 

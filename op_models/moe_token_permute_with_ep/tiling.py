@@ -46,10 +46,10 @@ Deviations from upstream
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
 
+from aicore_sim.ascendc import host
 from aicore_sim.ascendc.host import (
     GRAPH_FAILED,
     GRAPH_SUCCESS,
@@ -254,59 +254,17 @@ class TilingData(TilingStruct):
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TilingContext:
-    """The inputs of one tiling call.
+class TilingContext(host.TilingContext):
+    """The inputs of one tiling call (:class:`aicore_sim.ascendc.host.TilingContext`): inputs
+    ``tokens``, ``indices``, ``probs``; outputs ``permute_tokens``, ``sorted_indices``,
+    ``permute_probs``; attributes 0 ``range``, 1 ``num_out_tokens``, 2 ``padded_mode``
+    (``create``: ``num_out_tokens`` 0 and ``padded_mode`` false unless given)."""
 
-    ``inputs`` in IR order (``tokens``, ``indices``, ``probs``; ``None`` = absent), ``outputs``
-    the output descs (``permute_tokens``, ``sorted_indices``, ``permute_probs``; ``None`` =
-    absent), ``attrs`` the IR attribute index -> value (0 ``range``, 1 ``num_out_tokens``,
-    2 ``padded_mode``); a missing key is an absent attribute.
-    """
-
-    inputs: tuple[TensorDesc | None, ...]
-    outputs: tuple[TensorDesc | None, ...] = ()
-    attrs: Mapping[int, Any] = field(default_factory=dict)
-    node_name: str = OP_TYPE
-
-    def __post_init__(self) -> None:
-        for what, names in (("inputs", _INPUT_NAMES), ("outputs", _OUTPUT_NAMES)):
-            got = tuple(getattr(self, what))
-            if len(got) > len(names):
-                raise ValueError(f"{OP_TYPE} has {len(names)} {what}, got {len(got)}")
-            object.__setattr__(self, what, got + (None,) * (len(names) - len(got)))
-        object.__setattr__(self, "attrs", dict(self.attrs))
-
-    @classmethod
-    def create(cls, tokens: TensorDesc | None, indices: TensorDesc | None,
-               probs: TensorDesc | None = None, *,
-               outputs: Sequence[TensorDesc | None] = (),
-               range: Sequence[int] | None = None,  # noqa: A002 - the operator's attribute
-               num_out_tokens: int | None = 0, padded_mode: bool | None = False
-               ) -> TilingContext:
-        """Named attributes at their IR indices; ``None`` leaves one absent."""
-        attrs: dict[int, Any] = {}
-        if range is not None:
-            attrs[PERMUTE_WITH_EP_ARRT_RANGE] = [int(v) for v in range]
-        if num_out_tokens is not None:
-            attrs[PERMUTE_WITH_EP_ARRT_NUM_OUT_TOKENS] = int(num_out_tokens)
-        if padded_mode is not None:
-            attrs[PERMUTE_WITH_EP_ARRT_PADDED_MODE] = bool(padded_mode)
-        return cls((tokens, indices, probs), tuple(outputs), attrs)
-
-    def GetInputTensor(self, index: int) -> TensorDesc | None:
-        return self.inputs[index] if 0 <= index < len(self.inputs) else None
-
-    def GetOptionalInputTensor(self, index: int) -> TensorDesc | None:
-        return self.GetInputTensor(index)
-
-    def GetInputShape(self, index: int) -> tuple[int, ...] | None:
-        desc = self.GetInputTensor(index)
-        return None if desc is None else desc.shape
-
-    def GetOutputShape(self, index: int) -> tuple[int, ...] | None:
-        desc = self.outputs[index] if 0 <= index < len(self.outputs) else None
-        return None if desc is None else desc.shape
+    OP_TYPE = OP_TYPE
+    INPUTS = tuple((name, name != "probs") for name in _INPUT_NAMES)
+    OUTPUTS = _OUTPUT_NAMES
+    ATTRS = (("range", "int_list"), ("num_out_tokens", "int"), ("padded_mode", "bool"))
+    CREATE_DEFAULTS = {"num_out_tokens": 0, "padded_mode": False}
 
 
 def _shape_size(shape: Sequence[int]) -> int:

@@ -9,7 +9,8 @@ aclnn layer is generated from the op definition, so its own checks are the gener
 required pointers and the IR's dtype table):
 
 * :func:`get_workspace_size` checks the arguments, runs the tiling and returns
-  ``(workspace_size, executor)``; on failure it raises :class:`AclnnError`:
+  ``(workspace_size, executor)`` (the executor a :class:`~aicore_sim.ops.opmodel.PreparedCall`
+  holding the kernel launch); on failure it raises :class:`AclnnError`:
 
   - ``161001`` (ACLNN_ERR_PARAM_NULLPTR): ``permuted_tokens_output_grad`` or
     ``sorted_indices`` is ``None``;
@@ -30,8 +31,9 @@ required pointers and the IR's dtype table):
     the tiling "succeeds" with a hidden chunk or a token loop of 0 or less on a UB too small
     for the operator (rule ``ub_too_small``: the kernel would compute nothing or fail).
 
-* :func:`execute` launches the kernel (block dim from the tiling; no workspace) and copies the
-  outputs into the caller's preallocated arrays, if any, once the launch has succeeded.
+* the second phase is the model's ``execute`` (:class:`~aicore_sim.ops.opmodel.OpModelBase`):
+  it records the kernel launch (block dim from the tiling; no workspace) and fills the
+  caller's preallocated arrays, if any, once the launch has succeeded.
   Every element of ``token_grad`` and ``probs_grad`` is written by the kernel.
 
 Without ``permuted_probs_output_grad`` no ``probs_grad`` is produced ("传入空则不输出"): it is
@@ -41,14 +43,11 @@ kernel's control flow reads only ``sorted_indices``, which MTE2 copies from GM.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from aicore_sim import Platform, Recording, launch_tensors, load_platform
+from aicore_sim import KernelLaunch, Platform, PreparedCall, load_platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -58,13 +57,13 @@ from aicore_sim.ascendc.host import (
     AclnnError,
     aclnn_int,
     aclnn_invalid,
+    aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
-    aclnn_workspace,
+    specs_of,
 )
 from aicore_sim.sim.dtypes import dtype_name, int32
 from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
-from op_models.moe_token_permute_with_ep_grad import cases as _cases
 from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep_grad.kernel_entry import (
     moe_token_permute_with_ep_grad as _kernel,
@@ -73,7 +72,6 @@ from op_models.moe_token_permute_with_ep_grad.tiling import (
     MAX_TOPK,
     TensorDesc,
     TilingContext,
-    TilingResult,
     tiling_func,
 )
 
@@ -82,19 +80,6 @@ DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype, np.dtype], ...] = tuple(
     (t, int32, t) for t in FLOAT_DTYPES)
 INPUT_NAMES = ("permuted_tokens_output_grad", "sorted_indices", "permuted_probs_output_grad")
 OUTPUT_NAMES = ("token_grad", "probs_grad")
-
-
-@dataclass
-class Executor:
-    """What ``get_workspace_size`` prepared for ``execute`` (the aclOpExecutor)."""
-
-    platform: Platform
-    tiling: TilingResult
-    inputs: dict[str, np.ndarray | None]
-    out_specs: dict[str, tuple | None]
-    user_outs: dict[str, np.ndarray | None]
-    workspace_size: int
-    warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _check(grad: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> None:
@@ -117,18 +102,6 @@ def _check(grad: np.ndarray, idx: np.ndarray, probs: np.ndarray | None) -> None:
                                 "not supported", "empty")
 
 
-def _check_out(name: str, out: np.ndarray | None, spec: tuple | None) -> None:
-    if out is None or spec is None:
-        return
-    shape, dtype = spec
-    if out.dtype != dtype:
-        raise aclnn_invalid(f"{name} dtype {dtype_name(out.dtype)} must be "
-                            f"{dtype_name(dtype)}", "out_dtype")
-    if tuple(out.shape) != tuple(shape):
-        raise aclnn_invalid(f"{name} has shape {list(out.shape)}, the operator's output shape "
-                            f"is {list(shape)}", "out_shape")
-
-
 def get_workspace_size(
     permuted_tokens_output_grad: np.ndarray | None,
     sorted_indices: np.ndarray | None,
@@ -140,19 +113,17 @@ def get_workspace_size(
     probs_grad_out: np.ndarray | None = None,
     *,
     platform: str | Platform,
-) -> tuple[int, Executor]:
+) -> tuple[int, PreparedCall]:
     """``aclnnMoeTokenPermuteWithEpGradGetWorkspaceSize``: check, tile, prepare.
 
     Parameters are the aclnn ones in order (tensors as numpy arrays, ``None`` for nullptr;
-    the outputs may be ``None``: :func:`execute` then allocates them). Returns
+    the outputs may be ``None``: the launch then allocates them). Returns
     ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
     """
     plat = load_platform(platform)
     grad = aclnn_tensor("permuted_tokens_output_grad", permuted_tokens_output_grad, True)
     idx = aclnn_tensor("sorted_indices", sorted_indices, True)
     prb = aclnn_tensor("permuted_probs_output_grad", permuted_probs_output_grad, False)
-    tok_out = aclnn_tensor("token_grad_out", token_grad_out, False)
-    prb_out = aclnn_tensor("probs_grad_out", probs_grad_out, False)
     assert grad is not None and idx is not None
     _check(grad, idx, prb)
     aclnn_int("num_topk", num_topk)
@@ -177,96 +148,19 @@ def get_workspace_size(
         range=rng, padded_mode=False)
     tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing or fail")
-    out_specs = infer_outputs(grad.shape, grad.dtype, idx.shape,
-                              None if prb is None else prb.dtype, int(num_topk))
-    _check_out("token_grad_out", tok_out, out_specs["token_grad"])
-    _check_out("probs_grad_out", prb_out, out_specs["probs_grad"])
-    ws = int(tr.workspace[0]) if tr.workspace else 0
     inputs = {"permuted_tokens_output_grad": grad, "sorted_indices": idx,
               "permuted_probs_output_grad": prb}
-    return ws, Executor(plat, tr, inputs, out_specs,
-                        {"token_grad": tok_out, "probs_grad": prb_out}, ws, tuple(tr.warnings))
-
-
-def launch_args(ex: Executor) -> list:
-    """The kernel's argument list for :func:`aicore_sim.sim.launch.launch`."""
-    prb = ex.inputs["permuted_probs_output_grad"]
-    dt = ex.inputs["permuted_tokens_output_grad"].dtype
-    return ["permuted_tokens_output_grad", "sorted_indices",
-            None if prb is None else "permuted_probs_output_grad", "token_grad",
-            None if prb is None else "probs_grad", None, ex.tiling.tiling_data,
-            ex.tiling.tiling_key, dt, None if prb is None else prb.dtype]
-
-
-def execute(workspace: Any, workspace_size: int, executor: Executor, *, mode: str = "timed",
-            races: bool = True, jobs: int = 1, check_streams: bool = False,
-            auto_sync: bool = True, kernel_source: Any = None) -> Recording:
-    """``aclnnMoeTokenPermuteWithEpGrad``: record the launch; its outputs are delivered when
-    read.
-
-    ``workspace`` is not touched; ``workspace_size`` must be at least what
-    :func:`get_workspace_size` returned (161002). The Recording's ``outputs`` map
-    ``token_grad`` and (with probs) ``probs_grad`` to the caller's arrays (filled in) or new
-    ones (none in timing-only mode). ``races``, ``jobs``, ``check_streams`` and ``auto_sync``
-    are passed to :class:`aicore_sim.sim.recording.Recording`.
-    """
-    del workspace
-    ex = executor
-    aclnn_workspace(workspace_size, ex.workspace_size)
-    tensors, outputs = launch_tensors(ex.inputs, ex.out_specs)
-    into = {name: arr for name, arr in ex.user_outs.items() if arr is not None}
-    return Recording(_kernel, launch_args(ex), tensors, outputs, ex.platform,
-                     block_dim=ex.tiling.block_dim, mode=mode, races=races, jobs=jobs,
-                     check_streams=check_streams, auto_sync=auto_sync, into=into,
-                     kernel_source=kernel_source)
-
-
-def moe_token_permute_with_ep_grad(
-    permuted_tokens_output_grad: np.ndarray,
-    sorted_indices: np.ndarray,
-    permuted_probs_output_grad: np.ndarray | None = None,
-    *,
-    num_topk: int = 1,
-    range: Sequence[int] | None = (0, 0),  # noqa: A002 - the operator's attribute name
-    padded_mode: bool = False,
-    token_grad_out: np.ndarray | None = None,
-    probs_grad_out: np.ndarray | None = None,
-    platform: str | Platform = "ascend910b1",
-    mode: str = "timed",
-    races: bool = True,
-    jobs: int = 1,
-    auto_sync: bool = True,
-) -> tuple[dict[str, np.ndarray | None], Recording]:
-    """Both aclnn phases in one call; returns ``(outputs, result)`` with ``outputs`` the two
-    outputs by name (``probs_grad`` ``None`` without probs, unless passed in). Defaults are
-    the IR's: ``num_topk`` 1, ``range`` ``[0, 0]`` (an empty window: zeros out)."""
-    size, ex = get_workspace_size(permuted_tokens_output_grad, sorted_indices,
-                                  permuted_probs_output_grad, num_topk, range, padded_mode,
-                                  token_grad_out, probs_grad_out, platform=platform)
-    result = execute(None, size, ex, mode=mode, races=races, jobs=jobs, auto_sync=auto_sync)
-    outs = {k: result.outputs.get(k) for k in OUTPUT_NAMES}
-    if outs["probs_grad"] is None:
-        outs["probs_grad"] = probs_grad_out
-    return outs, result
-
-
-def run_case(case_or_name: _cases.Case | str, platform: str | Platform = "ascend910b1",
-             mode: str = "timed", seed: int | None = None, races: bool = True, jobs: int = 1
-             ) -> tuple[dict[str, np.ndarray | None], Recording, dict]:
-    """Run a named case (or a :class:`~.cases.Case`) on :func:`~.cases.make_inputs` inputs;
-    returns ``(outputs, result, inputs)``."""
-    case = _cases.get_case(case_or_name) if isinstance(case_or_name, str) else case_or_name
-    inputs = _cases.make_inputs(case, seed)
-    outs, result = moe_token_permute_with_ep_grad(
-        inputs["permuted_tokens_output_grad"], inputs["sorted_indices"],
-        inputs["permuted_probs_output_grad"], num_topk=case.top_k,
-        range=builtins.list(inputs["range"]), platform=platform, mode=mode, races=races,
-        jobs=jobs)
-    return outs, result, inputs
+    out_specs = infer_outputs(specs_of(inputs), {"num_topk": num_topk})
+    tok_out = aclnn_out("token_grad_out", token_grad_out, out_specs["token_grad"])
+    prb_out = aclnn_out("probs_grad_out", probs_grad_out, out_specs["probs_grad"])
+    launch = KernelLaunch(_kernel, inputs, plat, (grad.dtype, None if prb is None else prb.dtype),
+                          tiling_key=True, workspace=False,
+                          outputs={"token_grad": tok_out, "probs_grad": prb_out})
+    pc = PreparedCall.of("moe_token_permute_with_ep_grad", out_specs, tr, launch)
+    return pc.workspace_size, pc
 
 
 __all__ = [
     "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "Executor", "execute",
-    "get_workspace_size", "launch_args", "moe_token_permute_with_ep_grad", "run_case",
+    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "get_workspace_size",
 ]

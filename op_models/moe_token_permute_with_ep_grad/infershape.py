@@ -23,7 +23,8 @@ Python. Deviation: ``num_topk`` 0 raises ``ValueError`` (upstream divides by zer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,13 +50,18 @@ def InferDataTypeForMoeTokenPermuteWithEpGrad(input_dtype: object) -> object:
     return input_dtype
 
 
-def infer_outputs(grad_shape: Sequence[int], grad_dtype: np.dtype, indices_shape: Sequence[int],
-                  probs_dtype: np.dtype | None, num_topk: int
+def infer_outputs(specs: Mapping[str, Any], attrs: Mapping[str, Any]
                   ) -> dict[str, tuple[tuple[int, ...], np.dtype] | None]:
-    """``{output: (shape, dtype)}`` of the aclnn call (module docstring); ``probs_grad`` is
-    ``None`` without probs."""
-    K = int(num_topk)
-    N = c_div(int(indices_shape[0]), K) if K else 0
-    H = int(grad_shape[1]) if len(grad_shape) > 1 else 0
-    return {"token_grad": ((N, H), np.dtype(grad_dtype)),
-            "probs_grad": None if probs_dtype is None else ((N, K), np.dtype(probs_dtype))}
+    """``{output: (shape, dtype)}`` of the aclnn call (module docstring) from the inputs'
+    ``(shape, dtype)`` and ``num_topk``; ``probs_grad`` is ``None`` without probs."""
+    grad, idx, prb = (specs.get(k) for k in ("permuted_tokens_output_grad", "sorted_indices",
+                                             "permuted_probs_output_grad"))
+    if grad is None or idx is None:
+        raise ValueError("permuted_tokens_output_grad and sorted_indices are required")
+    K = int(attrs["num_topk"])
+    if K < 1:
+        raise ValueError(f"num_topk {K} must be at least 1")
+    N = c_div(int(idx[0][0]), K)
+    H = int(grad[0][1]) if len(grad[0]) > 1 else 0
+    return {"token_grad": ((N, H), np.dtype(grad[1])),
+            "probs_grad": None if prb is None else ((N, K), np.dtype(prb[1]))}

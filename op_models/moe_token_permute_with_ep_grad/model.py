@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
-from aicore_sim.ascendc.host import tensor_descs
 from op_models import moe_matrix
-from op_models.moe_common import FLOATS, MoeOpModel, ep_text, int_range
+from op_models.moe_common import FLOATS, MoeOpModel, ep_text
 
 NAME = "moe_token_permute_with_ep_grad"
 _INPUTS = ("permuted_tokens_output_grad", "sorted_indices", "permuted_probs_output_grad")
@@ -84,54 +83,16 @@ class MoeTokenPermuteWithEpGradModel(MoeOpModel):
         return {"label": f"n{c['n']}h{c['hidden']}k{c['topk']}", "input_specs": specs,
                 "attrs": attrs, "make_inputs": c["make_inputs"], "expected": c["expected"]}
 
-    # -- shapes and tiling -------------------------------------------------------------------
-
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
-
-        grad, idx, prb = (input_specs.get(k) for k in _INPUTS)
-        if grad is None or idx is None:
-            raise ValueError("permuted_tokens_output_grad and sorted_indices are required")
-        k = int(attrs.get("num_topk", 1))
-        if k < 1:
-            raise ValueError(f"num_topk {k} must be at least 1")
-        return infer_outputs(grad[0], grad[1], idx[0], None if prb is None else prb[1], k)
-
-    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
-               platform: Any) -> dict[str, Any]:
-        from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_permute_with_ep_grad.tiling import TilingContext, tiling_func
-
-        descs = tensor_descs(input_specs.values())
-        if isinstance(attrs, list):
-            ctx = TilingContext(tuple(descs), dict(enumerate(attrs)))
-        else:
-            ctx = TilingContext.create(*descs, num_topk=attrs.get("num_topk", 1),
-                                       range=int_range(attrs),
-                                       padded_mode=attrs.get("padded_mode", False))
-        return tiling_func(ctx, PlatformAscendC(platform)).answer()
-
     # -- the call ----------------------------------------------------------------------------
-
-    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
-                platform: Any) -> PreparedCall:
-        from op_models.moe_token_permute_with_ep_grad import api
-
-        size, ex = api.get_workspace_size(
-            inputs["permuted_tokens_output_grad"], inputs["sorted_indices"],
-            inputs.get("permuted_probs_output_grad"), attrs.get("num_topk", 1), int_range(attrs),
-            attrs.get("padded_mode", False), platform=platform)
-        return PreparedCall.of(self.name, ex.out_specs, size, ex)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
         from op_models.moe_token_permute_with_ep_grad.golden import golden
 
-        r = int_range(attrs) or [0, 0]
+        r = attrs["range"] or [0, 0]
         return golden(inputs["permuted_tokens_output_grad"], inputs["sorted_indices"],
-                      inputs.get("permuted_probs_output_grad"), int(attrs.get("num_topk", 1)),
-                      r[0], r[1])
+                      inputs.get("permuted_probs_output_grad"), int(attrs["num_topk"]),
+                      int(r[0]), int(r[1]))
 
 
 MODEL = MoeTokenPermuteWithEpGradModel()

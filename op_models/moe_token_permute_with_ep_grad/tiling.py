@@ -40,10 +40,6 @@ Deviations from upstream
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
-
 from aicore_sim.ascendc.host import (
     GetLengthByType,
     PlatformAdapter,
@@ -70,37 +66,17 @@ from op_models.moe_token_unpermute_with_ep.tiling import (
 OP_TYPE = "MoeTokenPermuteWithEpGrad"
 
 
-@dataclass(frozen=True)
 class TilingContext(_shared.TilingContext):
-    """The inputs of one tiling call.
+    """The inputs of one tiling call: inputs ``permuted_tokens_output_grad``,
+    ``sorted_indices``, ``permuted_probs_output_grad``; attributes 0 ``num_topk``, 1 ``range``,
+    2 ``padded_mode`` (the forward's first three, at the same indices; ``create``: the IR's
+    defaults unless given). The tiling reads no output."""
 
-    ``inputs`` in IR order (``permuted_tokens_output_grad``, ``sorted_indices``,
-    ``permuted_probs_output_grad``; ``None`` = absent). ``attrs`` maps the IR attribute index
-    to its value (0 ``num_topk``, 1 ``range``, 2 ``padded_mode``); a missing key is an absent
-    attribute. The tiling reads no output.
-    """
-
-    INPUT_NAMES: ClassVar[tuple[str, ...]] = (
-        "permuted_tokens_output_grad", "sorted_indices", "permuted_probs_output_grad")
-
-    node_name: str = OP_TYPE
-
-    @classmethod
-    def create(  # this operator's inputs and attributes
-        cls,
-        permuted_tokens_output_grad: TensorDesc | None,
-        sorted_indices: TensorDesc | None,
-        permuted_probs_output_grad: TensorDesc | None = None,
-        *,
-        num_topk: int | None = 1,
-        range: Sequence[int] | None = (0, 0),  # noqa: A002 - the operator's attribute name
-        padded_mode: bool | None = False,
-    ) -> TilingContext:
-        """Named attributes at their IR indices (defaults: the IR's); ``None`` leaves one
-        absent. The first three attributes are the forward's, at the same indices."""
-        return super().create(permuted_tokens_output_grad, sorted_indices,
-                              permuted_probs_output_grad, num_topk=num_topk, range=range,
-                              padded_mode=padded_mode)
+    OP_TYPE = OP_TYPE
+    INPUTS = (("permuted_tokens_output_grad", True), ("sorted_indices", True),
+              ("permuted_probs_output_grad", False))
+    ATTRS = _shared.TilingContext.ATTRS[:3]
+    CREATE_DEFAULTS = {"num_topk": 1, "range": (0, 0), "padded_mode": False}
 
 
 def PermuteWithEpGradTilingCompute(context: TilingRunContext, topK: int, isUnpermute: bool

@@ -1,25 +1,12 @@
-"""CANN ops-transformer ``MoeTokenUnpermuteWithEp`` (forward): tiling, kernel port, golden."""
+"""CANN ops-transformer ``MoeTokenUnpermuteWithEp`` (forward): ``moe_token_unpermute_with_ep`` is
+its Python call, generated from the contract (``aicore_sim.op_function``); ``run_case`` runs a
+bundled case."""
 
-from op_models.moe_token_unpermute_with_ep.api import (
-    ACLNN_ERR_INNER_TILING_ERROR,
-    ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
-    ACLNN_SUCCESS,
-    DTYPE_COMBINATIONS,
-    AclnnError,
-    Executor,
-    execute,
-    get_workspace_size,
-    moe_token_unpermute_with_ep,
-    run_case,
-)
-from op_models.moe_token_unpermute_with_ep.kernel_entry import (
-    moe_token_unpermute_with_ep as moe_token_unpermute_with_ep_kernel,
-)
+from aicore_sim import op_function
+from op_models.moe_token_unpermute_with_ep.api import AclnnError, get_workspace_size
+from op_models.moe_token_unpermute_with_ep.model import MODEL
 
-__all__ = [
-    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "DTYPE_COMBINATIONS", "AclnnError", "Executor", "execute",
-    "get_workspace_size", "moe_token_unpermute_with_ep", "moe_token_unpermute_with_ep_kernel",
-    "run_case",
-]
+moe_token_unpermute_with_ep = op_function(MODEL)
+run_case = MODEL.run_case
+
+__all__ = ["MODEL", "AclnnError", "get_workspace_size", "moe_token_unpermute_with_ep", "run_case"]

@@ -12,7 +12,8 @@ zero upstream) raises ``ValueError``; upstream's InferShape performs no other ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,11 +43,10 @@ def InferDataTypeForMoeTokenUnpermuteWithEp(permuted_tokens_dtype: np.dtype) -> 
     return np.dtype(permuted_tokens_dtype)
 
 
-def infer_outputs(permuted_tokens: np.ndarray, sorted_indices: np.ndarray,
-                  probs: np.ndarray | None, num_topk: int) -> dict[str, tuple]:
-    """``{"unpermuted_tokens": (shape, dtype)}`` from the inputs."""
-    shape = InferShapeForMoeTokenUnpermuteWithEp(
-        permuted_tokens.shape, sorted_indices.shape,
-        None if probs is None else probs.shape, num_topk)
-    return {"unpermuted_tokens": (shape, InferDataTypeForMoeTokenUnpermuteWithEp(
-        permuted_tokens.dtype))}
+def infer_outputs(specs: Mapping[str, Any], attrs: Mapping[str, Any]) -> dict[str, tuple]:
+    """``{"unpermuted_tokens": (shape, dtype)}`` from the inputs' ``(shape, dtype)`` and the
+    attributes (``num_topk``)."""
+    tok, idx, prb = (specs.get(k) for k in ("permuted_tokens", "sorted_indices", "probs"))
+    shape = InferShapeForMoeTokenUnpermuteWithEp(tok[0], idx[0], None if prb is None else prb[0],
+                                                 int(attrs["num_topk"]))
+    return {"unpermuted_tokens": (shape, InferDataTypeForMoeTokenUnpermuteWithEp(tok[1]))}

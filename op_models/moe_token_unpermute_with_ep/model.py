@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
-from aicore_sim.ascendc.host import tensor_descs
 from op_models import moe_matrix
-from op_models.moe_common import FLOATS, MoeOpModel, ep_text, topk
+from op_models.moe_common import FLOATS, MoeOpModel, ep_text, topk_default
 
 NAME = "moe_token_unpermute_with_ep"
 MATRIX_ZERO_PROBS = 0.25  # share of exactly-zero probs in matrix cases with probs
@@ -36,7 +35,7 @@ class MoeTokenUnpermuteWithEpModel(MoeOpModel):
                    doc="(N, K) routing weights; absent = no scaling (key 0)"),
     )
     attrs = (
-        AttrSpec("num_topk", "int", 1, "K; probs.shape[1] when probs is given"),
+        AttrSpec("num_topk", "int", None, "K; default probs.shape[1], else 1 (the IR's)"),
         AttrSpec("range", "int_list", (0, 0), "[start, end) EP window of permuted rows"),
         AttrSpec("padded_mode", "bool", False, "only false is supported upstream"),
         AttrSpec("restore_shape", "int_list", None, "ignored without padded mode"),
@@ -65,9 +64,8 @@ class MoeTokenUnpermuteWithEpModel(MoeOpModel):
             "probs": None if case.probs_dtype is None
             else ((case.tokens_num, case.top_k), np_dtype(case.probs_dtype)),
         }
-        attrs = {"num_topk": case.top_k, "range": [start, end], "padded_mode": False,
-                 "restore_shape": None}
-        return specs, attrs
+        return specs, {"num_topk": case.top_k, "range": [start, end], "padded_mode": False,
+                       "restore_shape": None}
 
     def case_row(self, case: Any) -> dict[str, str]:
         return {"N": str(case.tokens_num), "K": str(case.top_k), "H": str(case.hidden),
@@ -107,60 +105,24 @@ class MoeTokenUnpermuteWithEpModel(MoeOpModel):
                           "restore_shape": c["restore_shape"]},
                 "make_inputs": make_inputs, "expected": expected}
 
-    # -- shapes and tiling -------------------------------------------------------------------
-
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_unpermute_with_ep.infershape import (
-            InferDataTypeForMoeTokenUnpermuteWithEp,
-            InferShapeForMoeTokenUnpermuteWithEp,
-        )
-
-        tok, idx, prb = (input_specs.get(k) for k in ("permuted_tokens", "sorted_indices",
-                                                       "probs"))
-        shape = InferShapeForMoeTokenUnpermuteWithEp(
-            tok[0], idx[0], None if prb is None else prb[0], topk(attrs, "num_topk", None)
-            if prb is None else int(prb[0][1]))
-        return {"unpermuted_tokens": (shape, InferDataTypeForMoeTokenUnpermuteWithEp(tok[1]))}
-
-    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
-               platform: Any) -> dict[str, Any]:
-        from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_unpermute_with_ep.tiling import TilingContext, tiling_func
-
-        descs = tensor_descs(input_specs.values())
-        if isinstance(attrs, list):
-            ctx = TilingContext(tuple(descs), dict(enumerate(attrs)))
-        else:
-            ctx = TilingContext.create(*descs, num_topk=attrs.get("num_topk", 1),
-                                       range=attrs.get("range", (0, 0)),
-                                       padded_mode=attrs.get("padded_mode", False),
-                                       restore_shape=attrs.get("restore_shape"))
-        return tiling_func(ctx, PlatformAscendC(platform)).answer()
-
     # -- the call ----------------------------------------------------------------------------
 
-    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
-                platform: Any) -> PreparedCall:
-        from op_models.moe_token_unpermute_with_ep import api
+    def default_attrs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
+                      ) -> dict[str, Any]:
+        return topk_default(attrs, "num_topk", input_specs.get("probs"))
 
-        probs = inputs.get("probs")
-        rng = attrs.get("range", (0, 0))
-        size, ex = api.get_workspace_size(
-            inputs["permuted_tokens"], inputs["sorted_indices"], probs,
-            topk(attrs, "num_topk", probs), None if rng is None else list(rng),
-            attrs.get("padded_mode", False), attrs.get("restore_shape"), None, platform=platform)
-        return PreparedCall.of(self.name, {"unpermuted_tokens": (ex.out_shape, ex.out_dtype)},
-                               size, ex)
+    def needs_numerics(self, pc: PreparedCall) -> bool:
+        from op_models.moe_token_unpermute_with_ep.api import NUMERIC_KEYS
+
+        return pc.tiling_key in NUMERIC_KEYS
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
         from op_models.moe_token_unpermute_with_ep.golden import golden
 
-        probs = inputs.get("probs")
-        start, end = (int(v) for v in attrs.get("range", (0, 0)))
+        start, end = (int(v) for v in attrs["range"])
         return {"unpermuted_tokens": golden(inputs["permuted_tokens"], inputs["sorted_indices"],
-                                            probs, topk(attrs, "num_topk", probs), start, end)}
+                                            inputs.get("probs"), attrs["num_topk"], start, end)}
 
 
 MODEL = MoeTokenUnpermuteWithEpModel()

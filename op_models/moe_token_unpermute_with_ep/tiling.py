@@ -46,10 +46,9 @@ Deviations from upstream
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
 
+from aicore_sim.ascendc import host
 from aicore_sim.ascendc.host import (
     GRAPH_FAILED,
     GRAPH_SUCCESS,
@@ -192,60 +191,17 @@ class TilingData(TilingStruct):
 N_FIELDS = len(fields(TilingData))  # 15
 
 
-@dataclass(frozen=True)
-class TilingContext:
-    """The inputs of one tiling call.
+class TilingContext(host.TilingContext):
+    """The inputs of one tiling call (:class:`aicore_sim.ascendc.host.TilingContext`): inputs
+    ``permuted_tokens``, ``sorted_indices``, ``probs``; attributes 0 ``num_topk``, 1 ``range``,
+    2 ``padded_mode``, 3 ``restore_shape`` (``create``: ``num_topk`` 1 and ``padded_mode`` false
+    unless given)."""
 
-    ``inputs`` in IR order (``permuted_tokens``, ``sorted_indices``, ``probs``; ``None`` =
-    absent). ``attrs`` maps the IR attribute index to its value (0 ``num_topk``, 1 ``range``,
-    2 ``padded_mode``, 3 ``restore_shape``); a missing key is an absent attribute.
-    ``INPUT_NAMES``: the operator's input names, for messages.
-    """
-
-    INPUT_NAMES: ClassVar[tuple[str, ...]] = ("permuted_tokens", "sorted_indices", "probs")
-
-    inputs: tuple[TensorDesc | None, ...]
-    attrs: Mapping[int, Any] = field(default_factory=dict)
-    node_name: str = OP_TYPE
-
-    def __post_init__(self) -> None:
-        n = len(self.INPUT_NAMES)
-        if len(self.inputs) > n:
-            raise ValueError(f"{self.node_name} has {n} inputs, got {len(self.inputs)}")
-        object.__setattr__(self, "inputs", tuple(self.inputs) + (None,) * (n - len(self.inputs)))
-        object.__setattr__(self, "attrs", dict(self.attrs))
-
-    @classmethod
-    def create(
-        cls,
-        permuted_tokens: TensorDesc | None,
-        sorted_indices: TensorDesc | None,
-        probs: TensorDesc | None = None,
-        *,
-        num_topk: int | None = 1,
-        range: Sequence[int] | None = None,  # noqa: A002 - the operator's attribute name
-        padded_mode: bool | None = False,
-        restore_shape: Sequence[int] | None = None,
-    ) -> TilingContext:
-        """Named attributes at their IR indices; ``None`` leaves one absent."""
-        attrs: dict[int, Any] = {}
-        if num_topk is not None:
-            attrs[UNPERMUTE_WITH_EP_ARRT_TOPK] = int(num_topk)
-        if range is not None:
-            attrs[UNPERMUTE_WITH_EP_ARRT_RANGE] = [int(v) for v in range]
-        if padded_mode is not None:
-            attrs[UNPERMUTE_WITH_EP_ARRT_PADDED_MODE] = bool(padded_mode)
-        if restore_shape is not None:
-            attrs[UNPERMUTE_WITH_EP_ARRT_RESTORE_SHAPE] = [int(v) for v in restore_shape]
-        return cls((permuted_tokens, sorted_indices, probs), attrs)
-
-    def GetInputShape(self, index: int) -> tuple[int, ...] | None:
-        """Storage shape by index (probs is the last input, so instance = IR index)."""
-        desc = self.inputs[index] if 0 <= index < len(self.inputs) else None
-        return None if desc is None else desc.shape
-
-    def GetInputTensor(self, index: int) -> TensorDesc | None:
-        return self.inputs[index] if 0 <= index < len(self.inputs) else None
+    OP_TYPE = OP_TYPE
+    INPUTS = (("permuted_tokens", True), ("sorted_indices", True), ("probs", False))
+    ATTRS = (("num_topk", "int"), ("range", "int_list"), ("padded_mode", "bool"),
+             ("restore_shape", "int_list"))
+    CREATE_DEFAULTS = {"num_topk": 1, "padded_mode": False}
 
 
 class TilingRunContext(RunContext):

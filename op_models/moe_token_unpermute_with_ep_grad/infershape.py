@@ -26,15 +26,13 @@ and its unit tests; inputs by IR index: 0 ``unpermuted_tokens_grad``, 1 ``sorted
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
     "InferShapeError",
-    "OutputSpec",
     "UNKNOWN_RANK",
     "infer_dtype",
     "infer_outputs",
@@ -52,14 +50,6 @@ class InferShapeError(ValueError):
     def __init__(self, message: str, rule: str) -> None:
         super().__init__(f"{message} (rule {rule})")
         self.rule = rule
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    """Shape and dtype of one output."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
 
 
 Shape = Sequence[int] | None
@@ -111,31 +101,13 @@ def infer_dtype(permuted_tokens: Any, probs: Any = None) -> tuple[np.dtype, np.d
     return tok, (tok if probs is None else np.dtype(probs))
 
 
-def _shape_dtype(x: Any) -> tuple[tuple[int, ...] | None, np.dtype | None]:
-    if x is None:
-        return None, None
-    return tuple(int(d) for d in x.shape), np.dtype(x.dtype)
-
-
-def infer_outputs(
-    unpermuted_tokens_grad: Any,
-    sorted_indices: Any,
-    permuted_tokens: Any,
-    probs: Any = None,
-) -> dict[str, OutputSpec | None]:
-    """Both outputs from arrays or descriptors (anything with ``shape`` and ``dtype``).
-
-    ``{"permuted_tokens_grad": OutputSpec, "probs_grad": OutputSpec | None}``; ``probs_grad``
-    is ``None`` without ``probs``.
-    """
-    g_shape, _ = _shape_dtype(unpermuted_tokens_grad)
-    i_shape, _ = _shape_dtype(sorted_indices)
-    t_shape, t_dtype = _shape_dtype(permuted_tokens)
-    p_shape, p_dtype = _shape_dtype(probs)
-    s0, s1 = infer_shape(g_shape, i_shape, t_shape, p_shape)
-    assert t_dtype is not None  # infer_shape rejected an absent permuted_tokens
-    d0, d1 = infer_dtype(t_dtype, p_dtype)
-    return {
-        "permuted_tokens_grad": OutputSpec(s0, d0),
-        "probs_grad": None if s1 is None else OutputSpec(s1, d1),
-    }
+def infer_outputs(specs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None
+                  ) -> dict[str, tuple[tuple[int, ...], np.dtype] | None]:
+    """Both outputs' ``(shape, dtype)`` from the inputs' ``(shape, dtype)`` (``None``:
+    absent; the attributes change nothing): ``probs_grad`` is ``None`` without ``probs``."""
+    g, i, t, p = (specs.get(k) for k in ("unpermuted_tokens_grad", "sorted_indices",
+                                          "permuted_tokens", "probs"))
+    s0, s1 = infer_shape(*(None if x is None else x[0] for x in (g, i, t, p)))
+    assert t is not None  # infer_shape rejected an absent permuted_tokens
+    d0, d1 = infer_dtype(t[1], None if p is None else p[1])
+    return {"permuted_tokens_grad": (s0, d0), "probs_grad": None if s1 is None else (s1, d1)}

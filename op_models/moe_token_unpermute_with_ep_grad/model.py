@@ -10,15 +10,13 @@ equivalence matrix, the ATK reader (:mod:`.atk`) and the tiling space (:mod:`.ti
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from aicore_sim import AttrSpec, PreparedCall, Spec, TensorSpec, dtypes
-from aicore_sim.ascendc.host import tensor_descs
 from op_models import moe_matrix
-from op_models.moe_common import FLOATS, MoeOpModel, topk
+from op_models.moe_common import FLOATS, MoeOpModel, topk_default
 
 NAME = "moe_token_unpermute_with_ep_grad"
 
@@ -46,6 +44,7 @@ class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
         TensorSpec("probs_grad", FLOATS, 2, optional=True, doc="(N, K), only with probs"),
     )
     aclnn_name = "MoeTokenUnpermuteWithEpGrad"
+    tiling_arch = True  # the empty-tensor path of 950 (host arch 3510)
     matrix_axes = {**moe_matrix.AXES, "indices": moe_matrix.INDICES}
 
     @property
@@ -92,48 +91,16 @@ class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
                 "attrs": {"range": list(c["range"]), "topk_num": c["topk_num"]},
                 "make_inputs": c["make_inputs"], "expected": c["expected"]}
 
-    # -- shapes and tiling -------------------------------------------------------------------
-
-    def infer_outputs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
-                      ) -> dict[str, Spec | None]:
-        from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
-
-        def desc(s: Spec | None) -> Any:
-            return None if s is None else SimpleNamespace(shape=s[0], dtype=s[1])
-
-        sp = input_specs
-        outs = infer_outputs(desc(sp["unpermuted_tokens_grad"]), desc(sp["sorted_indices"]),
-                             desc(sp.get("permuted_tokens")), desc(sp.get("probs")))
-        return {k: None if v is None else (v.shape, v.dtype) for k, v in outs.items()}
-
-    def tiling(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any] | list[Any],
-               platform: Any) -> dict[str, Any]:
-        from aicore_sim.ascendc import PlatformAscendC
-        from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingContext, tiling_func
-
-        descs = tensor_descs(input_specs.values())
-        if isinstance(attrs, list):
-            ctx = TilingContext.positional(descs, *attrs)
-        else:
-            ctx = TilingContext.create(*descs, padded_mode=attrs.get("padded_mode"),
-                                       restore_shape=attrs.get("restore_shape"),
-                                       range=attrs.get("range"), topk_num=attrs.get("topk_num"))
-        host = 3510 if platform.short_soc == "Ascend950" else None
-        return tiling_func(ctx, PlatformAscendC(platform), host_npu_arch=host).answer()
-
     # -- the call ----------------------------------------------------------------------------
 
-    def prepare(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
-                platform: Any) -> PreparedCall:
-        from op_models.moe_token_unpermute_with_ep_grad import api
+    def default_attrs(self, input_specs: dict[str, Spec | None], attrs: dict[str, Any]
+                      ) -> dict[str, Any]:
+        return topk_default(attrs, "topk_num", input_specs.get("probs"))
 
-        probs = inputs.get("probs")
-        size, ex = api.get_workspace_size(
-            inputs["unpermuted_tokens_grad"], inputs["sorted_indices"],
-            inputs.get("permuted_tokens"), probs, attrs.get("padded_mode", False),
-            attrs.get("restore_shape"), attrs.get("range"), topk(attrs, "topk_num", probs), None,
-            None, platform=platform)
-        return PreparedCall.of(self.name, ex.out_shapes, size, ex)
+    def instruction_bound(self, pc: PreparedCall) -> int | None:
+        from op_models.moe_token_unpermute_with_ep_grad.tiling_space import instruction_bound
+
+        return instruction_bound(pc.tiling, pc.block_dim)
 
     def golden(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                pc: PreparedCall) -> dict[str, np.ndarray | None]:
@@ -141,7 +108,7 @@ class MoeTokenUnpermuteWithEpGradModel(MoeOpModel):
 
         idx = inputs["sorted_indices"]
         assert idx is not None
-        start, end, num_out = normalise_range(attrs.get("range"), int(idx.shape[0]))
+        start, end, num_out = normalise_range(attrs["range"], int(idx.shape[0]))
         td = pc.tiling
         pg, prg = golden(inputs["unpermuted_tokens_grad"], idx, inputs.get("permuted_tokens"),
                          inputs.get("probs"), start=start, end=end, num_out_tokens=num_out,

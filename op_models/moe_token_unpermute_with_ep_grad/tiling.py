@@ -46,10 +46,11 @@ Deviations from upstream
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from aicore_sim.ascendc import host
 from aicore_sim.ascendc.host import (
     GRAPH_FAILED,  # non-zero, which matters for bug §9 #3
     GRAPH_SUCCESS,
@@ -168,98 +169,22 @@ class TilingData(TilingStruct):
         return struct.pack("<19q", *(_i64(v) for v in self.as_list()))
 
 
-@dataclass(frozen=True)
-class TilingContext:
-    """The inputs of one tiling call, read through gert-like getters.
+class TilingContext(host.TilingContext):
+    """The inputs of one tiling call, read through gert's getters
+    (:class:`aicore_sim.ascendc.host.TilingContext`): inputs ``unpermuted_tokens_grad``,
+    ``sorted_indices``, ``permuted_tokens``, ``probs`` (the last two optional: an absent one
+    owns no instance index); attributes 0 ``padded_mode`` bool, 1 ``restore_shape`` list,
+    2 ``range`` list, 3 ``topk_num`` int, read by index exactly as upstream reads them, so a
+    case that lists attributes positionally (as upstream's UT does) sees the same quirks.
+    ``create`` sets ``padded_mode`` false unless given; the aclnn API always passes
+    ``padded_mode`` and ``topk_num`` and substitutes the IR defaults ({1, 1}, {-1, -1}) for
+    null arrays: pass those values to model an aclnn call."""
 
-    ``inputs`` is in IR order (``unpermuted_tokens_grad``, ``sorted_indices``,
-    ``permuted_tokens``, ``probs``); ``None`` marks an absent input. ``attrs`` maps IR attribute
-    index → value (0 ``padded_mode`` bool, 1 ``restore_shape`` list, 2 ``range`` list,
-    3 ``topk_num`` int); a missing key is an absent attribute, ``attrs=None`` a null attribute
-    set. Attributes are read by index exactly as upstream reads them, so a case that lists
-    attributes positionally (as upstream's UT does) sees the same quirks.
-    """
-
-    inputs: tuple[TensorDesc | None, ...]
-    attrs: Mapping[int, Any] | None = field(default_factory=dict)
-    node_name: str = OP_TYPE
-
-    def __post_init__(self) -> None:
-        padded = tuple(self.inputs) + (None,) * (len(_INPUT_NAMES) - len(self.inputs))
-        if len(padded) != len(_INPUT_NAMES):
-            raise ValueError(f"{OP_TYPE} has {len(_INPUT_NAMES)} inputs, got {len(self.inputs)}")
-        object.__setattr__(self, "inputs", padded)
-        if self.attrs is not None:
-            object.__setattr__(self, "attrs", dict(self.attrs))
-
-    # -- constructors ------------------------------------------------------------------------
-
-    @classmethod
-    def create(
-        cls,
-        unpermuted_tokens_grad: TensorDesc | None,
-        sorted_indices: TensorDesc | None,
-        permuted_tokens: TensorDesc | None = None,
-        probs: TensorDesc | None = None,
-        *,
-        padded_mode: bool | None = False,
-        restore_shape: Sequence[int] | None = None,
-        range: Sequence[int] | None = None,
-        topk_num: int | None = None,
-    ) -> TilingContext:
-        """Named attributes placed at their IR indices; ``None`` leaves an attribute absent.
-
-        The aclnn API always passes ``padded_mode`` and ``topk_num`` and substitutes the IR
-        defaults ({1, 1}, {-1, -1}) for null arrays; pass those values to model an aclnn call.
-        """
-        attrs: dict[int, Any] = {}
-        if padded_mode is not None:
-            attrs[ATTR_PADDEDMODE_IDX] = bool(padded_mode)
-        if restore_shape is not None:
-            attrs[ATTR_RESTORESHAPE_IDX] = list(restore_shape)
-        if range is not None:
-            attrs[ATTR_RANGE_IDX] = list(range)
-        if topk_num is not None:
-            attrs[ATTR_TOPKNUM_IDX] = int(topk_num)
-        return cls((unpermuted_tokens_grad, sorted_indices, permuted_tokens, probs), attrs)
-
-    @classmethod
-    def positional(cls, inputs: Sequence[TensorDesc | None], *attrs: Any) -> TilingContext:
-        """Attributes given as a positional list: the i-th value lands on IR index i."""
-        return cls(tuple(inputs), dict(enumerate(attrs)))
-
-    # -- gert-like getters -------------------------------------------------------------------
-
-    def _instances(self) -> list[TensorDesc | None]:
-        # Required inputs always own an instance slot; absent optional inputs own none.
-        return [d for d, req in zip(self.inputs, _REQUIRED_INPUTS) if req or d is not None]
-
-    def GetInputDesc(self, index: int) -> TensorDesc | None:
-        """Descriptor by *instance* index (shifts when an optional input is absent)."""
-        inst = self._instances()
-        return inst[index] if 0 <= index < len(inst) else None
-
-    def GetInputShape(self, index: int) -> tuple[int, ...] | None:
-        """Storage shape by instance index, or ``None`` (a null pointer)."""
-        desc = self.GetInputDesc(index)
-        return None if desc is None else desc.shape
-
-    def GetOptionalInputDesc(self, ir_index: int) -> TensorDesc | None:
-        """Descriptor by IR index; ``None`` when that optional input is absent."""
-        return self.inputs[ir_index]
-
-    def GetOptionalInputTensor(self, ir_index: int) -> TensorDesc | None:
-        """Presence of an optional input (we model the tensor by its descriptor)."""
-        return self.inputs[ir_index]
-
-    def GetOptionalInputShape(self, ir_index: int) -> tuple[int, ...] | None:
-        """Storage shape by IR index; ``None`` when that optional input is absent."""
-        desc = self.inputs[ir_index]
-        return None if desc is None else desc.shape
-
-    def GetAttrs(self) -> Mapping[int, Any] | None:
-        """The attribute set keyed by IR index, or ``None`` for a null set."""
-        return self.attrs
+    OP_TYPE = OP_TYPE
+    INPUTS = tuple(zip(_INPUT_NAMES, _REQUIRED_INPUTS))
+    ATTRS = (("padded_mode", "bool"), ("restore_shape", "list"), ("range", "list"),
+             ("topk_num", "int"))
+    CREATE_DEFAULTS = {"padded_mode": False}
 
 
 # --------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import numpy as np
 
 from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.platform_ascendc import npu_arch
 from op_models.moe_matrix import MoeTilingSpace
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
@@ -94,21 +95,11 @@ def _check_args(cf: Any) -> None:
     ranks, shape relations, ranges, the tiling's rules): what the :class:`Case` a sweep runs
     cannot carry (e.g. int64 indices) is refused here with the aclnn code, as ``run`` would.
     The arrays are zero-strided views: no memory whatever the shapes."""
-    from op_models.moe_token_unpermute_with_ep_grad import api
-
     if cf.positional_attrs:
         raise ValueError(f"case file {cf.name}: positional attrs are for 'aicore-sim tiling' only")
     arrays = {k: None if v is None else np.broadcast_to(np.zeros((), v.dtype), v.shape)
               for k, v in cf.inputs.items()}
-    a = dict(cf.attrs)
-    probs = arrays.get("probs")
-    topk = a.get("topk_num")
-    if topk is None:
-        topk = int(probs.shape[1]) if probs is not None and probs.ndim == 2 else 1
-    api.get_workspace_size(arrays["unpermuted_tokens_grad"], arrays["sorted_indices"],
-                           arrays.get("permuted_tokens"), probs, a.get("padded_mode", False),
-                           a.get("restore_shape"), a.get("range"), topk, None, None,
-                           platform=cf.platform)
+    cf.op.model.prepare(arrays, dict(cf.attrs), cf.platform)
 
 
 def _dtype_name(dt: Any) -> str:
@@ -139,8 +130,8 @@ def upstream_tiling(case: _cases.Case, platform: Platform, cores: int | None = N
                     ) -> tuple[TilingData, int, int]:
     """The ported host tiling for ``cores`` cores: ``(tiling data, tiling key, block dim)``."""
     cores = platform.aiv_core_num if cores is None else cores
-    host = 3510 if platform.short_soc == "Ascend950" else None
-    tr = tiling_func(_context(case), PlatformAscendC(platform, cores), host_npu_arch=host)
+    tr = tiling_func(_context(case), PlatformAscendC(platform, cores),
+                     host_npu_arch=npu_arch(platform))
     tr.raise_for_status()
     assert tr.tiling_data is not None and tr.tiling_key is not None
     return tr.tiling_data, tr.tiling_key, int(tr.block_dim or cores)

@@ -9,7 +9,6 @@ import gzip as _gzip
 import json
 import os
 import queue
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from aicore_sim.export.perfetto.events import stall_rows
 from aicore_sim.export.perfetto.rows import compact
 from aicore_sim.export.perfetto.writer import CHUNK_EVENTS, Writer, iter_text
 from aicore_sim.sim.trace import Trace
+from aicore_sim.util.atomic import atomic_path
 
 LARGE_EVENTS = 200_000
 """Above this many events :func:`write_trace` gzips even when the path does not say so."""
@@ -142,9 +142,8 @@ def write_trace(trace: Trace | Mapping[str, Any], path: str | os.PathLike,
     ``chunk_events`` events at a time and streamed into the file (compacted, compressed and
     written by a worker thread unless ``threaded=False``), so memory stays O(chunk_events)
     whatever the trace; the text does not depend on ``chunk_events`` or ``threaded``. The file
-    appears complete or not at all (temporary file in the same folder + ``os.replace``; removed
-    on any failure, interrupts included). Returns a :class:`TraceFile` (``path``, ``bytes``,
-    ``events``).
+    appears complete or not at all (:func:`aicore_sim.util.atomic.atomic_path`). Returns a
+    :class:`TraceFile` (``path``, ``bytes``, ``events``).
     """
     path = Path(path)
     writer: Writer | None = None
@@ -159,22 +158,15 @@ def write_trace(trace: Trace | Mapping[str, Any], path: str | os.PathLike,
         pieces = iter([json.dumps(trace, separators=(",", ":")).encode()])
     if gzip and path.suffix != ".gz":
         path = path.with_name(path.name + ".gz")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            sink = Sink(f, gzip, threaded)
-            try:
-                for piece in pieces:
-                    sink.write(piece)
-                sink.close()
-            except BaseException:
-                sink.abort()
-                raise
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path, mode=None) as tmp, open(tmp, "wb") as f:
+        sink = Sink(f, gzip, threaded)
+        try:
+            for piece in pieces:
+                sink.write(piece)
+            sink.close()
+        except BaseException:
+            sink.abort()
+            raise
     events = writer.events if writer is not None else len(trace["traceEvents"])
     return TraceFile(path, sink.size, events)
 

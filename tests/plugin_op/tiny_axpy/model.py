@@ -106,13 +106,13 @@ class TinyAxpyModel:
         return PreparedCall(self.name, {"z": (x.shape, np.dtype(np.float32))}, td, 0, dim,
                             0, (dict(inputs), float(attrs.get("alpha", 1.0)), platform))
 
-    def execute(self, pc: PreparedCall, *, mode: str = "timed", **launch_kw: Any) -> Any:
+    def execute(self, pc: PreparedCall, *, mode: str = "timed", **record_kw: Any) -> Any:
         inputs, alpha, platform = pc.state
         tensors = {k: np.ascontiguousarray(v) for k, v in inputs.items()}
         tensors["z"] = np.zeros(pc.out_shapes["z"][0], np.float32)
         return launch(tiny_axpy, ["x", "y", "z", pc.tiling, alpha], tensors,
                       {"z": (np.dtype(np.float32), pc.out_shapes["z"][0])}, platform,
-                      block_dim=pc.block_dim, mode=mode, **launch_kw)
+                      block_dim=pc.block_dim, mode=mode, **record_kw)
 
     def golden(self, inputs: dict, attrs: dict, pc: PreparedCall) -> dict:
         return {"z": golden(inputs["x"], inputs["y"], attrs.get("alpha", 1.0))}
