@@ -49,6 +49,12 @@ _GM_BW = STALL_CAUSES.index("gm_bandwidth")
 _NO_STALLS = np.zeros((0, 5), np.int64)
 
 
+def core_name(core: int) -> str:
+    """The one name of an AIV core wherever the project shows it (trace processes, plots,
+    messages): msprof's simulator's name of a vector core, ``core<N>.veccore0``."""
+    return f"core{core}.veccore0"
+
+
 def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
     """The ``what`` of a stall row in words (see the module docstring)."""
     name = STALL_CAUSES[cause]

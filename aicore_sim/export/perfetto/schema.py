@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.sim.isa import Instr, Opcode, Pipe, Space
+from aicore_sim.sim.trace import core_name
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Thread order inside a core: the order data flows through it."""
@@ -56,8 +57,9 @@ _COPIES = (Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM)
 
 
 def core_label(core: int) -> str:
-    """Process name of a core, as msprof's simulator names vector cores."""
-    return f"core{core}.veccore0"
+    """Process name of a core, as msprof's simulator names vector cores (the project's one
+    name of a core: :func:`aicore_sim.sim.trace.core_name`)."""
+    return core_name(core)
 
 
 def pid_of(core: int) -> int:
