@@ -68,11 +68,11 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
     if name == "barrier":
         return f"PIPE_ALL: {Pipe(what).name}"
     if name == "bank_conflict":
-        return f"{stream[what].op.value}: UB bank conflict of its operands"
+        return f"{stream[what].name}: UB bank conflict of its operands"
     if name == "same_granule":
         if what < 0:
             return "kernel entry: the parameter block's GM granule, read by every core at once"
-        return f"{stream[what].op.value}: GM granule requested by other cores at once"
+        return f"{stream[what].name}: GM granule requested by other cores at once"
     if name == "sync_all":
         return f"SyncAll #{what}: the other cores"
     return Pipe(what).name  # queue_full
