@@ -187,12 +187,15 @@ class Timeline:
             return TimelineFileError(f"{path}: not a timeline file of 'aicore-sim run' ({why})")
 
         try:
-            with np.load(path, allow_pickle=False) as z:
+            z = np.load(path, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):  # one array: an .npy file
+                raise bad("one .npy array, not an .npz archive")
+            with z:
                 a = {k: z[k] for k in z.files}
         except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+            if isinstance(e, TimelineFileError):
+                raise
             raise bad(f"{type(e).__name__}: {e}") from None
-        except AttributeError:  # np.load returned one array: an .npy file, not an archive
-            raise bad("one .npy array, not an .npz archive") from None
         if str(a.get("format", "")) != FORMAT:
             raise bad(f"'format' is not {FORMAT!r}")
         try:
