@@ -71,8 +71,9 @@ def run_timeline(folder: Path) -> Any:
         if _functional(summary):
             raise _PlotArgError(f"RUN_DIR {folder}: the run has no timing (functional mode): "
                                 "nothing to draw")
-        raise _PlotArgError(f"RUN_DIR {folder}: no {TIMELINE_FILE} (a run by an older "
-                            "aicore-sim: run it again)")
+        raise _PlotArgError(f"RUN_DIR {folder}: no {TIMELINE_FILE} (every timed 'aicore-sim "
+                            "run' writes one; an older run, or another command's folder, has "
+                            "none: run it again)")
     try:
         return Timeline.load(f)
     except TimelineFileError as e:

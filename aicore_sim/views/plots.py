@@ -34,6 +34,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, PathPatch
 from matplotlib.path import Path as MplPath
+from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from aicore_sim.sim.isa import Pipe
 from aicore_sim.sim.trace import STALL_CAUSES, Trace, core_name
@@ -166,7 +167,7 @@ def timeline_figure(source: Trace | Timeline, cores: Sequence[int] | None = None
                 rgb = cause_rgb[np.asarray(causes)[top]]
                 img[row[(c, p)] * _SUBROWS + _SUBROWS - 1] = 1.0 - frac[:, None] * (1.0 - rgb)
                 shown.update(k for k, o in zip(causes, occ) if o.any())
-        ax.imshow(img, aspect="auto", interpolation="nearest",
+        ax.imshow(np.rint(img * 255).astype(np.uint8), aspect="auto", interpolation="nearest",
                   extent=(t0 * scale, t1 * scale, n_lanes, 0))
         mode = "occupancy image"
     else:
@@ -214,7 +215,7 @@ def timeline_figure(source: Trace | Timeline, cores: Sequence[int] | None = None
     axu.set_ylim(0, 1.0)
     axu.set_ylabel("busy / makespan")
     axu.set_xticks(x[::step], [core_name(sel[k]) for k in range(0, len(sel), step)],
-                   fontsize=6, rotation=90)
+                   fontsize=6 if len(sel) > 8 else 7, rotation=90 if len(sel) > 8 else 0)
     fig.tight_layout()
     return fig
 
@@ -224,20 +225,28 @@ def _sorted(spans: np.ndarray) -> np.ndarray:
 
 
 def _label_lanes(ax, sel: list[int], height: float) -> None:
-    """Each lane's pipe name (every lane, while a lane is tall enough to read one; else the
-    first core's) and the core's name beside its four lanes (every ``step``-th core)."""
+    """Each lane's pipe name left of it (every lane, while a lane is tall enough to read one;
+    else the first core's) and further left the core's name beside its four lanes (every
+    ``step``-th core). Plain texts, not ticks: a tick costs ten times a text to build and
+    lay out, and the whole-chip view has 4 lanes x 48 cores of them."""
     n_lanes = len(sel) * len(LANES)
     lane_pt = height * 72 / max(n_lanes, 1)
     font = min(7.0, lane_pt * 0.7)
     labelled = range(len(sel)) if font >= 3.5 else range(1)
     font = max(font, 3.5)
-    ticks = [k * len(LANES) + j + 0.5 for k in labelled for j in range(len(LANES))]
-    ax.set_yticks(ticks, [p.name for _ in labelled for p in LANES], fontsize=font)
+    ax.set_yticks([])
+    left = blended_transform_factory(ax.transAxes, ax.transData)  # x: axes, y: lanes
+    lane_x = offset_copy(left, ax.figure, x=-3, units="points")
+    for k in labelled:
+        for j, p in enumerate(LANES):
+            ax.text(0, k * len(LANES) + j + 0.5, p.name, transform=lane_x, ha="right",
+                    va="center", fontsize=font, gid="lane")
     step = max(1, len(sel) // 24)
-    ax.set_yticks([k * len(LANES) + len(LANES) / 2 for k in range(0, len(sel), step)],
-                  [core_name(sel[k]) for k in range(0, len(sel), step)], minor=True,
-                  fontsize=7)
-    ax.tick_params(axis="y", which="minor", length=0, pad=4 + 4.2 * font)
+    # left of the lane names (6 capitals at most, each under 0.75 em wide)
+    core_x = offset_copy(left, ax.figure, x=-(7 + 6 * 0.75 * font), units="points")
+    for k in range(0, len(sel), step):
+        ax.text(0, k * len(LANES) + len(LANES) / 2, core_name(sel[k]), transform=core_x,
+                ha="right", va="center", fontsize=7, gid="core")
     for k in range(1, len(sel)):
         ax.axhline(k * len(LANES), color="#999999", lw=0.4)
 
