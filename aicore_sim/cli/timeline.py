@@ -190,5 +190,6 @@ def report_lines(args: argparse.Namespace, summary: dict[str, Any]) -> list[str]
 
 UsageError = _Usage
 
-__all__ = ["UsageError", "add_picture_options", "add_run_options", "check_run_options", "finish_run", "idle_options",
-           "parse_cores", "parse_window", "plot_options", "report_lines"]
+__all__ = ["UsageError", "add_picture_options", "add_run_options", "check_run_options",
+           "finish_run", "idle_options", "parse_cores", "parse_window", "plot_options",
+           "report_lines"]
