@@ -19,8 +19,8 @@ examples:
   aicore-sim run --case p1_deepseek_v3 --trace lanes --out traces/p1
   aicore-sim plot traces/p1 --cores 0 --window 10us:40us
       one core, 30 µs of it: writes traces/p1/timeline_cores-0_window-10us-40us.png
-  aicore-sim plot traces/p1 --cores 0-3 --ub-plot --out /tmp/p1_first4.png
-      four cores, and their UB bytes over time in /tmp/p1_first4_ub.png
+  aicore-sim plot traces/p1 --cores 0-3 --ub-plot --out p1_first4.png
+      four cores, and their UB bytes over time in p1_first4_ub.png
 
 Reads only the run folder's timeline.npz (written by every timed 'aicore-sim run'; the trace
 file is not needed): redraws in a second or two what run drew into timeline.png. Without
@@ -46,11 +46,13 @@ def add_parser(sub: Any) -> None:
                                    "'aicore-sim run' again, from its timeline.npz.")
     p.add_argument("run_dir", type=nonempty, metavar="RUN_DIR",
                    help="a run folder written by 'aicore-sim run' (timed, not functional)")
-    timeline.add_picture_options(p, "the picture")
+    timeline.add_picture_options(p, "the picture", "the UB picture beside it (ub.png, or "
+                                 "ub_<zoom>.png for timeline_<zoom>.png, or <name>_ub.png for "
+                                 "--out <name>.png)")
     p.add_argument("--out", type=nonempty, metavar="PNG",
                    help="where the picture goes (default: in RUN_DIR, timeline.png for the "
-                        "whole run, else a name made of --cores and --window); with "
-                        "--ub-plot, the UB picture goes beside it as <name>_ub.png")
+                        "whole run, else timeline_<zoom>.png, <zoom> made of --cores and "
+                        "--window)")
     p.set_defaults(func=cmd_plot)
 
 

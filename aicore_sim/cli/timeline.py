@@ -48,9 +48,9 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
     add_picture_options(g)
 
 
-def add_picture_options(g: Any, png: str = "timeline.png") -> None:
+def add_picture_options(g: Any, png: str = "timeline.png", ub: str = "ub.png") -> None:
     """``--cores``, ``--window``, ``--ub-plot``: what the timeline pictures show (``run`` and
-    ``plot`` take the same options; ``png`` names the picture in their help)."""
+    ``plot`` take the same options; ``png`` and ``ub`` name the pictures in their help)."""
     g.add_argument("--cores", type=cores, metavar="LIST",
                    help=f"cores drawn in {png}, e.g. 0,5 or 0-3,8 (default all)")
     g.add_argument("--window", type=window, metavar="A:B",
@@ -58,7 +58,7 @@ def add_picture_options(g: Any, png: str = "timeline.png") -> None:
                         "(0.5us:2.7us); either end may be left out; each end a finite "
                         "number >= 0, the end after the start")
     g.add_argument("--ub-plot", action="store_true",
-                   help="also write ub.png: UB bytes in use over time per core (reserved by "
+                   help=f"also write {ub}: UB bytes in use over time per core (reserved by "
                         "InitBuffer, and live: buffers between their first and last use)")
 
 

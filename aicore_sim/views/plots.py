@@ -140,6 +140,7 @@ def timeline_figure(source: Trace | Timeline, cores: Sequence[int] | None = None
     fig = Figure(figsize=(14, height + 2.8))
     FigureCanvasAgg(fig)  # Agg canvas of this figure only: no pyplot, no global backend
     ax, axu = fig.subplots(2, 1, gridspec_kw={"height_ratios": [height, 2.2]})
+    _margins(fig, len(sel))
     row = {(c, p): k * len(LANES) + j for k, c in enumerate(sel) for j, p in enumerate(LANES)}
     lane_of = np.full(len(Pipe), -1, np.int64)
     for j, p in enumerate(LANES):
@@ -216,8 +217,21 @@ def timeline_figure(source: Trace | Timeline, cores: Sequence[int] | None = None
     axu.set_ylabel("busy / makespan")
     axu.set_xticks(x[::step], [core_name(sel[k]) for k in range(0, len(sel), step)],
                    fontsize=6 if len(sel) > 8 else 7, rotation=90 if len(sel) > 8 else 0)
-    fig.tight_layout()
     return fig
+
+
+def _margins(fig: Figure, n_cores: int) -> None:
+    """Margins in inches, set by hand (``tight_layout`` would lay out every label text once
+    more: a third of the whole-chip figure's time): left the core and lane names, above the
+    title and the legend, between the time axis' labels, below the core names of the bars
+    (upright past 8 cores)."""
+    w, h = fig.get_size_inches()
+    left, right, top = 1.45, 0.15, 0.5
+    bottom = 0.95 if n_cores > 8 else 0.35
+    gap = 0.75
+    axes_h = (h - top - bottom - gap) / 2  # the mean of the two axes' heights
+    fig.subplots_adjust(left=left / w, right=1 - right / w, top=1 - top / h,
+                        bottom=bottom / h, hspace=gap / axes_h)
 
 
 def _sorted(spans: np.ndarray) -> np.ndarray:
