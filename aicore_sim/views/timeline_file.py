@@ -114,7 +114,8 @@ def ub_occupancy(core: CoreTrace) -> tuple[np.ndarray, np.ndarray, int]:
 
 @dataclass
 class Timeline:
-    """The lanes of every core of a launch, its clock and makespan (what the plots draw)."""
+    """A kernel launch on the chip as the plots draw it: the lanes of every AIV core, the
+    chip's clock and the launch's makespan."""
 
     clock_mhz: float
     makespan: int
