@@ -45,13 +45,13 @@ def _round_trip(n, **kw):
 def test_data_copy_three_directions_exact_cycles():
     r, x = _round_trip(64)
     assert _rows(r) == [
-        ("MTE2 DataCopyPad.GM2UB x@0->a@0 256B", 1, 357),  # 100 + 256 B
+        ("MTE2 DataCopy.GM2UB x@0->a@0 256B", 1, 357),  # 100 + 256 B (named as called)
         ("MTE2 SetFlag<MTE2_V>(0)", 357, 358),
         ("VECTOR WaitFlag<MTE2_V>(0)", 358, 359),
         ("VECTOR DataCopy.UB2UB a@0->b@256 256B", 359, 377),  # as a Copy: 10 + 64 / 8 = 18
         ("VECTOR SetFlag<V_MTE3>(0)", 377, 378),
         ("MTE3 WaitFlag<V_MTE3>(0)", 378, 379),
-        ("MTE3 DataCopyPad.UB2GM b@256->y@0 256B", 379, 735),  # 100 + 256 B
+        ("MTE3 DataCopy.UB2GM b@256->y@0 256B", 379, 735),  # 100 + 256 B
         ("SCALAR PipeBarrier<PIPE_ALL>", 735, 736),
     ]
     stream = r.program.streams[0]

@@ -42,7 +42,7 @@ def test_run_without_arguments(tmp_path, cli_subprocess) -> None:
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out.iterdir()) == [
         "L2Cache.csv", "OpBasicInfo.csv", "PipeUtilization.csv", "ResourceConflictRatio.csv",
-        "outputs", "streams.npz", "summary.json", "timeline.png", "trace.json"]
+        "outputs", "streams.npz", "summary.json", "timeline.npz", "timeline.png", "trace.json"]
     assert sorted(p.name for p in (out / "outputs").iterdir()) == [
         "permuted_tokens_grad.npy", "probs_grad.npy"]
     assert "makespan" in r.stdout and "bound by" in r.stdout
@@ -228,7 +228,7 @@ def test_run_timing_only_writes_no_outputs_and_no_golden(tmp_path, cli) -> None:
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out.iterdir()) == [
         "L2Cache.csv", "OpBasicInfo.csv", "PipeUtilization.csv", "ResourceConflictRatio.csv",
-        "streams.npz", "summary.json", "trace.json"]
+        "streams.npz", "summary.json", "timeline.npz", "trace.json"]
     s = json.loads((out / "summary.json").read_text())
     assert "golden" not in s and "golden" not in s["phases_seconds"]
     assert "golden" not in r.stdout

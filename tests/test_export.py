@@ -409,8 +409,10 @@ def test_names_and_labels_are_escaped() -> None:
     label = 'say "hi" \\ tab\t é'
     stream = [ins._replace(label=label) if ins.op is Opcode.CAST else ins for ins in ct.stream]
     tr = Trace([dataclasses.replace(ct, stream=stream)], r.trace.clock_mhz)
-    cast = [e for e in chrome_trace(tr)["traceEvents"] if e.get("name") == "Cast"]
-    assert cast[0]["args"]["label"] == label
+    # the label names the call the instruction was recorded by: the slice's name, escaped too
+    cast = [e for e in chrome_trace(tr)["traceEvents"] if e.get("cat") == "vector"
+            and e.get("args", {}).get("label") == label]
+    assert len(cast) == 1 and cast[0]["name"] == label
 
 
 def test_json_string_bodies() -> None:
@@ -476,3 +478,21 @@ def test_validator_rejects(events, fragment) -> None:
 def test_validator_allows_back_to_back_and_lone_zero_length() -> None:
     ev = [_x(1, 1, 0.0, 1.0), _x(1, 1, 1.0, 1.5), _x(1, 1, 3.0, 0.0), _x(1, 1, 3.5, 1.0)]
     assert validate_chrome_trace({"traceEvents": ev}) == []
+
+
+def test_slices_are_named_by_the_call_the_kernel_made() -> None:
+    """A ``DataCopy(ub, gm, n)`` is the slice ``DataCopy.GM2UB`` (the API called, then its
+    direction), a ``DataCopyPad`` ``DataCopyPad.GM2UB``; the opcode stays one for both."""
+    n = 64
+    x = np.arange(n, dtype=np.float32)
+    r = launch(kernels.data_copy_round_trip, ["x", "y", {"n": n}],
+               {"x": x, "y": np.zeros(n, np.float32)}, {"y": (np.float32, (n,))}, TINY,
+               block_dim=1)
+    names = [e["name"] for e in chrome_trace(r.trace)["traceEvents"]
+             if e["ph"] == "X" and e.get("cat") in ("copy", "vector")]
+    assert names == ["DataCopy.GM2UB", "DataCopy.UB2UB", "DataCopy.UB2GM"]
+    pad = [e["name"] for e in chrome_trace(_run("copy_cast").trace)["traceEvents"]
+           if e["ph"] == "X" and e.get("cat") == "copy"]
+    assert pad == ["DataCopyPad.GM2UB", "DataCopyPad.UB2GM"]
+    ops = {i.op for i in r.program.streams[0] if i.pipe in (Pipe.MTE2, Pipe.MTE3)}
+    assert ops >= {Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM}

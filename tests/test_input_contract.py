@@ -310,8 +310,9 @@ def test_every_option_help_states_its_domain() -> None:
             if a.type in DOMAINS:
                 assert (where, "".join(DOMAINS[a.type].split()) in rendered) == (where, True)
                 checked += 1
-    assert checked == 76  # typed options and positionals over all commands today (70, and
-    # coverage DIR / --only / --platform / --report, validate --hold-out / --write-confidence)
+    assert checked == 80  # typed options and positionals over all commands today (70, and
+    # coverage DIR / --only / --platform / --report, validate --hold-out / --write-confidence,
+    # plot RUN_DIR / --cores / --window / --out)
 
 
 # -- board CSV folders (correlate) -------------------------------------------------------------

@@ -129,13 +129,20 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
                 if arr is not None:
                     np.save(tmp / "outputs" / f"{name}.npy", arr)
                     files.append(f"outputs/{name}.npy")
-    if result.trace is not None and not args.no_plot:
+    lanes = None
+    if result.trace is not None:  # what the pictures draw, kept for 'aicore-sim plot'
+        from aicore_sim.views.timeline_file import TIMELINE_FILE, Timeline
+
+        with phases.time("timeline_file"):
+            lanes = Timeline.from_trace(result.trace, title=f"{cf.name} on {cf.platform.name} "
+                                        f"({mode}): {result.trace.makespan} cycles")
+            lanes.save(tmp / TIMELINE_FILE)
+        files.append(TIMELINE_FILE)
+    if lanes is not None and not args.no_plot:
         from aicore_sim.views.plots import plot_timeline
 
         with phases.time("plot"):
-            plot_timeline(result.trace, tmp / "timeline.png",
-                          title=f"{cf.name} on {cf.platform.name} ({mode}): "
-                                f"{result.trace.makespan} cycles",
+            plot_timeline(lanes, tmp / "timeline.png", title=lanes.title,
                           **timeline.plot_options(args, result.trace))
         files.append("timeline.png")
         if getattr(args, "window_note", None):
@@ -152,7 +159,7 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
         trace_note = (f"trace {written.path.name}: {_fmt_size(written.bytes)}, "
                       f"{written.events:,} events ({args.trace})")
     with phases.time("timeline"):
-        files += timeline.finish_run(args, result, summary, tmp, jobs, background)
+        files += timeline.finish_run(args, result, summary, tmp, jobs, background, lanes)
     if "cores" in summary:  # msprof op's CSVs of the run (PipeUtilization, OpBasicInfo, ...)
         from aicore_sim.export.msprof import write_msprof
 

@@ -13,6 +13,7 @@ from typing import Any
 import aicore_sim.cli.cases as cases
 import aicore_sim.cli.coverage as coverage
 import aicore_sim.cli.diff as diff
+import aicore_sim.cli.plot as plot
 import aicore_sim.cli.run as run
 import aicore_sim.cli.tiling as tiling
 import aicore_sim.cli.ut as ut
@@ -28,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  aicore-sim run\n  aicore-sim tiling examples/cases/tiny.json\n"
                "  aicore-sim platforms\n  aicore-sim cases\n"
                "  aicore-sim sweep examples/sweeps/tiny_smoke.toml\n"
-               "  aicore-sim search p1_deepseek_v3 --tokens 512\n\n"
+               "  aicore-sim search p1_deepseek_v3 --tokens 512\n"
+               "  aicore-sim plot traces/RUN --cores 0 --window 10us:40us\n\n"
                "'aicore-sim COMMAND --help' shows the options of one command.")
     p.add_argument("--debug", action="store_true",
                    help=f"show the traceback of an internal error (also {DEBUG_ENV}=1); "
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_sweep(sub)
     diff.add_parser(sub)
+    plot.add_parser(sub)  # a run folder's timeline drawn again
     ut.add_parser(sub)  # upstream's kernel unit tests (gtest)
     coverage.add_parser(sub)  # an operator source tree's coverage table
 

@@ -45,14 +45,20 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
                         "pipe free and 2x faster, and with HBM unlimited, and print the "
                         "makespan each gives (summary.json 'slack'); one replay per scenario, "
                         "run --jobs at a time")
+    add_picture_options(g)
+
+
+def add_picture_options(g: Any, png: str = "timeline.png", ub: str = "ub.png") -> None:
+    """``--cores``, ``--window``, ``--ub-plot``: what the timeline pictures show (``run`` and
+    ``plot`` take the same options; ``png`` and ``ub`` name the pictures in their help)."""
     g.add_argument("--cores", type=cores, metavar="LIST",
-                   help="cores drawn in timeline.png, e.g. 0,5 or 0-3,8 (default all)")
+                   help=f"cores drawn in {png}, e.g. 0,5 or 0-3,8 (default all)")
     g.add_argument("--window", type=window, metavar="A:B",
-                   help="time window of timeline.png: cycles (1000:5000) or µs with a unit "
+                   help=f"time window of {png}: cycles (1000:5000) or µs with a unit "
                         "(0.5us:2.7us); either end may be left out; each end a finite "
                         "number >= 0, the end after the start")
     g.add_argument("--ub-plot", action="store_true",
-                   help="also write ub.png: UB bytes in use over time per core (reserved by "
+                   help=f"also write {ub}: UB bytes in use over time per core (reserved by "
                         "InitBuffer, and live: buffers between their first and last use)")
 
 
@@ -135,8 +141,9 @@ def plot_options(args: argparse.Namespace, trace: Any) -> dict[str, Any]:
 
 
 def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], folder: Path,
-               jobs: int, background: dict[str, Any]) -> list[str]:
-    """Everything this module adds to a run's folder and summary; returns the files written."""
+               jobs: int, background: dict[str, Any], lanes: Any = None) -> list[str]:
+    """Everything this module adds to a run's folder and summary; returns the files written.
+    ``lanes``: the run's :class:`~aicore_sim.views.timeline_file.Timeline`, when built."""
     from aicore_sim.views import rundiff
 
     files: list[str] = []
@@ -160,8 +167,8 @@ def finish_run(args: argparse.Namespace, result: Any, summary: dict[str, Any], f
     if getattr(args, "ub_plot", False):
         from aicore_sim.views.plots import plot_ub
 
-        plot_ub(trace, folder / "ub.png", **{k: v for k, v in plot_options(args, trace).items()
-                                             if k == "cores"})
+        plot_ub(trace if lanes is None else lanes, folder / "ub.png",
+                **{k: v for k, v in plot_options(args, trace).items() if k == "cores"})
         files.append("ub.png")
     return files
 
@@ -184,5 +191,6 @@ def report_lines(args: argparse.Namespace, summary: dict[str, Any]) -> list[str]
 
 UsageError = _Usage
 
-__all__ = ["UsageError", "add_run_options", "check_run_options", "finish_run", "idle_options",
-           "parse_cores", "parse_window", "plot_options", "report_lines"]
+__all__ = ["UsageError", "add_picture_options", "add_run_options", "check_run_options",
+           "finish_run", "idle_options", "parse_cores", "parse_window", "plot_options",
+           "report_lines"]

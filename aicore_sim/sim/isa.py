@@ -163,6 +163,11 @@ class Operand(NamedTuple):
         return self.addr + self.nbytes
 
 
+_VARIANT_LABELS = frozenset({"DataCopy"})
+"""Labels naming a call whose instructions keep the opcode's variant in their name (a
+``DataCopy`` GM->UB is ``DataCopy.GM2UB``); any other label names its call alone."""
+
+
 class Instr(NamedTuple):
     """One recorded instruction of one core.
 
@@ -202,6 +207,9 @@ class Instr(NamedTuple):
     - GetValue.UB: ``dep`` = (pipe, index in that pipe's program order) of the instruction
       that last wrote the bytes read, or None; the scalar unit waits for it (compiler auto-sync).
     - ``implicit`` marks flags inserted by TQue calls rather than written by the kernel.
+    - ``label``: the Ascend C call that recorded the instruction when it is not the opcode's
+      own (``DataCopy`` for a copy, ``InitGlobalMemory``, ``CreateVecIndex``, ...): what
+      :attr:`name` shows.
     - ``cache``: the L2 cache mode of a copy's GM tensor (``GlobalTensor.SetL2CacheHint``):
       :data:`CACHE_NORMAL` (read and write allocate in L2) or :data:`CACHE_DISABLE` (the
       access goes to HBM without allocating in L2).
@@ -231,14 +239,28 @@ class Instr(NamedTuple):
     cache: int = 0
     atomic: str = ""
 
+    @property
+    def name(self) -> str:
+        """The name a user sees (trace slices, messages): the API the kernel called, its
+        variant after a dot when the opcode has one and the label does not name a call of its
+        own - ``DataCopy.GM2UB`` for ``DataCopy(ub, gm, n)``, ``DataCopyPad.UB2GM``,
+        ``GetValue.GM``, ``InitGlobalMemory``, ``Muls`` - and flags and barriers with their
+        event: ``SetFlag<MTE2_V>(3)``, ``PipeBarrier<PIPE_ALL>``. The opcode itself (the
+        instruction's kind, what costs and digests use) is unchanged."""
+        if self.op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG):
+            return f"{self.op.value}<{self.event.name}>({self.event_id})"
+        if self.op is Opcode.BARRIER:
+            return f"PipeBarrier<PIPE_{self.barrier.name if self.barrier is not None else 'ALL'}>"
+        base, _, variant = self.op.value.partition(".")
+        if self.label and self.label not in _VARIANT_LABELS:
+            return self.label
+        return f"{self.label or base}.{variant}" if variant else (self.label or base)
+
     def describe(self) -> str:
         """A short human-readable form, e.g. ``MTE2 DataCopyPad.GM2UB grad->gradIn 1024B``."""
-        if self.op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG):
-            return f"{self.pipe.name} {self.op.value}<{self.event.name}>({self.event_id})"
-        if self.op is Opcode.BARRIER:
-            target = self.barrier.name if self.barrier is not None else "ALL"
-            return f"{self.pipe.name} PipeBarrier<PIPE_{target}>"
-        parts = [self.pipe.name, self.op.value]
+        if self.op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG, Opcode.BARRIER):
+            return f"{self.pipe.name} {self.name}"
+        parts = [self.pipe.name, self.name]
         if self.src or self.dst:
             srcs = ",".join(f"{o.buf}@{o.addr}" for o in self.src)
             dst = f"{self.dst.buf}@{self.dst.addr}" if self.dst else ""

@@ -49,6 +49,12 @@ _GM_BW = STALL_CAUSES.index("gm_bandwidth")
 _NO_STALLS = np.zeros((0, 5), np.int64)
 
 
+def core_name(core: int) -> str:
+    """The one name of an AIV core wherever the project shows it (trace processes, plots,
+    messages): msprof's simulator's name of a vector core, ``core<N>.veccore0``."""
+    return f"core{core}.veccore0"
+
+
 def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
     """The ``what`` of a stall row in words (see the module docstring)."""
     name = STALL_CAUSES[cause]
@@ -62,11 +68,11 @@ def stall_what(cause: int, what: int, stream: list[Instr]) -> str:
     if name == "barrier":
         return f"PIPE_ALL: {Pipe(what).name}"
     if name == "bank_conflict":
-        return f"{stream[what].op.value}: UB bank conflict of its operands"
+        return f"{stream[what].name}: UB bank conflict of its operands"
     if name == "same_granule":
         if what < 0:
             return "kernel entry: the parameter block's GM granule, read by every core at once"
-        return f"{stream[what].op.value}: GM granule requested by other cores at once"
+        return f"{stream[what].name}: GM granule requested by other cores at once"
     if name == "sync_all":
         return f"SyncAll #{what}: the other cores"
     return Pipe(what).name  # queue_full

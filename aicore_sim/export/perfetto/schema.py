@@ -2,8 +2,10 @@
 (cores) and threads (pipe and stall lanes), the file's first keys, the name, category and args
 of an instruction's slice, and the timestamps of a lane's slices (step: the Perfetto export).
 
-Args of an instruction slice. Its name is the opcode (``SetFlag<V_MTE2>(3)``,
-``PipeBarrier<PIPE_ALL>`` for the sync ops), and its args hold only what is not said elsewhere:
+Args of an instruction slice. Its name is the Ascend C call the kernel made with its variant
+(``DataCopy.GM2UB`` for a ``DataCopy`` GM->UB, ``DataCopyPad.UB2GM``, ``Muls``;
+``SetFlag<V_MTE3>(3)``, ``PipeBarrier<PIPE_ALL>`` for the sync ops), and its args hold only
+what is not said elsewhere:
 
 - ``index``: position in the core's stream, the ``#1234`` of hazard and check messages;
 - ``cycles``: its duration in cycles (exact; ``dur`` is rounded to whole ns);
@@ -34,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.sim.isa import Instr, Opcode, Pipe, Space
+from aicore_sim.sim.trace import core_name
 
 LANES: tuple[Pipe, ...] = (Pipe.SCALAR, Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3)
 """Thread order inside a core: the order data flows through it."""
@@ -56,8 +59,9 @@ _COPIES = (Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM)
 
 
 def core_label(core: int) -> str:
-    """Process name of a core, as msprof's simulator names vector cores."""
-    return f"core{core}.veccore0"
+    """Process name of a core, as msprof's simulator names vector cores (the project's one
+    name of a core: :func:`aicore_sim.sim.trace.core_name`)."""
+    return core_name(core)
 
 
 def pid_of(core: int) -> int:
@@ -98,11 +102,10 @@ def lane_ns(start: np.ndarray, end: np.ndarray, clock_mhz: float) -> tuple[np.nd
 
 
 def instr_name(ins: Instr) -> str:
-    if ins.op in (Opcode.SET_FLAG, Opcode.WAIT_FLAG):
-        return f"{ins.op.value}<{ins.event.name}>({ins.event_id})"
-    if ins.op is Opcode.BARRIER:
-        return f"PipeBarrier<PIPE_{ins.barrier.name if ins.barrier is not None else 'ALL'}>"
-    return ins.op.value
+    """A slice's name: the Ascend C call the kernel made, with its variant
+    (:attr:`~aicore_sim.sim.isa.Instr.name`: ``DataCopy.GM2UB``, ``DataCopyPad.UB2GM``,
+    ``SetFlag<MTE2_V>(3)``)."""
+    return ins.name
 
 
 def instr_args(ins: Instr, index: int, start: int, end: int,
