@@ -119,7 +119,7 @@ def test_crash_names_the_core_and_the_last_line(tmp_path):
         (HERE / "scale_rows.cpp").read_text().replace(
             "inQue.FreeTensor(in);", "inQue.FreeTensor(in); *(volatile int*)nullptr = 1;"))
     (tmp_path / "scale_rows_tiling.h").write_text((HERE / "scale_rows_tiling.h").read_text())
-    with pytest.raises(KernelCrashError, match=r"core 0: the kernel scale_rows crashed "
+    with pytest.raises(KernelCrashError, match=r"core0.veccore0: the kernel scale_rows crashed "
                        r"\(SIGSEGV\) after its last recorded instruction .*scale_rows.cpp:24"):
         _launch(KernelSource.of(tmp_path / "scale_rows.cpp"))
 
@@ -171,8 +171,8 @@ def test_a_kernel_that_never_returns_is_stopped_and_named(tmp_path, monkeypatch)
             "inQue.FreeTensor(in); for (volatile int k = 0; ; k = k + 1) {}"))
     (tmp_path / "scale_rows_tiling.h").write_text((HERE / "scale_rows_tiling.h").read_text())
     monkeypatch.setenv("AICORE_SIM_KERNEL_TIMEOUT", "0.5")
-    with pytest.raises(KernelCrashError, match=r"core 0: the kernel scale_rows never returned: no "
-                       r"Ascend C call for 0.5 s .*scale_rows.cpp:24"):
+    with pytest.raises(KernelCrashError, match=r"core0.veccore0: the kernel scale_rows never "
+                       r"returned: no Ascend C call for 0.5 s .*scale_rows.cpp:24"):
         _launch(KernelSource.of(tmp_path / "scale_rows.cpp"))
 
 

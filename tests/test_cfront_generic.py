@@ -174,8 +174,8 @@ def test_unknown_ascend_c_call_is_named(cli, cache, tmp_path):
 def test_crash_names_core_and_last_source_line(cli, cache, tmp_path):
     r = cli("run", _case(tmp_path, "crash", _CRASH), "--out", tmp_path / "run", "--jobs", "1")
     assert r.returncode == 1
-    assert (f"core 1: the kernel crash crashed (SIGSEGV) after its last recorded instruction "
-            f"(MTE2 DataCopy.GM2UB x@0->buf@0 1024B at {tmp_path / 'crash.cpp'}:11)"
+    assert (f"core1.veccore0: the kernel crash crashed (SIGSEGV) after its last recorded "
+            f"instruction (MTE2 DataCopy.GM2UB x@0->buf@0 1024B at {tmp_path / 'crash.cpp'}:11)"
             ) in r.stderr
     assert not (tmp_path / "run").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".run")]
@@ -198,7 +198,7 @@ def test_removed_sync_is_reported(cli, cache, tmp_path, defines, instructions, h
     assert f"2 cores, {instructions} instructions" in r.stdout
     assert hazards in r.stdout
     if "race" in hazards:
-        assert ("[race] core 0: read after write: #0 MTE2 DataCopy.GM2UB x@0->"
+        assert ("[race] core0.veccore0: read after write: #0 MTE2 DataCopy.GM2UB x@0->"
                 in r.stdout)
     else:
         assert "golden z: exact (512 elements)" in r.stdout

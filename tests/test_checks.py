@@ -173,8 +173,8 @@ def reference_gm_races(trace: Trace, known: list[dict], cap: int) -> list[Hazard
             ca, cr = trace.cores[a[3]], trace.cores[r[3]]
             found.append(Hazard(
                 "race", r[3],
-                f"GM '{r[0]}' bytes [{max(a[1], r[1])}, {min(a[2], r[2])}): core {a[3]} "
-                f"#{a[5]} {ca.stream[a[5]].describe()} and core {r[3]} #{r[5]} "
+                f"GM '{r[0]}' bytes [{max(a[1], r[1])}, {min(a[2], r[2])}): core{a[3]}.veccore0 "
+                f"#{a[5]} {ca.stream[a[5]].describe()} and core{r[3]}.veccore0 #{r[5]} "
                 f"{cr.stream[r[5]].describe()} are not ordered; the later one in simulated "
                 f"time wins", ((a[3], a[5]), (r[3], r[5]))))
     if extra:

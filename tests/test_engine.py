@@ -157,20 +157,21 @@ def test_removed_sync_between_copies_is_a_race():
 
 def test_waitflag_without_setflag_is_named_at_once():
     t0 = time.perf_counter()
-    with pytest.raises(DeadlockError, match=r"core 0, pipe VECTOR waits HardEvent MTE2_V id 0"):
+    with pytest.raises(DeadlockError,
+                       match=r"core0.veccore0, pipe VECTOR waits HardEvent MTE2_V id 0"):
         launch(kernels.wait_without_set, [None, None, {}], {}, {}, TINY)
     assert time.perf_counter() - t0 < 1.0
 
 
 def test_circular_wait_is_a_named_deadlock():
-    with pytest.raises(DeadlockError, match=r"core 0, pipe (VECTOR|MTE2) waits HardEvent"):
+    with pytest.raises(DeadlockError, match=r"core0.veccore0, pipe (VECTOR|MTE2) waits HardEvent"):
         launch(kernels.circular_wait, [None, None, {}], {}, {}, TINY, block_dim=1)
 
 
 def test_flag_pending_at_kernel_end_is_reported():
     r = launch(kernels.set_without_wait, [None, None, {}], {}, {}, TINY, block_dim=1)
     assert [str(h) for h in r.hazards] == [
-        "[pending_flag] core 0: #0 VECTOR SetFlag<V_MTE2>(0) is still set at kernel end"]
+        "[pending_flag] core0.veccore0: #0 VECTOR SetFlag<V_MTE2>(0) is still set at kernel end"]
 
 
 def test_initbuffer_past_ub_names_buffer_bytes_asked_and_left():
@@ -222,7 +223,7 @@ def test_two_cores_writing_the_same_gm_rows_is_a_race():
     r = launch(kernels.double_buffer, ["x", "y", {"n": 64, "loops": 8}],
                {"x": x, "y": np.zeros_like(x)}, {"y": (np.float32, (512,))}, TINY)
     race = r.hazards_of("race")[0]
-    assert "core 0" in race.message and "core 1" in race.message
+    assert "core0.veccore0" in race.message and "core1.veccore0" in race.message
     assert "timed_replay" in r.wall  # not provably ordered: the timed image was recomputed
 
 

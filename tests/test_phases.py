@@ -12,7 +12,7 @@ from tests.conftest import TINY
 
 
 def test_a_kernels_own_exception_is_a_kernel_error_naming_core_and_line() -> None:
-    """A plug-in port's bug (here a ZeroDivisionError on core 1) is the kernel's failure - a
+    """A plug-in port's bug (here a ZeroDivisionError on core1.veccore0) is the kernel's failure - a
     KernelError naming the core and the kernel's line - not an internal error of the
     simulator."""
     def kernel(x):
@@ -21,7 +21,7 @@ def test_a_kernels_own_exception_is_a_kernel_error_naming_core_and_line() -> Non
         return None
 
     line = kernel.__code__.co_firstlineno + 2
-    with pytest.raises(KernelError, match=rf"core 1: the kernel raised ZeroDivisionError: "
+    with pytest.raises(KernelError, match=rf"core1.veccore0: the kernel raised ZeroDivisionError: "
                        rf"integer division or modulo by zero at .*test_phases.py:{line} "
                        rf"\(kernel\)") as e:
         launch(kernel, ["x"], {"x": np.zeros(8, np.float32)}, {}, TINY, block_dim=2)

@@ -54,7 +54,7 @@ def test_copy_in_exact_numbers() -> None:
     assert c["waits"]["SCALAR"]["cycles"]["barrier"] == 711
     # MTE2 and MTE3 tie at 357/716; the first in data-flow order wins
     assert d["bound_by"]["pipe"] == "MTE2" and d["bound_by"]["core"] == 0
-    assert "critical core 0" in d["bound_by"]["why"]
+    assert d["bound_by"]["why"].startswith("core0.veccore0, the critical core (last to finish")
     assert d["hazards"] == [] and d["golden"]["y"]["exact"]
     json.dumps(d)  # JSON-ready
 
@@ -146,6 +146,6 @@ def test_format_summary_text() -> None:
     r, x = copy_in_one_core()
     text = format_summary(summarize(r, golden={"y": x}))
     assert "makespan 716 cycles = 0.716 us" in text
-    assert "bound by latency (phases in series): critical core 0" in text
+    assert "bound by latency (phases in series): core0.veccore0, the critical core" in text
     assert "HBM-bound: no: HBM traffic 512 B = 1 GB/s, 71.5% of the 1 GB/s roofline" in text
     assert "hazards: none" in text and "golden y: exact" in text

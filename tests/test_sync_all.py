@@ -151,8 +151,9 @@ def test_a_core_that_never_arrives_is_a_named_deadlock():
         if GetBlockIdx() == 0:
             SyncAll()
 
-    with pytest.raises(DeadlockError, match=r"SyncAll #1: core 1 ended after 0 SyncAll "
-                                            r"call\(s\), while 1 core\(s\) \(first: core 0\)"):
+    with pytest.raises(DeadlockError, match=r"SyncAll #1: core1.veccore0 ended after 0 SyncAll "
+                                            r"call\(s\), while 1 core\(s\) \(first: "
+                                            r"core0.veccore0\)"):
         launch(kernel, ["y"], {"y": np.zeros(8, np.float32)}, {}, TINY, block_dim=2)
 
 
@@ -161,7 +162,7 @@ def test_replay_of_streams_that_never_meet_names_core_and_barrier():
                mode="timing-only")
     streams = [list(s) for s in r.program.streams]
     streams[1] = [i for i in streams[1] if i.op is not Opcode.SYNC_ALL]
-    with pytest.raises(DeadlockError, match=r"core 0, pipe SCALAR waits SyncAll #1 "
+    with pytest.raises(DeadlockError, match=r"core0.veccore0, pipe SCALAR waits SyncAll #1 "
                                             r"\(1 of 2 cores arrived\)"):
         engine.replay(streams, TINY, group=False)
 

@@ -35,6 +35,7 @@ import aicore_sim.cfront.build as build
 import aicore_sim.cfront.tiling_header as tiling_header
 from aicore_sim.sim import program
 from aicore_sim.sim.errors import InputError, KernelError
+from aicore_sim.sim.trace import core_name
 
 ARCH: dict[str, tuple[int, int]] = {
     "Ascend910B": (2201, 220),
@@ -292,11 +293,12 @@ class CxxKernel:
         if rc == 1 and st.error is not None:
             raise st.error
         where = _last_site(rec)
+        core = core_name(rec.core)
         if rc == 2:
-            raise KernelCrashError(f"core {rec.core}: a C++ exception left the kernel {self.entry}"
-                              f"{where}")
+            raise KernelCrashError(f"{core}: a C++ exception left the kernel {self.entry}"
+                                   f"{where}")
         if rc == 100 + signal.SIGXCPU and dog.fired:
-            raise KernelCrashError(f"core {rec.core}: the kernel {self.entry} never returned: "
+            raise KernelCrashError(f"{core}: the kernel {self.entry} never returned: "
                                    f"no Ascend C call for {limit:g} s (${TIMEOUT_ENV} sets the "
                                    f"limit){where}")
         if rc >= 100:
@@ -304,9 +306,9 @@ class CxxKernel:
                 name = signal.Signals(rc - 100).name
             except ValueError:
                 name = f"signal {rc - 100}"
-            raise KernelCrashError(f"core {rec.core}: the kernel {self.entry} crashed ({name})"
+            raise KernelCrashError(f"{core}: the kernel {self.entry} crashed ({name})"
                                    f"{where}")
-        raise KernelCrashError(f"core {rec.core}: the kernel runner failed (code {rc})")
+        raise KernelCrashError(f"{core}: the kernel runner failed (code {rc})")
 
 
 def _last_site(rec: program.CoreRecorder) -> str:

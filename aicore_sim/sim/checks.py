@@ -63,7 +63,7 @@ import numpy as np
 from aicore_sim.sim.isa import Instr, Opcode, Operand, Space
 from aicore_sim.sim.memory import UB_ALIGN, MemoryImage
 from aicore_sim.sim.program import Hazard
-from aicore_sim.sim.trace import CoreTrace, Trace
+from aicore_sim.sim.trace import CoreTrace, Trace, core_name
 
 MAX_REPORTS = 20  # per kind and core; the count of the rest is reported
 
@@ -518,7 +518,8 @@ def _gm_races(trace: Trace, tables: list[GmAccesses]) -> list[Hazard]:
         found.append(Hazard(
             "race", cy,
             f"GM '{names[buf[y]]}' bytes [{max(start[x], start[y])}, {min(end[x], end[y])}): "
-            f"core {cx} #{ix} {trace.cores[cx].stream[ix].describe()} and core {cy} #{iy} "
+            f"{core_name(cx)} #{ix} {trace.cores[cx].stream[ix].describe()} and "
+            f"{core_name(cy)} #{iy} "
             f"{trace.cores[cy].stream[iy].describe()} are not ordered; the later one in "
             f"simulated time wins", ((cx, ix), (cy, iy))))
     if a.size > MAX_REPORTS:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from aicore_sim.sim.errors import DeadlockError, KernelError
+from aicore_sim.sim.trace import core_name
 
 
 class SyncAllRangeError(KernelError):
@@ -49,7 +50,7 @@ def _as_kernel_error(e: BaseException, core: int) -> BaseException:
     frames = traceback.extract_tb(e.__traceback__)
     mine = [f for f in frames if not f.filename.startswith(PACKAGE_DIR)]
     at = f" at {mine[-1].filename}:{mine[-1].lineno} ({mine[-1].name})" if mine else ""
-    err = KernelError(f"core {core}: the kernel raised {type(e).__name__}: {e}{at}")
+    err = KernelError(f"{core_name(core)}: the kernel raised {type(e).__name__}: {e}{at}")
     err.__cause__ = e
     return err
 
@@ -141,8 +142,8 @@ def run_phases(runs: Sequence[CoreRun], all_cores: bool,
             if absent:
                 r = absent[0]
                 raise DeadlockError(
-                    f"SyncAll #{barrier}: core {r.core} ended after {r.syncs} SyncAll "
-                    f"call(s), while {len(waiting)} core(s) (first: core {waiting[0].core}) "
+                    f"SyncAll #{barrier}: {core_name(r.core)} ended after {r.syncs} SyncAll "
+                    f"call(s), while {len(waiting)} core(s) (first: {core_name(waiting[0].core)}) "
                     "wait there for every core; a core that never arrives hangs them all")
             live = waiting
     finally:

@@ -23,6 +23,7 @@ from aicore_sim.sim import parallel, phases, semantics, sources
 from aicore_sim.sim.errors import KernelError
 from aicore_sim.sim.isa import Instr, Opcode, Pipe, Space
 from aicore_sim.sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
+from aicore_sim.sim.trace import core_name
 
 _NO_WRITER = -1
 _PENDING_LOOK = 32  # recent writes searched by a scalar UB read before the block map
@@ -52,7 +53,7 @@ class Hazard:
     instrs: tuple[tuple[int, int], ...] = ()  # (core, index in that core's stream)
 
     def __str__(self) -> str:
-        return f"[{self.kind}] core {self.core}: {self.message}"
+        return f"[{self.kind}] {core_name(self.core)}: {self.message}"
 
 
 class CoreRecorder:
@@ -161,7 +162,7 @@ class CoreRecorder:
         if dst is not None:
             if dst.space is _GM:
                 if dst.buf not in self.image.writable:
-                    raise KernelError(f"core {self.core}: {ins.describe()} writes GM tensor "
+                    raise KernelError(f"{core_name(self.core)}: {ins.describe()} writes GM tensor "
                                       f"'{dst.buf}', which the launch passed as an input")
             elif p is not _SCALAR:
                 a = dst.addr

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.sim.isa import HardEvent, Instr, Opcode, Pipe, per_object
+from aicore_sim.sim.trace import core_name
 from aicore_sim.util import schema, textinput
 from aicore_sim.views.hotspots import line_table
 
@@ -451,7 +452,7 @@ def format_diff(d: dict[str, Any], only_changes: bool = True) -> str:
             lines.append(f"  {r['pipe']:<6} {r['source']}: {_fmt(r['a'])} -> {_fmt(r['b'])} "
                          f"({_delta_text(r)})")
     for v in d["first_divergence"][:8]:
-        lines.append(f"core {v['core']}: streams diverge at instruction #{v['index']} "
+        lines.append(f"{core_name(v['core'])}: streams diverge at instruction #{v['index']} "
                      f"(A {_side(v, 'a')}; B {_side(v, 'b')})")
     if len(d["first_divergence"]) > 8:
         lines.append(f"... and {len(d['first_divergence']) - 8} more cores diverge")

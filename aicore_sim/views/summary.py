@@ -43,7 +43,7 @@ import numpy as np
 
 from aicore_sim.sim.boards import roofline_source
 from aicore_sim.sim.isa import Opcode, Pipe
-from aicore_sim.sim.trace import STALL_CAUSES, CoreTrace, Trace, stall_what
+from aicore_sim.sim.trace import STALL_CAUSES, CoreTrace, Trace, core_name, stall_what
 from aicore_sim.verify.compare import CHUNK, EXACT_VALUES, compare
 from aicore_sim.views.hotspots import hotspots
 from aicore_sim.views.verdict import classify, hbm_line, overlap
@@ -401,7 +401,7 @@ def format_summary(d: Mapping[str, Any]) -> str:
     if hz:
         lines.append("hazards: " + ", ".join(f"{v} {k}" for k, v in sorted(hz.items())))
         for h in d["hazards"][:3]:
-            lines.append(f"  [{h['kind']}] core {h['core']}: {h['message']}")
+            lines.append(f"  [{h['kind']}] {core_name(h['core'])}: {h['message']}")
         if len(d["hazards"]) > 3:
             lines.append(f"  ... {len(d['hazards']) - 3} more in summary.json")
     else:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.sim.isa import Opcode, Pipe
-from aicore_sim.sim.trace import STALL_CAUSES, CoreTrace
+from aicore_sim.sim.trace import STALL_CAUSES, CoreTrace, core_name
 
 HBM_BOUND_SHARE = 0.75
 """From this share of the HBM roofline on (the chip's traffic over the makespan), the copies of
@@ -205,7 +205,7 @@ def classify(c: Mapping[str, Any], hbm_share: float) -> dict[str, Any]:
     if kind != "bandwidth" and waits:
         why += (f"; the copies wait for shared HBM ({', '.join(waits)} of their time): in "
                 f"bursts, the cores copy at once")
-    why = f"critical core {c['core']} (last to finish, {finish:,} cycles): {why}"
+    why = f"{core_name(c['core'])}, the critical core (last to finish, {finish:,} cycles): {why}"
     label = {"bandwidth": "HBM bandwidth", "throughput": f"{pipe} throughput",
              "sync": "synchronisation", "latency": "latency (phases in series)"}[kind]
     return {"class": kind, "short": short, "label": label, "pipe": pipe,

@@ -30,7 +30,7 @@ from aicore_sim.sim.engine.gm import GmBandwidth
 from aicore_sim.sim.errors import DeadlockError
 from aicore_sim.sim.isa import HardEvent, Instr, Opcode, Pipe
 from aicore_sim.sim.memory import MemoryImage
-from aicore_sim.sim.trace import STALL_CAUSES
+from aicore_sim.sim.trace import STALL_CAUSES, core_name
 
 # codes of STALL_CAUSES
 _FLAG, _QUEUE_FULL, _GM_BW, _AUTO_SYNC, _BARRIER_WAIT, _BANK, _GRANULE, _SYNC_WAIT = range(8)
@@ -225,7 +225,7 @@ class CoreSim:
         key = self.fkey[i]
         if self.sets_left.get(key, 0) == 0:
             raise DeadlockError(
-                f"core {self.core}, pipe {Pipe(pipe).name} {self._flag_wait_text(i)}, "
+                f"{core_name(self.core)}, pipe {Pipe(pipe).name} {self._flag_wait_text(i)}, "
                 f"which no later SetFlag of this core sets"
             )
         ev = self.flag_waiters[key] = self.env.event()
@@ -470,7 +470,7 @@ class CoreSim:
             elif op is _SYNC_ALL:
                 self.syncs = k = self.syncs + 1
                 if self.barrier is None:
-                    raise DeadlockError(f"core {self.core}, pipe SCALAR: SyncAll #{k} in a "
+                    raise DeadlockError(f"{core_name(self.core)}, pipe SCALAR: SyncAll #{k} in a "
                                         "replay without the launch's other cores")
                 ev = self.barrier.arrive(k, t, self.weight, occ[i])
                 if not ev.triggered:
@@ -511,11 +511,11 @@ class CoreSim:
             pipe, what = min(self.blocked.items())
             if not isinstance(what, str):  # (text function, its arguments)
                 what = what[0](*what[1:])
-            raise DeadlockError(f"core {self.core}, pipe {Pipe(pipe).name} {what}, "
+            raise DeadlockError(f"{core_name(self.core)}, pipe {Pipe(pipe).name} {what}, "
                                 f"and nothing left running can release it")
         stuck = [Pipe(p).name for p in (V, MTE2, MTE3) if self.q[p]]
         if not self.issuer_done or stuck:
-            raise DeadlockError(f"core {self.core}: replay ended with work left "
+            raise DeadlockError(f"{core_name(self.core)}: replay ended with work left "
                                 f"(issuer done: {self.issuer_done}, queues not empty: {stuck})")
 
     def _find_double_sets(self) -> None:
