@@ -15,6 +15,7 @@ from aicore_sim.ascendc import (
     Cast,
     DataCopy,
     DataCopyExtParams,
+    DataCopyPad,
     DataCopyPadExtParams,
     DataCopyPadGm2UBImpl,
     DataCopyPadUB2GMImpl,
@@ -32,6 +33,7 @@ from aicore_sim.ascendc import (
     float32,
 )
 from aicore_sim.sim.errors import KernelError
+from aicore_sim.sim.isa import Opcode
 from aicore_sim.sim.launch import launch
 from tests.conftest import TINY
 
@@ -151,3 +153,28 @@ def test_set_deq_scale_scales_int32_to_half():
     got = _run(body, x, 8).view(np.float16)[:4]
     # 3 x 0.5 = 1.5, -2.5, 3.5, 2049 x 0.5 = 1024.5 -> fp16 (step 1 above 1024): ties to 1024
     assert got.tolist() == [1.5, -2.5, 3.5, 1024.0]
+
+
+def test_data_copy_with_params_is_named_as_called():
+    # DataCopy(.., DataCopyParams) is recorded as DataCopyPad's block transfer: named after
+    # the call the kernel made, in the trace and in messages (DataCopyPad keeps its own name)
+    x = np.arange(64, dtype=np.float32)
+
+    def kernel(xa, za):
+        pipe = TPipe()
+        a = TBuf(name="a")
+        pipe.InitBuffer(a, 256)
+        xg, zg = GlobalTensor(float32), GlobalTensor(float32)
+        xg.SetGlobalBuffer(xa)
+        zg.SetGlobalBuffer(za)
+        t = a.Get(float32)
+        DataCopy(t, xg, DataCopyParams(2, 1, 0, 0))
+        PipeBarrier(PIPE_ALL)
+        DataCopyPad(zg, t, DataCopyExtParams(1, 64, 0, 0))
+
+    r = launch(kernel, ["x", "z"], {"x": x, "z": np.zeros(16, np.float32)},
+               {"z": (np.dtype(np.float32), (16,))}, TINY, block_dim=1, mode="functional")
+    names = [i.name for i in r.program.streams[0]
+             if i.op in (Opcode.COPY_GM_TO_UB, Opcode.COPY_UB_TO_GM)]
+    assert names == ["DataCopy.GM2UB", "DataCopyPad.UB2GM"]
+    assert np.array_equal(r.outputs["z"], x[:16])

@@ -121,6 +121,16 @@ def DataCopyPad(dst, src, params: DataCopyExtParams | DataCopyParams,
     ``params`` is a ``DataCopyExtParams`` or a ``DataCopyParams`` (uint16 fields checked);
     ``padParams`` a ``DataCopyPadExtParams`` or a ``DataCopyPadParams`` (uint8 paddings
     checked)."""
+    _copy_blocks(dst, src, params, padParams, depth=3)
+
+
+def _copy_blocks(dst, src, params: DataCopyExtParams | DataCopyParams,
+                 padParams: DataCopyPadExtParams | DataCopyPadParams | None = None,
+                 label: str = "", depth: int = 4) -> None:
+    """The GM<->UB block transfer of ``DataCopyPad`` and of ``DataCopy(.., DataCopyParams)``
+    (``label`` = the call the kernel made when it is not ``DataCopyPad``: its name in the
+    trace and in messages; ``depth``: the kernel's frame above this one, for its line)."""
+    call = label or "DataCopyPad"
     rec = program.current()
     if isinstance(params, DataCopyParams):
         params = _check_u16(params)
@@ -128,28 +138,28 @@ def DataCopyPad(dst, src, params: DataCopyExtParams | DataCopyParams,
         _check_pad(padParams)
     count, length, s_stride, d_stride = _check(params)
     if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
-        src._check_bound("DataCopyPad GM->UB source")
+        src._check_bound(f"{call} GM->UB source")
         gm_span = count * length + max(count - 1, 0) * s_stride if count else 0
         ub_span = count * _up32(length) + max(count - 1, 0) * d_stride * 32 if count else 0
-        rec.image.check_gm(src.name, src.base, gm_span, f"DataCopyPad GM->UB from '{src.name}'")
-        ub = dst.operand(0, f"DataCopyPad GM->UB into '{dst.buf}'", nbytes=ub_span)
+        rec.image.check_gm(src.name, src.base, gm_span, f"{call} GM->UB from '{src.name}'")
+        ub = dst.operand(0, f"{call} GM->UB into '{dst.buf}'", nbytes=ub_span)
         gm = Operand(Space.GM, src.name, src.base, gm_span, src.dtype)
         rec.emit(Instr(Pipe.MTE2, Opcode.COPY_GM_TO_UB, dst=ub, src=(gm,), count=count,
                        nbytes=count * length, params=(count, length, s_stride, d_stride),
-                       cache=src.cache))
+                       cache=src.cache, label=label), depth)
     elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
-        dst._check_bound("DataCopyPad UB->GM destination")
+        dst._check_bound(f"{call} UB->GM destination")
         ub_span = count * _up32(length) + max(count - 1, 0) * s_stride * 32 if count else 0
         gm_span = count * length + max(count - 1, 0) * d_stride if count else 0
-        ub = src.operand(0, f"DataCopyPad UB->GM from '{src.buf}'", nbytes=ub_span)
-        rec.image.check_gm(dst.name, dst.base, gm_span, f"DataCopyPad UB->GM into '{dst.name}'")
+        ub = src.operand(0, f"{call} UB->GM from '{src.buf}'", nbytes=ub_span)
+        rec.image.check_gm(dst.name, dst.base, gm_span, f"{call} UB->GM into '{dst.name}'")
         gm = Operand(Space.GM, dst.name, dst.base, gm_span, dst.dtype)
         rec.emit(Instr(Pipe.MTE3, Opcode.COPY_UB_TO_GM, dst=gm, src=(ub,), count=count,
                        nbytes=count * length, params=(count, length, s_stride, d_stride),
-                       cache=dst.cache, atomic=_atomic(rec, src.dtype)))
+                       cache=dst.cache, atomic=_atomic(rec, src.dtype), label=label), depth)
     else:
         raise KernelError(
-            "DataCopyPad: expected (LocalTensor, GlobalTensor) or (GlobalTensor, LocalTensor), "
+            f"{call}: expected (LocalTensor, GlobalTensor) or (GlobalTensor, LocalTensor), "
             f"got ({type(dst).__name__}, {type(src).__name__})"
         )
 
@@ -252,11 +262,13 @@ def _data_copy_params(dst, src, p: DataCopyParams) -> None:
     ext = _check_u16(p)
     length = int(ext.blockLen) * 32
     if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
-        DataCopyPad(dst, src, DataCopyExtParams(ext.blockCount, length, int(ext.srcStride) * 32,
-                                                int(ext.dstStride)))
+        _copy_blocks(dst, src, DataCopyExtParams(ext.blockCount, length,
+                                                 int(ext.srcStride) * 32, int(ext.dstStride)),
+                     label=DATA_COPY_LABEL)
     elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
-        DataCopyPad(dst, src, DataCopyExtParams(ext.blockCount, length, int(ext.srcStride),
-                                                int(ext.dstStride) * 32))
+        _copy_blocks(dst, src, DataCopyExtParams(ext.blockCount, length, int(ext.srcStride),
+                                                 int(ext.dstStride) * 32),
+                     label=DATA_COPY_LABEL)
     elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
         count = int(ext.blockCount)
         s_stride, d_stride = int(ext.srcStride), int(ext.dstStride)
