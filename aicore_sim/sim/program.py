@@ -290,7 +290,7 @@ def _teardown(rec: CoreRecorder) -> None:
         pipe.Destroy()
 
 
-sources.stop_at(_teardown)  # the TPipe teardown it runs is attributed to its line
+sources.stop_at(_teardown)  # the TPipe teardown it runs is the site "(kernel end)"
 
 
 def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: MemoryImage,

@@ -51,7 +51,15 @@ class Site(NamedTuple):
     func: str
 
     def __str__(self) -> str:
+        if not self.line:  # a place of the simulator's own, named (KERNEL_END)
+            return f"{self.path} {self.func}"
         return f"{self.path}:{self.line} {self.func}"
+
+
+KERNEL_END = Site("(kernel end)", 0, "TPipe teardown")
+"""The site of what the simulator issues when a kernel returns (the TPipes it left alive are
+destroyed: their final barrier): named, not a line of the simulator's own files, so it stays
+the same from one version to the next."""
 
 
 API = -1
@@ -90,7 +98,8 @@ class ForeignSites:
 
 
 def stop_at(func) -> None:
-    """Attribute instructions issued under ``func`` (simulator code) to ``func``'s own line."""
+    """Attribute instructions issued under ``func`` (simulator code: the kernel end) to
+    :data:`KERNEL_END`."""
     _stop[0] = func.__code__
     if CODE_TAGS.get(id(func.__code__)) == API:
         del CODE_TAGS[id(func.__code__)]
@@ -178,9 +187,10 @@ def site_ids(tags: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         seen[at[new]] = True
         for t, off in (divmod(k, _lut.shape[1]) for k in np.flatnonzero(seen).tolist()):
             code = _tagged[t]
-            _lut[t, off] = _site_id(code.sites[off] if isinstance(code, ForeignSites) else
-                                    Site(_relative(code.co_filename), _line_of(code, off),
-                                         code.co_name))
+            _lut[t, off] = _site_id(
+                code.sites[off] if isinstance(code, ForeignSites) else
+                KERNEL_END if code is _stop[0] else
+                Site(_relative(code.co_filename), _line_of(code, off), code.co_name))
         got = _lut.reshape(-1).take(at)
     if ok is None:
         return got
@@ -213,4 +223,4 @@ class Sources:
 
 
 __all__ = ["API", "CODE_TAGS", "ForeignSites", "NO_SITE", "ROOT", "SITES", "Site", "Sources",
-           "code_tag", "kernel_frame", "remap", "site_ids", "stop_at"]
+           "KERNEL_END", "code_tag", "kernel_frame", "remap", "site_ids", "stop_at"]
