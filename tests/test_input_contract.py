@@ -11,6 +11,7 @@ a subprocess under ``RLIMIT_AS`` (and ``RLIMIT_FSIZE``).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import resource
@@ -533,9 +534,16 @@ def test_verify_dump_golden_never_replaces_a_file(capsys: pytest.CaptureFixture[
 # -- diff: a run folder's streams.npz is read whole and checked before the diff -------------
 
 
+def _npy_bytes() -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.arange(3))
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize("damage, says", [
     (lambda b: b[: len(b) // 2], "(BadZipFile: File is not a zip file)"),
     (lambda b: b"\x93NUMPY" + b[6:], "not a streams file of 'aicore-sim run'"),
+    (lambda b: _npy_bytes(), "(one .npy array, not an .npz archive)"),  # a whole .npy file
 ])
 def test_diff_of_a_damaged_streams_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                         damage: Any, says: str) -> None:

@@ -114,12 +114,15 @@ def read_streams(path: Path) -> dict[str, np.ndarray]:
         return RunFolderError(f"{path}: not a streams file of 'aicore-sim run' ({why})")
 
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        z = np.load(path, allow_pickle=False)
+        arrays = None
+        if isinstance(z, np.lib.npyio.NpzFile):  # (one array: an .npy file, no archive)
+            with z:
+                arrays = {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
         raise bad(f"{type(e).__name__}: {e}") from None
-    except AttributeError:  # np.load returned one array: an .npy file, not an archive
-        raise bad("one .npy array, not an .npz archive") from None
+    if arrays is None:
+        raise bad("one .npy array, not an .npz archive")
     cores = arrays.get("cores")
     if cores is None or cores.shape != (1,) or cores.dtype.kind not in "iu" or \
             not 0 <= int(cores[0]) <= 1 << 20:
