@@ -379,10 +379,6 @@ def copy_occupancy_many(platform: Platform, gm_to_ub: bool, rows: np.ndarray,
     return np.maximum(1, np.floor(np.maximum(floor, stream) * scale + 0.5)).astype(np.int64)
 
 
-def _copy_cycles(instr: Instr, t: _Tables) -> int:
-    return _copy_price(instr, t).occ
-
-
 def _vector_elements(instr: Instr, wider_itemsize: int) -> int:
     """Elements covered by a vector call: count, or min(mask, per-repeat) x repeat, else 0."""
     if instr.count > 0:
@@ -515,10 +511,6 @@ def _vector_price(instr: Instr, t: _Tables) -> Price:
     return result
 
 
-def _vector_cycles(instr: Instr, t: _Tables) -> int:
-    return _vector_price(instr, t).occ
-
-
 def bank_conflict_cycles(instr: Instr, platform: Platform) -> int:
     """Cycles of a vector call's occupancy spent on UB bank conflicts (0 without them)."""
     if instr.op not in _VECTOR_OPS:
@@ -533,16 +525,7 @@ def occupancy_cycles(instr: Instr, platform: Platform) -> int:
     engine stretches it when cores share HBM. GetValue(GM) returns the DCache *hit* cost; the
     engine adds ``platform.dcache_miss_cycles`` on a miss.
     """
-    t = platform._cost_cache or _tables(platform)
-    op = instr.op
-    fixed = t.occ_fixed.get(op)
-    if fixed is not None:
-        return fixed
-    if op in _COPY_OPS:
-        return _copy_cycles(instr, t)
-    if op in _VECTOR_OPS:
-        return _vector_cycles(instr, t)
-    raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
+    return price(instr, platform).occ
 
 
 def price(instr: Instr, platform: Platform) -> Price:
