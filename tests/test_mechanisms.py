@@ -10,13 +10,23 @@ import dataclasses
 import re
 from pathlib import Path
 
-from aicore_sim.sim import cost
-from aicore_sim.sim.cost.mechanisms import MECHANISMS, columns_of
+import numpy as np
+import pytest
+
+from aicore_sim.sim import cost, engine
+from aicore_sim.sim.cost.mechanisms import (
+    MECHANISMS,
+    PREPARED_PLATFORM_FIELDS,
+    PRICE_PLATFORM_FIELDS,
+    columns_of,
+)
 from aicore_sim.sim.engine import core
 from aicore_sim.sim.engine.groups import KEY_COLUMNS
-from aicore_sim.sim.platform import Platform
+from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import Platform, load_platform
 from aicore_sim.sim.trace import STALL_CAUSES
 from aicore_sim.views import slack
+from tests import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "aicore_sim" / "sim"
@@ -44,6 +54,43 @@ def test_each_mechanisms_fields_exist() -> None:
     for m in MECHANISMS:
         assert set(m.cost_fields) <= cost_fields, m.name
         assert set(m.platform_fields) <= platform_fields, m.name
+        assert m.when in ("prepare", "replay"), m.name
+    assert set(PRICE_PLATFORM_FIELDS) <= platform_fields
+
+
+# Platform properties the pricing modules read, by the fields they are computed from.
+_PROPERTIES = {"l2_core_bytes_per_cycle": ("l2_rate", "aiv_core_num", "aic_core_num")}
+
+
+def test_the_pricing_modules_read_only_declared_platform_fields() -> None:
+    declared = set(PRICE_PLATFORM_FIELDS).union(*(m.platform_fields for m in MECHANISMS))
+    fields = {f.name for f in dataclasses.fields(Platform)}
+    for rel in ("cost/price.py", "engine/l2.py"):
+        for name in set(re.findall(r"platform\.([a-z_0-9]+)", (SIM / rel).read_text())):
+            if name in ("costs", "_cost_cache") or name not in fields | set(_PROPERTIES):
+                continue  # the costs, the tables' cache
+            assert set(_PROPERTIES.get(name, (name,))) <= declared, (rel, name)
+
+
+@pytest.mark.parametrize("name", PREPARED_PLATFORM_FIELDS)
+def test_every_field_the_prepared_columns_read_tells_them_apart(name) -> None:
+    base = load_platform("ascend910b1")
+    value = getattr(base, name)
+    what = base.with_overrides(**{name: value * 2 if value else 1})
+    assert engine.prepared_key(what) != engine.prepared_key(base)
+
+
+def test_a_what_if_of_a_priced_field_is_not_replayed_from_the_recorded_columns() -> None:
+    # the scalar unit's UB reads are priced into the columns: a what-if that changes them must
+    # not reuse the recording's (it did while the cache key was the costs, clock and L2 size)
+    name = "ub_read_cycles"
+    tiny = load_platform("tiny")
+    x = np.arange(8, dtype=np.int32)
+    r = launch(kernels.scalar_read, ["x", "y", {}], {"x": x, "y": np.zeros_like(x)},
+               {"y": (np.int32, (8,))}, tiny, block_dim=1, mode="timing-only")
+    what = tiny.with_overrides(**{name: getattr(tiny, name) + 50})
+    fresh = engine.replay(r.program.streams, what, None, r.program.allocations).makespan
+    assert r.replay(what, check=False)[0].makespan == fresh > r.cycles
 
 
 def test_each_mechanisms_stall_cause_and_lever_are_known() -> None:
