@@ -111,6 +111,26 @@ def test_hbm_lever_zeroes_exactly_its_mechanisms_columns() -> None:
     assert zeroed == set(columns_of(slack.HBM)) == {"gmb", "wbb", "fab"}
 
 
+def test_a_row_holds_each_value_under_its_name() -> None:
+    # the replay's own values follow the Price's in ROW_FIELDS' order: read back by name
+    tiny = load_platform("tiny")
+    x = np.arange(8, dtype=np.int32)
+    r = launch(kernels.scalar_read, ["x", "y", {}], {"x": x, "y": np.zeros_like(x)},
+               {"y": (np.int32, (8,))}, tiny, block_dim=1, mode="timing-only")
+    stream = r.program.streams[0]
+    cols = core.prepare(stream, tiny)
+    for i, ins in enumerate(stream):
+        row = dict(zip(core.ROW_FIELDS, core._row(ins, tiny, False, {}), strict=True))
+        assert row["occ"] == cost.occupancy_cycles(ins, tiny) == cols.occ[i]
+        assert row["issue"] == cost.issue_cycles(ins, tiny) == cols.issue[i]
+        assert row["gmb"] == cost.gm_bytes(ins) == cols.gmb[i]
+        assert row["pipe_of"] == int(ins.pipe) == cols.pipe_of[i]
+        assert row["lat"] == cost.latency_cycles(ins, tiny) == cols.lat[i]
+        assert row["kind"] == {"SetFlag": 2, "WaitFlag": 1, "PipeBarrier": 3}.get(
+            ins.op.value, 0) == cols.kind[i]
+        assert row["fkey"] == cols.fkey[i] and row["eff"] == cols.eff[i]
+
+
 def test_prepared_columns_come_from_the_price_row() -> None:
     # the price's fields lead the row, each a column of the same name
     assert core.ROW_FIELDS[:len(cost.Price._fields)] == cost.Price._fields
