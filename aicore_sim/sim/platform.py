@@ -2,8 +2,8 @@
 
 Step of the flow: input to everything. The host tiling reads it through ``PlatformAscendC``
 (core count, usable UB), the replay engine reads queue depths, HBM bandwidth and scalar
-latencies, and the cost package (``sim/cost/``) reads the nested :class:`Costs` object (declared and
-read from the cost files in ``cost/params.py``). A ``Platform`` is frozen:
+latencies, and the cost package (``sim/cost/``) reads the nested :class:`Costs` object
+(declared and read from the cost files in ``cost/params.py``). A ``Platform`` is frozen:
 what-if studies derive new ones with :meth:`Platform.with_overrides`.
 
 Presets live in ``aicore_sim/data/platforms/<name>.toml`` (one per SoC; every number carries a

@@ -64,7 +64,7 @@ class VfMicroOp:
 
 @dataclass(frozen=True, slots=True)
 class Costs:
-    """Every instruction-cost parameter of one SoC family (the data ``cost.py`` prices with).
+    """Every instruction-cost parameter of one SoC family (the data ``price.py`` prices with).
 
     ``vector_model`` is ``"linear"`` (A2/A3: per-API ``b + k*n`` fits) or ``"vf"`` (950:
     vector-function micro-op model). Copy curves are kept in ns and converted to cycles at the
@@ -104,7 +104,7 @@ class Costs:
     vector_scale: float = 1.0
     # Pipelined copies ([mte2.pipeline] / [mte3.pipeline]; copy_model "pipelined"): a copy
     # holds its MTE for max(issue + row x (rows - 1), payload / core rate) and its data is
-    # visible latency cycles after that (cost.py). "curve" = the single-core curve, no latency.
+    # visible latency cycles after that (price.py). "curve" = the single-core curve, no latency.
     copy_model: str = "curve"
     mte2_issue_cycles: float = 0.0
     mte2_row_cycles: float = 0.0
@@ -132,7 +132,7 @@ class Costs:
     # core, i.e. per AIC + its AIVs, as the ini ddr_rate; engine/fabric.py): UB -> GM writes
     # share what the streaming reads leave of it (0 = not modelled).
     gm_fabric_ai_core_bytes_per_cycle: float = 0.0
-    # UB bank groups ([ub]; cost.py): 0 = no bank model. A UB address's bank group is
+    # UB bank groups ([ub]; price.py): 0 = no bank model. A UB address's bank group is
     # (addr // ub_block_bytes) mod ub_bank_groups, its bank that group and addr // ub_bank_bytes;
     # the APIs in ub_bank_apis cost b + repeats x ub_beat_cycles x beats per repeat.
     ub_bank_groups: int = 0

@@ -175,7 +175,7 @@ def _att_class(name: str) -> str:
 
 
 class _Tables:
-    """Everything ``cost.py`` precomputes for one platform (stored on ``Platform._cost_cache``)."""
+    """Everything ``price.py`` precomputes for one platform (stored on ``Platform._cost_cache``)."""
 
     __slots__ = (
         "costs",
