@@ -7,7 +7,7 @@
   prepares its columns from), a copy's least time behind other cores on its GM granule, the
   kernel's entry, the L2 model's re-priced reads;
 - ``mechanisms.py``: every chip-level cost mechanism declared once: its prepared columns,
-  its cost and platform fields, its stall cause and the slack lever that removes it.
+  its cost and platform fields, its stall cause and the slack lever that takes its cost away.
 
 ``from aicore_sim.sim import cost`` then ``cost.occupancy_cycles(...)`` is the usual use.
 """

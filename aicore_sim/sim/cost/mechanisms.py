@@ -37,7 +37,7 @@ class Mechanism(NamedTuple):
     cost_fields: tuple[str, ...]  # Costs fields it reads (cost/params.py)
     platform_fields: tuple[str, ...]  # Platform fields it reads (platform.py)
     stall: str | None  # the stall cause its lost cycles are recorded as (None: no stall row)
-    lever: str  # the slack lever whose scenario removes it
+    lever: str  # the slack lever whose scenario takes its cost away (L2: serves every re-read)
     # "prepare": priced into the prepared columns before the replay (its fields are part of
     # what the columns depend on, engine.prepared_key); "replay": computed during it
     when: str
