@@ -4,8 +4,8 @@ Step of the flow: nothing here computes; each record says where a mechanism's cy
 are computed (``where``), which prepared columns of the replay (``engine.core.Columns``) carry
 it, which cost and platform fields it reads, whether it is priced before the replay or during
 it (``when``: the fields of those before make the prepared columns' cache key,
-``engine.prepared_key``), which stall cause (``trace.STALL_CAUSES``)
-its lost cycles appear as, and which what-if of ``views/slack.py`` removes it (``lever``).
+``engine.prepared_key``), which stall cause (``trace.STALL_CAUSES``) its lost cycles appear
+as, and which what-if of ``views/slack.py`` takes its cost away (``lever``).
 The slack view takes its memory levers' names from here and zeroes the columns the
 mechanisms of its ``HBM`` lever declare; ``tests/test_mechanisms.py`` keeps the records true:
 every column is one of the replay's and in its grouping key (``engine/groups.py``), every
@@ -73,7 +73,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
               ("gm_serial_granule_bytes", "gm_serial_cycles", "mte2_scale", "mte3_scale"), (),
               "same_granule", GRANULES, "prepare"),
     # The kernel's entry: every core reads its parameter block's granules at once
-    # (cost.kernel_entry_cycles; the same for every core, so no column).
+    # (cost.kernel_entry_cycles; the same for every core, so no column). Its lever takes the
+    # queue away; what is left is each read's data-cache miss (SCALAR's lever).
     Mechanism("kernel entry", "cost/price.py", (), ("gm_serial_cycles",),
               ("kernel_entry_reads", "dcache_miss_cycles"), "same_granule", GRANULES,
               "replay"),
@@ -94,7 +95,7 @@ PREPARED_PLATFORM_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(
 
 
 def columns_of(lever: str) -> tuple[str, ...]:
-    """The prepared columns the mechanisms removed by ``lever`` write, in declaration order."""
+    """The prepared columns that carry the mechanisms of ``lever``, in declaration order."""
     return tuple(dict.fromkeys(c for m in MECHANISMS if m.lever == lever for c in m.columns))
 
 
