@@ -1,6 +1,7 @@
 """Cost table: simulated single-core instruction costs beside the public figures they came from.
 
-Step of the flow: a check of ``cost.py`` (the one home of timing formulas) against its sources.
+Step of the flow: a check of ``cost/price.py`` (the one home of timing formulas) against its
+sources.
 Prints the markdown table of the "Cost model" section of ``docs/model.md``:
 
     python benchmarks/cost_table.py [preset]      # default preset: ascend910b1

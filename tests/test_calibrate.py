@@ -119,7 +119,7 @@ def test_bad_inputs_exit_2_and_write_nothing(tmp_path, capsys) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The knobs and the overlay file (platform.py / cost.py)
+# The knobs and the overlay file (platform.py / cost/params.py)
 # --------------------------------------------------------------------------------------------
 
 

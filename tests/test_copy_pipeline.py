@@ -1,4 +1,4 @@
-"""Pipelined copies (copy_model "pipelined", cost.py and engine/core.py): a GM->UB copy holds
+"""Pipelined copies (copy_model "pipelined", cost/price.py and engine/core.py): a GM->UB copy holds
 MTE2 for max(issue + row x (rows - 1), bytes / core rate) and its data is visible a latency
 later; the next copy starts meanwhile. SetFlag, and so the pipe waiting on it, waits for
 visibility; MTE2's pipe time is the union of [start, visible).

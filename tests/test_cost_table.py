@@ -14,7 +14,7 @@ The public figures below are transcribed constants (not read from any file at ru
 The simulated figures come from aicore_sim.sim.cost. The cost TOML holds these same public figures
 (the curves' measured points, the ATT fits), so "within ±10 %" alone cannot fail short of a
 gross edit; each case asserts the exact cycle count instead: the public figure rounded half up
-(``floor(x + 0.5)``, cost.py's rule) - which checks the TOML's transcription, the curve lookup,
+(``floor(x + 0.5)``, the prices' rule) - which checks the TOML's transcription, the curve lookup,
 the clock conversion and the fit chosen by dtype - and, where the simulator extrapolates (UB->GM
 past msKPP's last point at 76 KiB), the held-bandwidth figure, with the independent CANN ini
 rate within ±10 %. Sizes between measured points and below the first check the interpolation

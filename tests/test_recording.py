@@ -17,6 +17,7 @@ from aicore_sim.cli import main
 from aicore_sim.sim import engine, program
 from aicore_sim.sim.platform import load_platform
 from aicore_sim.sim.recording import Recording
+from aicore_sim.views import slack
 from tests import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,8 +49,8 @@ def test_cli_run_and_slack_go_through_recording(calls, tmp_path, capsys) -> None
     assert main(["run", "--case", "seed_example", "--slack", "--jobs", "1", "--no-plot",
                  "--out", str(tmp_path / "o")]) == 0
     capsys.readouterr()
-    # one record; the replay, then one per slack scenario (11)
-    assert calls["record"] == 1 and calls["replay"] == 12
+    # one record; the replay, then one per slack scenario (12)
+    assert calls["record"] == 1 and calls["replay"] == 1 + len(slack.scenarios()) == 13
 
 
 def test_verify_goes_through_recording(calls, tmp_path, capsys) -> None:

@@ -2,7 +2,7 @@
 
 Step of the flow: after a board's profiles are read (:mod:`aicore_sim.correlate.opprof`).
 Each launch is recorded once (timing-only) and replayed for every trial setting of the knobs;
-nothing here prices an instruction (``cost.py`` does, with the knobs as data).
+nothing here prices an instruction (``cost/price.py`` does, with the knobs as data).
 
 Knobs (``KNOBS``): ``mte2_scale`` and ``mte3_scale`` multiply the single-core GM->UB and
 UB->GM copy curves, ``vector_scale`` every vector API cost (``Costs`` fields), and

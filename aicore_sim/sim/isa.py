@@ -2,8 +2,8 @@
 
 Step of the flow: the record pass (``program.py``) turns every Ascend C call into one
 :class:`Instr`; the replay (``engine/``), the semantics (``semantics.py``), the costs
-(``cost.py``) and the checks (``checks.py``) read nothing else. An ``Instr`` is immutable and
-self-contained: it carries every address, length, dtype and scalar needed to re-execute its
+(``cost/price.py``) and the checks (``checks.py``) read nothing else. An ``Instr`` is immutable
+and self-contained: it carries every address, length, dtype and scalar needed to re-execute its
 effect on another memory image and to price it. ``Instr`` and ``Operand`` are named tuples:
 immutable like a frozen dataclass, and six times cheaper to build (the record pass builds
 one per Ascend C call).

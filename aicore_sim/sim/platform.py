@@ -2,7 +2,8 @@
 
 Step of the flow: input to everything. The host tiling reads it through ``PlatformAscendC``
 (core count, usable UB), the replay engine reads queue depths, HBM bandwidth and scalar
-latencies, and ``cost.py`` reads the nested :class:`Costs` object. A ``Platform`` is frozen:
+latencies, and the cost package (``sim/cost/``) reads the nested :class:`Costs` object
+(declared and read from the cost files in ``cost/params.py``). A ``Platform`` is frozen:
 what-if studies derive new ones with :meth:`Platform.with_overrides`.
 
 Presets live in ``aicore_sim/data/platforms/<name>.toml`` (one per SoC; every number carries a
@@ -14,19 +15,24 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aicore_sim.sim import boards
+from aicore_sim.sim.cost.params import (
+    TYPES,
+    Costs,
+    check_fields,
+    check_value,
+    list_cost_families,
+    load_costs,
+    scalar_rule,
+)
 from aicore_sim.util import schema, textinput
 
-_DATA = Path(__file__).parent.parent / "data"
-_PLATFORM_DIR = _DATA / "platforms"
-_COSTS_DIR = _DATA / "costs"
+_PLATFORM_DIR = Path(__file__).parent.parent / "data" / "platforms"
 
 SHORT_SOCS: tuple[str, ...] = ("Ascend910B", "Ascend910_93", "Ascend950")
 """Short SoC versions the model knows (what ``GetSocVersion`` / the tiling sees)."""
@@ -35,344 +41,12 @@ SHORT_SOCS: tuple[str, ...] = ("Ascend910B", "Ascend910_93", "Ascend950")
 _UB_RESERVED_BYTES = 256
 _UB_RESERVED_SOCS = frozenset({"Ascend910B", "Ascend910_93"})
 
-# Types of the scalar fields, by their annotations (strings: postponed evaluation).
-_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
-
 # The preset each family falls back to when a dict spec gives only some fields.
 _FAMILY_BASE_PRESET = {
     "Ascend910B": "ascend910b1",
     "Ascend910_93": "ascend910_9391",
     "Ascend950": "ascend950pr_9589",
 }
-
-
-# --------------------------------------------------------------------------------------------
-# Cost parameters (nested in Platform.costs)
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CopyCurve:
-    """A measured single-core DMA curve: time of one transfer versus its size in bytes.
-
-    Models one MTE path (GM->UB on MTE2 or UB->GM on MTE3) of one core running alone.
-    """
-
-    name: str
-    description: str
-    source: str
-    size_bytes: tuple[int, ...]
-    time_ns: tuple[float, ...]
-    floor_ns: float
-
-
-@dataclass(frozen=True, slots=True)
-class LinearApiCost:
-    """``t = b + k * n`` cycles for one Ascend C vector API call on n elements (A2/A3 V pipe)."""
-
-    api: str
-    src_dtype: str
-    dst_dtype: str
-    b_cycles: float
-    k_cycles_per_element: float
-
-
-@dataclass(frozen=True, slots=True)
-class VfMicroOp:
-    """Latency and throughput of one vector-function micro-op of the 950 vector unit."""
-
-    op: str
-    dtype: str
-    latency_cycles: float
-    throughput_cycles_per_256_bytes: float
-
-
-@dataclass(frozen=True, slots=True)
-class Costs:
-    """Every instruction-cost parameter of one SoC family (the data ``cost.py`` prices with).
-
-    ``vector_model`` is ``"linear"`` (A2/A3: per-API ``b + k*n`` fits) or ``"vf"`` (950:
-    vector-function micro-op model). Copy curves are kept in ns and converted to cycles at the
-    platform clock by ``cost.py``.
-
-    ``mte2_scale``, ``mte3_scale`` and ``vector_scale`` (ratios, 1.0 = the published data)
-    multiply the GM->UB curve, the UB->GM curve and every vector API cost: the knobs
-    ``aicore-sim calibrate`` fits to a board's profile and writes into a platform overlay.
-    A cost file may set them in a ``[calibration]`` table; they default to 1.0.
-    """
-
-    family: str
-    curves: tuple[CopyCurve, ...] = field(repr=False)
-    mte2_profile: str
-    mte3_profile: str
-    mte2_stride_cycles_per_row_element: float
-    mte3_stride_cycles_per_row_element: float
-    stride_modulo_elements: int
-    unaligned_512_bandwidth_ratio: float
-    gm_access_granule_bytes: int
-    vector_model: str
-    vector_linear: tuple[LinearApiCost, ...] = field(repr=False)
-    vf_head_cycles: float
-    vf_bytes_per_register: int
-    vf_micro_ops: tuple[VfMicroOp, ...] = field(repr=False)
-    vf_api_micro_ops: tuple[tuple[str, tuple[str, ...]], ...] = field(repr=False)
-    vector_tail_cycles: int
-    reduce_tail_cycles: int
-    copy_issue_cycles: int
-    vector_issue_cycles: int
-    sync_issue_cycles: int
-    set_flag_cycles: int
-    wait_flag_cycles: int
-    barrier_cycles: int
-    mte2_scale: float = 1.0
-    mte3_scale: float = 1.0
-    vector_scale: float = 1.0
-    # Pipelined copies ([mte2.pipeline] / [mte3.pipeline]; copy_model "pipelined"): a copy
-    # holds its MTE for max(issue + row x (rows - 1), payload / core rate) and its data is
-    # visible latency cycles after that (cost.py). "curve" = the single-core curve, no latency.
-    copy_model: str = "curve"
-    mte2_issue_cycles: float = 0.0
-    mte2_row_cycles: float = 0.0
-    mte2_core_bytes_per_cycle: float = 0.0
-    mte2_latency_cycles: float = 0.0
-    mte3_issue_cycles: float = 0.0
-    mte3_row_cycles: float = 0.0
-    mte3_core_bytes_per_cycle: float = 0.0
-    mte3_latency_cycles: float = 0.0
-    # latency_overlaps_stream (optional key, default false): the copy's completion latency runs
-    # alongside its own streaming, so its data is visible max(occupancy, latency) after its
-    # start instead of occupancy + latency (a write whose last byte is acknowledged as it is
-    # sent: UB -> GM on A2, from the board's write times being proportional to their bytes).
-    mte2_latency_overlaps_stream: bool = False
-    mte3_latency_overlaps_stream: bool = False
-    # The L2 cache in front of HBM ([l2]; engine/l2.py): line (allocation) size in bytes,
-    # 0 = no L2 model (every GM byte is an HBM byte, as before).
-    l2_line_bytes: int = 0
-    # Same-address serialisation ([gm] serial_granule_bytes / serial_cycles_per_request;
-    # engine/l2.py): a copy whose first row's granule k cores request at the same step of
-    # their streams holds its MTE for at least k x serial_cycles (0 = off).
-    gm_serial_granule_bytes: int = 512
-    gm_serial_cycles: float = 0.0
-    # The chip fabric between the cores and GM ([gm] fabric_ai_core_bytes_per_cycle, per AI
-    # core, i.e. per AIC + its AIVs, as the ini ddr_rate; engine/fabric.py): UB -> GM writes
-    # share what the streaming reads leave of it (0 = not modelled).
-    gm_fabric_ai_core_bytes_per_cycle: float = 0.0
-    # UB bank groups ([ub]; cost.py): 0 = no bank model. A UB address's bank group is
-    # (addr // ub_block_bytes) mod ub_bank_groups, its bank that group and addr // ub_bank_bytes;
-    # the APIs in ub_bank_apis cost b + repeats x ub_beat_cycles x beats per repeat.
-    ub_bank_groups: int = 0
-    ub_block_bytes: int = 32
-    ub_bank_bytes: int = 65536
-    ub_beat_cycles: float = 1.0
-    ub_bank_apis: tuple[str, ...] = ()
-    # SyncAll ([sync] sync_all_cycles): cycles from the last core's arrival at the barrier to
-    # every core's release.
-    sync_all_cycles: int = 0
-
-    def curve(self, name: str) -> CopyCurve:
-        """The copy curve called ``name`` (ValueError listing the known ones otherwise)."""
-        for c in self.curves:
-            if c.name == name:
-                return c
-        raise ValueError(
-            f"costs family {self.family!r}: no copy curve {name!r}; "
-            f"known: {[c.name for c in self.curves]}"
-        )
-
-    @property
-    def mte2_curve(self) -> CopyCurve:
-        """The GM->UB curve selected by ``mte2_profile``."""
-        return self.curve(self.mte2_profile)
-
-    @property
-    def mte3_curve(self) -> CopyCurve:
-        """The UB->GM curve selected by ``mte3_profile``."""
-        return self.curve(self.mte3_profile)
-
-    def with_overrides(self, **fields: Any) -> Costs:
-        """A copy with some scalar parameters replaced (same validation as Platform)."""
-        if not fields:
-            return self
-        checked = _check_fields(Costs, fields, "costs", _COSTS_SCALARS)
-        new = dataclasses.replace(self, **checked)
-        new.curve(new.mte2_profile)  # validate profile names now, not at first use
-        new.curve(new.mte3_profile)
-        for scale in _CALIBRATION_KEYS:
-            if getattr(new, scale) <= 0:
-                raise ValueError(f"costs field {scale!r} must be > 0, got {getattr(new, scale)}")
-        if new.copy_model not in ("curve", "pipelined"):
-            raise ValueError(
-                f"costs field 'copy_model' must be 'curve' or 'pipelined', got {new.copy_model!r}"
-            )
-        if new.copy_model == "pipelined" and min(new.mte2_core_bytes_per_cycle,
-                                                  new.mte3_core_bytes_per_cycle) <= 0:
-            raise ValueError("costs fields 'mte2_core_bytes_per_cycle' and "
-                             "'mte3_core_bytes_per_cycle' must be > 0 with copy_model 'pipelined'")
-        if new.vector_model not in ("linear", "vf"):
-            raise ValueError(
-                f"costs field 'vector_model' must be 'linear' or 'vf', got {new.vector_model!r}"
-            )
-        return new
-
-
-# Cost fields a user may override with a plain value: every scalar field but the family name
-# (the structured tables are data files).
-_COSTS_SCALARS: dict[str, type] = {
-    f.name: _TYPES[f.type] for f in dataclasses.fields(Costs)
-    if f.type in _TYPES and f.name != "family"}
-
-_COSTS_CACHE: dict[str, Costs] = {}
-
-
-def list_cost_families() -> list[str]:
-    """Names of the cost files shipped (``a2``, ``950``)."""
-    return sorted(p.stem for p in _COSTS_DIR.glob("*.toml"))
-
-
-def load_costs(family: str) -> Costs:
-    """Read ``data/costs/<family>.toml`` into a :class:`Costs` (cached; Costs is immutable)."""
-    if family in _COSTS_CACHE:
-        return _COSTS_CACHE[family]
-    path = _COSTS_DIR / f"{family}.toml"
-    if not path.is_file():
-        raise ValueError(f"unknown cost family {family!r}; known: {list_cost_families()}")
-    with path.open("rb") as fh:
-        doc = tomllib.load(fh)
-    try:
-        costs = _costs_from_doc(doc)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"cost file {path.name}: {exc!r}") from exc
-    _COSTS_CACHE[family] = costs
-    return costs
-
-
-_CALIBRATION_KEYS = ("mte2_scale", "mte3_scale", "vector_scale")
-
-
-def _calibration(table: Mapping[str, Any]) -> dict[str, float]:
-    unknown = sorted(set(table) - set(_CALIBRATION_KEYS))
-    if unknown:
-        raise ValueError(f"[calibration]: unknown keys {unknown}; valid: {list(_CALIBRATION_KEYS)}")
-    return {k: _check_value(k, v, float, "costs") for k, v in table.items()}
-
-
-_PIPELINE_KEYS = ("issue_cycles", "row_cycles", "core_bytes_per_cycle", "latency_cycles")
-_PIPELINE_OPTIONAL = ("latency_overlaps_stream",)
-
-
-def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The pipelined-copy fields of a cost file: both ``[mte2.pipeline]`` and
-    ``[mte3.pipeline]`` (copy_model "pipelined"), or neither (copy_model "curve")."""
-    tables = {p: doc[p].get("pipeline") for p in ("mte2", "mte3")}
-    if all(t is None for t in tables.values()):
-        return {}
-    out: dict[str, Any] = {"copy_model": "pipelined"}
-    for pipe, table in tables.items():
-        if table is None:
-            raise ValueError(f"[{pipe}.pipeline] missing: give both MTE2 and MTE3 pipelines")
-        unknown = sorted(set(table) - set(_PIPELINE_KEYS) - set(_PIPELINE_OPTIONAL))
-        missing = sorted(set(_PIPELINE_KEYS) - set(table))
-        if unknown or missing:
-            raise ValueError(f"[{pipe}.pipeline]: unknown keys {unknown}, missing {missing}")
-        for key in _PIPELINE_KEYS:
-            value = _check_value(key, table[key], float, "costs")
-            if value < 0 or (key == "core_bytes_per_cycle" and value <= 0):
-                raise ValueError(f"[{pipe}.pipeline] {key} must be "
-                                 f"{'> 0' if key == 'core_bytes_per_cycle' else '>= 0'}")
-            out[f"{pipe}_{key}"] = value
-        out[f"{pipe}_latency_overlaps_stream"] = _check_value(
-            "latency_overlaps_stream", table.get("latency_overlaps_stream", False), bool,
-            "costs")
-    return out
-
-
-_UB_KEYS = {"bank_groups": int, "block_bytes": int, "bank_bytes": int, "beat_cycles": float,
-            "apis": list}
-
-
-def _ub_banks(table: Mapping[str, Any]) -> dict[str, Any]:
-    """The UB bank fields of a cost file's ``[ub]`` table (all or none of them)."""
-    if not table:
-        return {}
-    unknown, missing = sorted(set(table) - set(_UB_KEYS)), sorted(set(_UB_KEYS) - set(table))
-    if unknown or missing:
-        raise ValueError(f"[ub]: unknown keys {unknown}, missing {missing}")
-    out: dict[str, Any] = {}
-    for key, kind in _UB_KEYS.items():
-        if kind is list:
-            out["ub_bank_apis"] = tuple(str(x) for x in table[key])
-            continue
-        value = _check_value(key, table[key], kind, "costs")
-        if value <= 0:
-            raise ValueError(f"[ub] {key} must be > 0")
-        out[f"ub_{key}"] = value
-    return out
-
-
-def _costs_from_doc(doc: dict[str, Any]) -> Costs:
-    curves = []
-    for name, c in doc["curves"].items():
-        sizes = tuple(int(x) for x in c["size_bytes"])
-        times = tuple(float(x) for x in c["time_ns"])
-        if len(sizes) != len(times) or len(sizes) < 2:
-            raise ValueError(f"curve {name}: size_bytes and time_ns must have equal length >= 2")
-        if any(b <= a for a, b in zip(sizes, sizes[1:])):
-            raise ValueError(f"curve {name}: size_bytes must be strictly increasing")
-        curves.append(
-            CopyCurve(name, c["description"], c["source"], sizes, times, float(c["floor_ns"]))
-        )
-    vec = doc["vector"]
-    linear = []
-    for api, pairs in vec.get("linear", {}).items():
-        for pair, p in pairs.items():
-            src, dst = pair.split("_to_")
-            linear.append(
-                LinearApiCost(api, src, dst, float(p["b_cycles"]), float(p["k_cycles_per_element"]))
-            )
-    vf = vec.get("vf", {})
-    micro = [
-        VfMicroOp(op, dt, float(p["latency_cycles"]), float(p["throughput_cycles_per_256_bytes"]))
-        for op, per_dtype in vf.get("micro_ops", {}).items()
-        for dt, p in per_dtype.items()
-    ]
-    api_ops = tuple((api, tuple(ops)) for api, ops in vf.get("api_micro_ops", {}).items())
-    costs = Costs(
-        family=str(doc["family"]),
-        curves=tuple(curves),
-        mte2_profile=doc["mte2"]["profile"],
-        mte3_profile=doc["mte3"]["profile"],
-        mte2_stride_cycles_per_row_element=float(doc["mte2"]["stride_cycles_per_row_element"]),
-        mte3_stride_cycles_per_row_element=float(doc["mte3"]["stride_cycles_per_row_element"]),
-        stride_modulo_elements=int(doc["mte2"]["stride_modulo_elements"]),
-        unaligned_512_bandwidth_ratio=float(doc["gm"]["unaligned_512_bandwidth_ratio"]),
-        gm_access_granule_bytes=int(doc["gm"]["access_granule_bytes"]),
-        vector_model=str(vec["model"]),
-        vector_linear=tuple(linear),
-        vf_head_cycles=float(vec.get("head_cycles", 0.0)),
-        vf_bytes_per_register=int(vec.get("bytes_per_register", 256)),
-        vf_micro_ops=tuple(micro),
-        vf_api_micro_ops=api_ops,
-        vector_tail_cycles=int(vec["tail_cycles"]),
-        reduce_tail_cycles=int(vec["reduce_tail_cycles"]),
-        copy_issue_cycles=int(doc["scalar"]["copy_issue_cycles"]),
-        vector_issue_cycles=int(doc["scalar"]["vector_issue_cycles"]),
-        sync_issue_cycles=int(doc["scalar"]["sync_issue_cycles"]),
-        set_flag_cycles=int(doc["sync"]["set_flag_cycles"]),
-        wait_flag_cycles=int(doc["sync"]["wait_flag_cycles"]),
-        barrier_cycles=int(doc["sync"]["barrier_cycles"]),
-        sync_all_cycles=int(doc["sync"].get("sync_all_cycles", 0)),
-        **_calibration(doc.get("calibration", {})),
-        **_pipeline(doc),
-        l2_line_bytes=int(doc.get("l2", {}).get("line_bytes", 0)),
-        gm_serial_granule_bytes=int(doc["gm"].get("serial_granule_bytes", 512)),
-        gm_serial_cycles=float(doc["gm"].get("serial_cycles_per_request", 0.0)),
-        gm_fabric_ai_core_bytes_per_cycle=float(
-            doc["gm"].get("fabric_ai_core_bytes_per_cycle", 0.0)),
-        **_ub_banks(doc.get("ub", {})),
-    )
-    costs.curve(costs.mte2_profile)
-    costs.curve(costs.mte3_profile)
-    return costs
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,7 +107,7 @@ class Platform:
     launch_per_core_ns: float = _field("launch_per_core_ns", "ns", (0, 1e9))
     costs: Costs
     overridden: tuple[str, ...] = ()
-    # Lazily filled by cost.py with per-platform lookup tables; not part of equality.
+    # Lazily filled by cost/price.py with per-platform lookup tables; not part of equality.
     _cost_cache: Any = field(default=None, init=False, repr=False, compare=False)
 
     # -- derived quantities ---------------------------------------------------------------
@@ -505,7 +179,7 @@ class Platform:
         costs_spec = fields.pop("costs", None)
         hbm = fields.pop("hbm_bytes_per_cycle", None)
         gbps = fields.pop("hbm_gbps", None)
-        checked = _check_fields(Platform, fields, "platform", _PLATFORM_SCALARS)
+        checked = check_fields(fields, "platform", _PLATFORM_SCALARS, LIMITS, _valid_names)
         new_costs = self.costs
         if costs_spec is not None:
             new_costs = _resolve_costs(costs_spec, self.costs)
@@ -517,13 +191,13 @@ class Platform:
             )
         new = dataclasses.replace(self, **checked)
         if gbps is not None:  # GB/s at the (possibly overridden) clock, as sweeps spell it
-            rate = _check_value("hbm_gbps", gbps, float, "platform")
+            rate = check_value("hbm_gbps", gbps, float, "platform")
             if hbm is not None:
                 raise ValueError("platform fields 'hbm_gbps' and 'hbm_bytes_per_cycle' both "
                                  "given: give one")
             hbm = rate * 1e3 / new.clock_mhz if new.clock_mhz > 0 else rate
         if hbm is not None:
-            rate = _check_value("hbm_bytes_per_cycle", hbm, float, "platform")
+            rate = check_value("hbm_bytes_per_cycle", hbm, float, "platform")
             if rate <= 0:
                 raise ValueError(f"platform field 'hbm_bytes_per_cycle' must be > 0, got {rate!r}")
             base = new.aic_core_num * new.ddr_rate
@@ -543,7 +217,7 @@ _TOML_KEYS: dict[str, str] = {f.name: f.metadata["toml"] for f in _DECLARED}
 
 # Scalar Platform fields and their types (everything a user may set directly).
 _PLATFORM_SCALARS: dict[str, type] = {"name": str,
-                                      **{f.name: _TYPES[f.type] for f in _DECLARED}}
+                                      **{f.name: TYPES[f.type] for f in _DECLARED}}
 
 # Extra accepted spellings (TOML keys, CANN ini keys, common shorthands).
 _ALIASES: dict[str, str] = {
@@ -564,25 +238,11 @@ LIMITS: dict[str, tuple[float, float]] = {
 UNITS: dict[str, str] = {f.name: f.metadata["unit"] for f in _DECLARED}
 
 
-@functools.cache  # a handful of distinct rules, asked for on every override and load
-def _scalar_rule(kind: type, limits: tuple[float, float] | None = None) -> schema.Rule:
-    """The rule of a scalar platform or cost field: a non-empty string, or a number of the
-    field's type (an int field takes ``4.0``) within ``limits`` (default: >= 0)."""
-    if kind is str:
-        return schema.Text()
-    if kind is bool:
-        return schema.Flag()
-    lo, hi = limits if limits is not None else (0, None)
-    if kind is int:
-        return schema.Int(minimum=lo, maximum=hi, whole_floats=True)
-    return schema.Number(minimum=lo, maximum=hi)
-
-
 def check_limits(p: Platform) -> None:
     """ValueError naming the first field of ``p`` outside :data:`LIMITS`."""
     for name, limits in LIMITS.items():
         try:
-            _scalar_rule(_PLATFORM_SCALARS[name], limits).check(getattr(p, name), "")
+            scalar_rule(_PLATFORM_SCALARS[name], limits).check(getattr(p, name), "")
         except schema.FieldError as e:
             raise ValueError(f"platform field {name!r}: {e.rule}") from None
 
@@ -610,29 +270,6 @@ def _resolve_aliases(fields: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_value(name: str, value: Any, kind: type, what: str,
-                 limits: tuple[float, float] | None = None) -> Any:
-    """Type- and range-check one value (:func:`_scalar_rule`; a platform field within its
-    :data:`LIMITS`); ints are accepted for float fields."""
-    try:
-        return _scalar_rule(kind, limits).check(value, "")
-    except schema.FieldError as e:
-        raise ValueError(f"{what} field {name!r}: {e.rule}") from None
-
-
-def _check_fields(
-    cls: type, fields: Mapping[str, Any], what: str, allowed: Mapping[str, type]
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in fields.items():
-        if name not in allowed:
-            valid = _valid_names() if cls is Platform else sorted(allowed)
-            raise ValueError(f"unknown {what} field {name!r}; valid fields: {', '.join(valid)}")
-        out[name] = _check_value(name, value, allowed[name], what,
-                                 LIMITS.get(name) if cls is Platform else None)
-    return out
-
-
 def _resolve_costs(spec: Any, current: Costs) -> Costs:
     if isinstance(spec, Costs):
         return spec
@@ -642,7 +279,7 @@ def _resolve_costs(spec: Any, current: Costs) -> Costs:
         spec = dict(spec)
         base = current
         if "family" in spec:
-            base = load_costs(_check_value("family", spec.pop("family"), str, "costs"))
+            base = load_costs(check_value("family", spec.pop("family"), str, "costs"))
         return base.with_overrides(**spec)
     raise ValueError(
         f"platform field 'costs' must be a Costs, a family name {list_cost_families()} or a "
@@ -687,7 +324,7 @@ def _from_toml_file(path: Path, name: str) -> Platform:
         raise ValueError(f"platform {name!r} ({path.name}): missing key 'costs' (cost family)")
     values["name"] = doc.get("name", name)
     checked = {
-        k: _check_value(k, v, _PLATFORM_SCALARS[k], f"platform {name!r}", LIMITS.get(k))
+        k: check_value(k, v, _PLATFORM_SCALARS[k], f"platform {name!r}", LIMITS.get(k))
         for k, v in values.items()
     }
     if checked["short_soc"] not in SHORT_SOCS:
@@ -796,7 +433,7 @@ def _from_fields(fields: dict[str, Any]) -> Platform:
     short = fields.get("short_soc")
     soc = fields.get("soc")
     if short is None and soc is not None:
-        short = _short_soc_of(_check_value("soc", soc, str, "platform"))
+        short = _short_soc_of(check_value("soc", soc, str, "platform"))
         fields["short_soc"] = short
     if short is None:
         short = "Ascend910B"

@@ -49,7 +49,7 @@ MODES = ("functional", "timed", "timing-only")
 # effects, even when the race analysis proves it equal to the functional one (tests use it
 # to check the proof against the real thing).
 FORCE_TIMED_REPLAY = "AICORE_SIM_TIMED_REPLAY"
-_PREPARED_KEPT = 8  # prepared cost columns kept per recording (one per costs and clock)
+_PREPARED_KEPT = 8  # prepared cost columns kept per recording (one per engine.prepared_key)
 
 
 def record_fields(platform: Platform) -> tuple:

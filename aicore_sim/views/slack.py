@@ -16,7 +16,10 @@ and ``HBM unlimited``: no transfer waits for the shared HBM bandwidth or the chi
 miss and writes are written back as they are (``engine/l2.py``): the most better locality
 can give, so a kernel that reads each byte once gains nothing from it;
 ``UB banks no conflicts``: vector calls cost what they would with their operands in distinct
-bank groups (``cost.bank_beats``).
+bank groups (``cost.bank_beats``); ``GM granules no queue``: no copy and no kernel entry waits
+behind other cores' requests for its GM granule (``cost.granule_queue_cycles``,
+``cost.kernel_entry_cycles``). These levers are the ones the cost mechanisms declare
+(``sim/cost/mechanisms.py``); ``HBM unlimited`` zeroes the columns its mechanisms declare.
 
 A scenario can end *later* than the launch: with one pipe's work cheaper, the cores' copies
 reach the shared HBM (and other shared queues) in another order. Such a row is kept apart
@@ -32,22 +35,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aicore_sim.sim.cost.mechanisms import BANKS, GRANULES, HBM, L2, LEVER_CHANGES, columns_of
 from aicore_sim.sim.engine.core import Columns
 from aicore_sim.sim.isa import Pipe
 from aicore_sim.util.background import Background
 
 PIPES = (Pipe.MTE2, Pipe.VECTOR, Pipe.MTE3, Pipe.SCALAR)
-HBM = "HBM"
-L2 = "L2"
-BANKS = "UB banks"
+_COPY_PIPES = (int(Pipe.MTE2), int(Pipe.MTE3))
 
 
 def scenarios() -> list[tuple[str, str]]:
-    """(lever, change) pairs in report order: each pipe free and 2x, then HBM unlimited."""
+    """(lever, change) pairs in report order: each pipe free and 2x, then the levers of the
+    cost mechanisms (HBM unlimited, L2 re-reads hit, UB banks no conflicts, GM granules no
+    queue)."""
     out = [(p.name, change) for p in PIPES for change in ("free", "2x")]
-    out.append((HBM, "unlimited"))
-    out.append((L2, "re-reads hit"))
-    out.append((BANKS, "no conflicts"))
+    out.extend(LEVER_CHANGES.items())
     return out
 
 
@@ -57,9 +59,14 @@ def _scale(v: int, change: str) -> int:
 
 def _columns(base: Columns, lever: str, change: str) -> Columns:
     """One core's prepared columns with the scenario's costs (the base is not modified)."""
-    if lever == HBM:  # the chip fabric's writes too (engine/fabric.py)
+    if lever == HBM:  # the columns of its mechanisms: HBM bytes, the chip fabric's writes
         n = len(base.gmb)
-        return base._replace(gmb=[0] * n, wbb=[0] * n, fab=[0] * n)
+        return base._replace(**{name: [0] * n for name in columns_of(HBM)})
+    if lever == GRANULES:  # the copies' time queued on a granule (the vector calls' is banks)
+        return base._replace(
+            occ=[o - c if q in _COPY_PIPES else o
+                 for o, c, q in zip(base.occ, base.conf, base.pipe_of)],
+            conf=[0 if q in _COPY_PIPES else c for c, q in zip(base.conf, base.pipe_of)])
     if lever == BANKS:  # the vector calls' conflicts only (copies' are granule queues)
         v = int(Pipe.VECTOR)
         return base._replace(
@@ -86,6 +93,8 @@ def replay_makespan(recording: Any, columns: list[Columns], lever: str, change: 
     reuse = None
     if lever == Pipe.SCALAR.name:  # data-cache misses are scalar-unit time
         plat = plat.with_overrides(dcache_miss_cycles=_scale(int(plat.dcache_miss_cycles), change))
+    elif lever == GRANULES:  # the kernel entry's reads queue no more either
+        plat = plat.with_overrides(costs={"gm_serial_cycles": 0.0})
     if lever == L2:  # the re-reads, all served by L2
         changed, l2 = recording.l2_reuse_columns()
         reuse = (sum(l2.hit_bytes), sum(l2.read_bytes))
@@ -144,7 +153,7 @@ def slack(recording: Any, makespan: int | None = None, jobs: int = 1,
 
 
 WORDS = {"free": "free", "2x": "2x faster", "unlimited": "unlimited",
-         "re-reads hit": "re-reads hit", "no conflicts": "no conflicts"}
+         "re-reads hit": "re-reads hit", "no conflicts": "no conflicts", "no queue": "no queue"}
 
 
 def lever(rows: list[dict[str, Any]]) -> str | None:
@@ -192,5 +201,5 @@ def format_slack(rows: list[dict[str, Any]], makespan: int,
     return "\n".join(lines)
 
 
-__all__ = ["BANKS", "HBM", "L2", "PIPES", "WORDS", "format_slack", "hbm_wait_cycles", "lever",
-           "replay_makespan", "scenarios", "slack"]
+__all__ = ["BANKS", "GRANULES", "HBM", "L2", "PIPES", "WORDS", "format_slack", "hbm_wait_cycles",
+           "lever", "replay_makespan", "scenarios", "slack"]

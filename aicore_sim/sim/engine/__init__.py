@@ -12,6 +12,7 @@ import gc
 import simpy
 
 from aicore_sim.sim.cost import kernel_entry_cycles
+from aicore_sim.sim.cost.mechanisms import PREPARED_PLATFORM_FIELDS
 from aicore_sim.sim.engine.core import ChipBarrier, Columns, CoreSim, prepare
 from aicore_sim.sim.engine.fabric import Fabric
 from aicore_sim.sim.engine.gm import GmBandwidth
@@ -32,8 +33,8 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
 
     ``prepared``: a dict the caller keeps with ``streams`` to replay them again (sweeps); the
     per-instruction costs and flags (after the L2 model, ``l2.py``) are computed once per
-    (costs, clock) and reused from it (they depend on nothing else of the platform but its L2
-    size, which what-ifs keep)."""
+    :func:`prepared_key` (the costs and the platform fields they depend on) and reused from
+    it."""
     # The replay allocates many small long-lived objects and frees little: the cyclic
     # garbage collector's passes would find nothing to free, so it is paused meanwhile
     # (preparing the cores and building the trace included).
@@ -47,8 +48,11 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
 
 
 def prepared_key(platform) -> tuple:
-    """What prepared columns depend on besides the streams: the costs, the clock, the L2."""
-    return (id(platform.costs), float(platform.clock_mhz), int(platform.l2_size))
+    """What prepared columns depend on besides the streams: the costs and the platform fields
+    the prices and the mechanisms priced before the replay read
+    (``cost.mechanisms.PREPARED_PLATFORM_FIELDS``: the clock, the scalar unit's fixed reads,
+    the L2)."""
+    return (id(platform.costs), *(getattr(platform, f) for f in PREPARED_PLATFORM_FIELDS))
 
 
 def prepare_all(streams: list[list[Instr]], platform, l2_reuse_hits: bool = False

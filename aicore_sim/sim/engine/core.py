@@ -83,9 +83,11 @@ class ChipBarrier:
 
 class Columns(NamedTuple):
     """One core's prepared columns: per instruction (stream position), what the replay's hot
-    loops need so they price nothing and hash no enums."""
+    loops need so they price nothing and hash no enums. The field order is this declaration;
+    :func:`prepare` builds the columns by name from the rows of :data:`ROW_FIELDS`, and the
+    grouping key of ``groups.py`` is every field but :data:`NOT_KEYED`."""
 
-    occ: list[int]  # cycles the instruction holds its pipe (cost.py)
+    occ: list[int]  # cycles the instruction holds its pipe (cost.Price)
     issue: list[int]  # cycles the scalar unit spends issuing it
     gmb: list[int]  # bytes it draws from the shared HBM server
     wbb: list[int]  # HBM bytes it sets off in the background (L2 write-backs it evicts)
@@ -101,35 +103,43 @@ class Columns(NamedTuple):
     fab: list[int]  # bytes a UB -> GM write moves across the chip fabric (engine/fabric.py)
 
 
+# What the replay adds to an instruction's cost.Price, in the order _row appends it; a row is
+# the Price's fields and these (ROW_FIELDS), each a column of the same name.
+_FACTS = ("fab", "kind", "fkey", "eff", "pipe_of")
+ROW_FIELDS: tuple[str, ...] = cost.Price._fields + _FACTS
+# Columns the grouping key leaves out, and why: everything else is compared (groups.py).
+NOT_KEYED = {"eff": "a replay that groups cores applies no effects",
+             "sets_left": "counted from kind and fkey"}
+
+
 def prepare(stream: list[Instr], platform, priced: dict | None = None) -> Columns:
     """The :class:`Columns` of one stream: occupancy, issue cost, shared-HBM bytes and
-    latency from cost.py (then the L2 model's split of GM bytes, ``engine/l2.py``, when the
-    platform has one); flag kinds and keys; effects; pipes; SetFlags per flag. Read-only for
-    the replay, so replays of one stream on platforms with the same costs and clock can share
-    it (``replay(prepared=)``). ``priced`` (id of an Instr -> its row of columns) may be
-    shared by the streams of one launch, which share Instr objects (the record pass interns
-    equal instructions): each distinct object is priced once, and a stream is its objects'
-    rows turned into columns."""
+    latency from the cost package (then the L2 model's split of GM bytes, ``engine/l2.py``,
+    when the platform has one); flag kinds and keys; effects; pipes; SetFlags per flag.
+    Read-only for the replay, so replays of one stream on platforms with the same costs and
+    clock can share it (``replay(prepared=)``). ``priced`` (id of an Instr -> its row of
+    :data:`ROW_FIELDS`) may be shared by the streams of one launch, which share Instr objects
+    (the record pass interns equal instructions): each distinct object is priced once, and a
+    stream is its objects' rows turned into columns."""
     n = len(stream)
     if priced is None:
         priced = {}
     known = priced.get
     fabric = platform.costs.gm_fabric_ai_core_bytes_per_cycle > 0
     rows = [known(id(ins)) or _row(ins, platform, fabric, priced) for ins in stream]
-    if not n:
-        return Columns([], [], [], [], [], [], [], [], [], bytearray(), {}, [])
-    occ, issue, gmb, lat, conf, fab, kind, fkey, eff, pipes = map(list, zip(*rows))
-    sets_left = dict(Counter(compress(fkey, map((2).__eq__, kind))))  # SetFlags per flag
-    return Columns(occ, issue, gmb, [0] * n, lat, conf, kind, fkey, eff, bytearray(pipes),
-                   sets_left, fab)
+    cols = dict(zip(ROW_FIELDS, map(list, zip(*rows)))) if n else {f: [] for f in ROW_FIELDS}
+    cols["pipe_of"] = bytearray(cols["pipe_of"])
+    # SetFlags per flag
+    sets_left = dict(Counter(compress(cols["fkey"], map((2).__eq__, cols["kind"]))))
+    return Columns(**cols, wbb=[0] * n, sets_left=sets_left)
 
 
 def _row(ins: Instr, platform, fabric: bool, priced: dict) -> tuple:
-    """One instruction's row of :class:`Columns` (occ, issue, gmb, lat, conf, fab, kind, fkey,
-    eff, pipe), kept in ``priced`` under the id of the object."""
+    """One instruction's row of :data:`ROW_FIELDS`: its cost.Price and the :data:`_FACTS`,
+    kept in ``priced`` under the id of the object."""
     op = ins.op
-    occ, issue, gmb, lat, conf = cost.price(ins, platform)
-    fab = gmb if fabric and op is _WRITE else 0
+    p = cost.price(ins, platform)
+    fab = p.gmb if fabric and op is _WRITE else 0
     kind, key, eff = 0, 0, False
     if op is _SET or op is _WAIT:
         kind = 2 if op is _SET else 1
@@ -138,7 +148,7 @@ def _row(ins: Instr, platform, fabric: bool, priced: dict) -> tuple:
         kind = 3
     elif op in semantics.HAS_EFFECT:
         eff = True
-    row = priced[id(ins)] = (occ, issue, gmb, lat, conf, fab, kind, key, eff, int(ins.pipe))
+    row = priced[id(ins)] = p + (fab, kind, key, eff, int(ins.pipe))  # _FACTS' order
     return row
 
 

@@ -5,7 +5,7 @@ equally (virtual-time algorithm: the server's virtual clock advances by
 ``bytes_per_cycle / n`` per cycle while ``n`` transfers are active, and a transfer of ``b``
 bytes that started at virtual time ``v`` is drained when the clock reaches ``v + b``).
 Rates are recomputed only when a transfer starts or ends: one SimPy timeout per change,
-never per cycle. The per-core ceiling lives in the single-core copy time (``cost.py``): a
+never per cycle. The per-core ceiling lives in the single-core copy time (``cost/price.py``): a
 transfer ends at ``max(start + single-core time, drained)``.
 
 A transfer may stand for ``weight`` equal transfers started together (the replay runs one

@@ -4,8 +4,8 @@ Every core of a launch runs the same kernel on its own slice of the data, so the
 many cores differ only in GM addresses that change no cost: P1 (48 cores) has 5 distinct
 timelines. A core's timeline in a replay without effects is a function of
 
-- its prepared columns (``core.prepare``: occupancy, issue cost, HBM bytes, latency, kind,
-  flag key and pipe of each instruction),
+- its prepared columns (``core.prepare``: every column of ``core.Columns`` but those
+  ``core.NOT_KEYED`` names, :data:`KEY_COLUMNS`),
 - for each scalar-unit instruction, what the issuer does with it: its opcode, the producer a
   scalar UB access waits for (auto-sync), and the data-cache misses of a GetValue from GM
   (the cache sees one core's addresses in program order, so its hits and misses are fixed
@@ -24,6 +24,7 @@ from array import array
 
 import numpy as np
 
+from aicore_sim.sim.engine.core import NOT_KEYED, Columns
 from aicore_sim.sim.engine.dcache import DCache
 from aicore_sim.sim.isa import Instr, Opcode
 
@@ -31,7 +32,16 @@ _GV_GM = Opcode.GET_VALUE_GM
 _OPS = {op: k for k, op in enumerate(Opcode)}
 
 
-def _key(stream: list[Instr], columns: tuple, platform) -> tuple:
+# The prepared columns every timeline depends on: all but those core.NOT_KEYED names.
+KEY_COLUMNS: tuple[str, ...] = tuple(f for f in Columns._fields if f not in NOT_KEYED)
+
+
+def _column_bytes(column) -> bytes:
+    """A column as bytes for an exact comparison (ints as 64-bit machine words)."""
+    return bytes(column) if isinstance(column, bytearray) else array("q", column).tobytes()
+
+
+def _key(stream: list[Instr], columns: Columns, platform) -> tuple:
     pipe_of = columns.pipe_of
     scalar = []
     dcache = DCache(platform.dcache_size, platform.dcache_line)
@@ -43,12 +53,7 @@ def _key(stream: list[Instr], columns: tuple, platform) -> tuple:
             scalar.append((i, _OPS[op], dcache.access(src.buf, src.addr, src.nbytes)))
         else:
             scalar.append((i, _OPS[op], ins.dep))
-    return (array("q", columns.occ).tobytes(), array("q", columns.issue).tobytes(),
-            array("q", columns.gmb).tobytes(), array("q", columns.wbb).tobytes(),
-            array("q", columns.lat).tobytes(), array("q", columns.conf).tobytes(),
-            array("q", columns.fab).tobytes(),
-            array("b", columns.kind).tobytes(), array("q", columns.fkey).tobytes(),
-            bytes(pipe_of), tuple(scalar))
+    return (*(_column_bytes(getattr(columns, f)) for f in KEY_COLUMNS), tuple(scalar))
 
 
 def groups(streams: list[list[Instr]], columns: list[tuple], platform) -> list[list[int]]:
@@ -72,4 +77,4 @@ def groups(streams: list[list[Instr]], columns: list[tuple], platform) -> list[l
     return sorted(parts)
 
 
-__all__ = ["groups"]
+__all__ = ["KEY_COLUMNS", "groups"]

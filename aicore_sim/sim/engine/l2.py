@@ -231,11 +231,8 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     reads = ~write
     if platform.costs.copy_model == "pipelined":
         occ_new = cost.copy_occupancy_many(platform, True, rows, miss_copy, hit_copy)
-    serial = _granule_queue(platform, copy_core, ordinal, tid, addr)
-    if serial is not None:  # part of the copy's time on its MTE: calibrated with its scale
-        c = platform.costs
-        serial = np.floor(serial * np.where(write, c.mte3_scale, c.mte2_scale) + 0.5
-                          ).astype(np.int64)
+    queued = _granule_queue(platform, copy_core, ordinal, tid, addr)
+    serial = None if queued is None else cost.granule_queue_cycles(platform, queued, write)
     opos = pos[order]
     out = list(columns)
     by_core = np.argsort(copy_core, kind="stable")
@@ -286,10 +283,10 @@ def _partial_granule_bytes(start: np.ndarray, end: np.ndarray, granule: int) -> 
 
 def _granule_queue(platform, core: np.ndarray, ordinal: np.ndarray, tid: np.ndarray,
                    addr: np.ndarray) -> np.ndarray | None:
-    """Per copy, the least occupancy its granule's queue imposes (0 where no other core
-    shares it): k x ``gm_serial_cycles`` when k > 1 distinct cores request the granule of the
-    copy's first row at the same step (the same copy ordinal) of their streams; None when
-    the cost family has no serialisation."""
+    """Per copy, how many distinct cores request the granule of the copy's first row at the
+    same step (the same copy ordinal) of their streams (its price, k x ``gm_serial_cycles``
+    when k > 1, is ``cost.granule_queue_cycles``'s); None when the cost family has no
+    serialisation."""
     t, g = float(platform.costs.gm_serial_cycles), int(platform.costs.gm_serial_granule_bytes)
     if t <= 0 or g <= 0 or not core.size:
         return None
@@ -303,7 +300,7 @@ def _granule_queue(platform, core: np.ndarray, ordinal: np.ndarray, tid: np.ndar
     cores = np.bincount(group, weights=new_core)  # distinct cores per (granule, step)
     k = np.empty(core.size, np.int64)
     k[order] = cores[group].astype(np.int64)
-    return np.where(k > 1, np.floor(k * t + 0.5), 0).astype(np.int64)
+    return k
 
 
 __all__ = ["L2Result", "apply"]

@@ -1,11 +1,15 @@
-"""Costs: the one home of timing formulas.
+"""Prices: the formulas of what one instruction costs on its own.
 
 Step of the flow: the replay engine asks this module, once per recorded ``Instr``, how long
 the instruction occupies its pipe when running alone (:func:`occupancy_cycles`), how long the
 scalar unit spends issuing it (:func:`issue_cycles`), how many bytes it draws from the shared
 HBM (:func:`gm_bytes`) and how long after its occupancy its results become visible
-(:func:`tail_cycles`). The engine adds only what needs the whole chip: GM bandwidth sharing
-between cores and DCache misses (``platform.dcache_miss_cycles``).
+(:func:`tail_cycles`), as one :class:`Price` row (:func:`price`). The chip-wide figures that are
+prices too live here as well: a copy's least time behind other cores on its GM granule
+(:func:`granule_queue_cycles`), the kernel's entry (:func:`kernel_entry_cycles`), the L2
+model's re-priced reads (:func:`copy_occupancy_many`). The engine adds only what needs the
+whole timeline: GM bandwidth sharing between cores (``engine/gm.py``, ``engine/fabric.py``) and
+the data-cache miss penalty of a GetValue that misses (``platform.dcache_miss_cycles``).
 
 Formula shapes (parameters in ``data/costs/<family>.toml``, each with its source):
 
@@ -33,11 +37,15 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from aicore_sim.sim.cost.params import CopyCurve, Costs
 from aicore_sim.sim.isa import Instr, Opcode
-from aicore_sim.sim.platform import CopyCurve, Costs, Platform
+
+if TYPE_CHECKING:
+    from aicore_sim.sim.platform import Platform
 
 # GM traffic moves in 32-byte pieces (S4a); misaligned rows are rounded up (hardware.md 5.1).
 GM_GRANULE_BYTES = 32
@@ -111,6 +119,17 @@ _SCALAR_OPS = frozenset({Opcode.GET_VALUE_GM, Opcode.GET_VALUE_UB, Opcode.SET_VA
 _MEMO_LIMIT = 200_000  # entries per memo dict before it is cleared (bounded memory)
 
 
+class Price(NamedTuple):
+    """What one instruction costs on its own: the row :func:`price` gives the engine, whose
+    prepared columns of the same names (``engine.core.Columns``) are built from it."""
+
+    occ: int  # cycles it holds its pipe running alone (occupancy_cycles)
+    issue: int  # cycles the scalar unit spends issuing it (issue_cycles)
+    gmb: int  # bytes it draws from the shared GM (gm_bytes)
+    lat: int  # cycles after its occupancy before its data is visible (latency_cycles)
+    conf: int  # cycles of its occupancy lost to UB bank conflicts (bank_conflict_cycles)
+
+
 def _round(x: float) -> int:
     """Round half up to an int, at least 1."""
     n = int(x + 0.5)
@@ -156,7 +175,7 @@ def _att_class(name: str) -> str:
 
 
 class _Tables:
-    """Everything ``cost.py`` precomputes for one platform (stored on ``Platform._cost_cache``)."""
+    """Everything ``price.py`` precomputes for one platform (stored on ``Platform._cost_cache``)."""
 
     __slots__ = (
         "costs",
@@ -168,6 +187,7 @@ class _Tables:
         "vec_memo",
         "copy_memo",
         "occ_fixed",
+        "fixed",
         "issue",
         "tail",
     )
@@ -205,6 +225,7 @@ class _Tables:
         )
         issue.update({op: 0 for op in _SCALAR_OPS})
         self.issue = issue
+        self.fixed = {op: Price(occ, issue[op], 0, 0, 0) for op, occ in self.occ_fixed.items()}
         tail = {op: c.vector_tail_cycles for op in _VECTOR_OPS}
         tail.update({op: c.reduce_tail_cycles for op in _REDUCE_OPS})
         self.tail = tail
@@ -295,9 +316,9 @@ def gm_bytes(instr: Instr) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int, int]:
-    """(single-core cycles, GM bus bytes, completion latency) of a DataCopyPad, memoised on
-    its geometry."""
+def _copy_price(instr: Instr, t: _Tables) -> Price:
+    """The :class:`Price` of a DataCopyPad (single-core cycles, issue, GM bus bytes,
+    completion latency), memoised on its geometry."""
     rows, row_bytes, gap, addr, itemsize = _copy_geometry(instr)
     key = (instr.op, rows, row_bytes, gap, addr % GM_ALIGN_BEST_BYTES, itemsize)
     memo = t.copy_memo
@@ -322,7 +343,7 @@ def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int, int]:
         tail = latency * scale
         if overlaps:  # visible max(occupancy, latency) after the start
             tail = max(tail - occupancy, 0.0)
-        result = (occupancy, bus, _round(tail) if tail > 0 else 0)
+        result = Price(occupancy, t.issue[instr.op], bus, _round(tail) if tail > 0 else 0, 0)
     else:
         curve = t.mte2 if gm_to_ub else t.mte3
         cycles = curve(nbytes)
@@ -332,7 +353,7 @@ def _copy_price(instr: Instr, t: _Tables) -> tuple[int, int, int]:
             else:
                 k = c.mte3_stride_cycles_per_row_element
             cycles += k * rows * ((gap // itemsize) % c.stride_modulo_elements)
-        result = (_round(cycles), bus, 0)
+        result = Price(_round(cycles), t.issue[instr.op], bus, 0, 0)
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = result
@@ -356,10 +377,6 @@ def copy_occupancy_many(platform: Platform, gm_to_ub: bool, rows: np.ndarray,
     stream = np.asarray(hbm_bytes) / rate + np.asarray(hit_bytes) / platform.l2_core_bytes_per_cycle
     floor = issue + per_row * np.maximum(np.asarray(rows) - 1, 0)
     return np.maximum(1, np.floor(np.maximum(floor, stream) * scale + 0.5)).astype(np.int64)
-
-
-def _copy_cycles(instr: Instr, t: _Tables) -> int:
-    return _copy_price(instr, t)[0]
 
 
 def _vector_elements(instr: Instr, wider_itemsize: int) -> int:
@@ -443,8 +460,9 @@ def bank_beats(instr: Instr, costs: Costs) -> float:
     return total / repeats
 
 
-def _vector_price(instr: Instr, t: _Tables) -> tuple[int, int]:
-    """(cycles, bank-conflict cycles among them) of a vector call, memoised."""
+def _vector_price(instr: Instr, t: _Tables) -> Price:
+    """The :class:`Price` of a vector call (cycles, issue, bank-conflict cycles among the
+    cycles), memoised."""
     src, dst = _dtypes(instr)
     c = t.costs
     api = _PRICED_AS.get(instr.op, instr.op.value)
@@ -485,22 +503,19 @@ def _vector_price(instr: Instr, t: _Tables) -> tuple[int, int]:
                 thr += tp
                 lat_max = max(lat_max, lat)
             cycles += thr * nv + lat_max
-    result = (_round(cycles * c.vector_scale), int(conflict * c.vector_scale + 0.5))
+    result = Price(_round(cycles * c.vector_scale), t.issue[instr.op], 0, 0,
+                   int(conflict * c.vector_scale + 0.5))
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = result
     return result
 
 
-def _vector_cycles(instr: Instr, t: _Tables) -> int:
-    return _vector_price(instr, t)[0]
-
-
 def bank_conflict_cycles(instr: Instr, platform: Platform) -> int:
     """Cycles of a vector call's occupancy spent on UB bank conflicts (0 without them)."""
     if instr.op not in _VECTOR_OPS:
         return 0
-    return _vector_price(instr, platform._cost_cache or _tables(platform))[1]
+    return _vector_price(instr, platform._cost_cache or _tables(platform)).conf
 
 
 def occupancy_cycles(instr: Instr, platform: Platform) -> int:
@@ -510,33 +525,22 @@ def occupancy_cycles(instr: Instr, platform: Platform) -> int:
     engine stretches it when cores share HBM. GetValue(GM) returns the DCache *hit* cost; the
     engine adds ``platform.dcache_miss_cycles`` on a miss.
     """
+    return price(instr, platform).occ
+
+
+def price(instr: Instr, platform: Platform) -> Price:
+    """The :class:`Price` of ``instr`` (:func:`occupancy_cycles`, :func:`issue_cycles`,
+    :func:`gm_bytes`, :func:`latency_cycles`, :func:`bank_conflict_cycles`) in one call, the
+    form the engine uses once per recorded instruction (equal prices are one object)."""
     t = platform._cost_cache or _tables(platform)
     op = instr.op
-    fixed = t.occ_fixed.get(op)
+    fixed = t.fixed.get(op)
     if fixed is not None:
         return fixed
     if op in _COPY_OPS:
-        return _copy_cycles(instr, t)
+        return _copy_price(instr, t)
     if op in _VECTOR_OPS:
-        return _vector_cycles(instr, t)
-    raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
-
-
-def price(instr: Instr, platform: Platform) -> tuple[int, int, int, int, int]:
-    """(:func:`occupancy_cycles`, :func:`issue_cycles`, :func:`gm_bytes`,
-    :func:`latency_cycles`, :func:`bank_conflict_cycles`) in one call, the form the engine
-    uses once per recorded instruction."""
-    t = platform._cost_cache or _tables(platform)
-    op = instr.op
-    fixed = t.occ_fixed.get(op)
-    if fixed is not None:
-        return fixed, t.issue[op], 0, 0, 0
-    if op in _COPY_OPS:
-        occ, bus, latency = _copy_price(instr, t)
-        return occ, t.issue[op], bus, latency, 0
-    if op in _VECTOR_OPS:
-        occ, conflict = _vector_price(instr, t)
-        return occ, t.issue[op], 0, 0, conflict
+        return _vector_price(instr, t)
     raise ValueError(f"no cost formula for opcode {op!r} ({instr.describe()})")
 
 
@@ -546,7 +550,7 @@ def latency_cycles(instr: Instr, platform: Platform) -> int:
     curve already holds the latency inside the occupancy)."""
     t = platform._cost_cache or _tables(platform)
     if instr.op in _COPY_OPS:
-        return _copy_price(instr, t)[2]
+        return _copy_price(instr, t).lat
     return 0
 
 
@@ -567,6 +571,19 @@ def kernel_entry_cycles(platform: Platform, cores: int) -> tuple[int, int]:
     serial = float(platform.costs.gm_serial_cycles) * max(int(cores), 1)
     total = int(reads * max(miss, serial) + 0.5)
     return total, int(reads * max(serial - miss, 0.0) + 0.5)
+
+
+def granule_queue_cycles(platform: Platform, cores: np.ndarray, write: np.ndarray
+                         ) -> np.ndarray:
+    """Per GM copy, the least occupancy its granule's queue imposes: ``cores`` (int64 array)
+    cores request the granule of its first row at the same step (``engine/l2.py`` counts
+    them), served one at a time, so a copy lasts at least cores x ``gm_serial_cycles``,
+    rounded half up, then scaled by its direction's calibration scale (part of the copy's
+    time on its MTE) and rounded again; 0 where no other core shares it (cores <= 1)."""
+    c = platform.costs
+    t = float(c.gm_serial_cycles)
+    serial = np.where(cores > 1, np.floor(cores * t + 0.5), 0).astype(np.int64)
+    return np.floor(serial * np.where(write, c.mte3_scale, c.mte2_scale) + 0.5).astype(np.int64)
 
 
 def issue_cycles(instr: Instr, platform: Platform) -> int:
@@ -599,9 +616,12 @@ __all__ = [
     "bank_beats",
     "bank_conflict_cycles",
     "copy_occupancy_many",
+    "granule_queue_cycles",
     "issue_cycles",
     "kernel_entry_cycles",
     "latency_cycles",
     "occupancy_cycles",
+    "price",
+    "Price",
     "tail_cycles",
 ]
