@@ -201,6 +201,12 @@ def classify(c: Mapping[str, Any], hbm_share: float) -> dict[str, Any]:
         links = [f"{nxt} waits mostly on {cause} ({s:.0%} of its waiting)"]
     if links:
         why += "; " + "; ".join(links)
+    queued = int(c.get("same_granule_cycles", 0))
+    evidence["same_granule_cycles"] = queued
+    if queued >= 0.1 * finish:  # the kernel entry's and copies' queue on shared GM granules
+        why += (f"; {queued:,} cycles ({queued / finish:.0%}) queued on GM granules other "
+                f"cores request at once (the kernel entry's parameter reads, same-address "
+                f"copies)")
     waits = [f"{k} {held[k]:.0%}" for k in _COPY if held[k] >= 0.2]
     if kind != "bandwidth" and waits:
         why += (f"; the copies wait for shared HBM ({', '.join(waits)} of their time): in "
