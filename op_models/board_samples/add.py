@@ -142,9 +142,8 @@ class KernelAdd:
         self._ProcessOneBuffer(self._ScalarAdd)
 
     def ProcessSingle(self) -> None:
-        """Case 1: the vector ``Add`` on one core (the same loop as ``Process``, which upstream
-        ends after the Add: no copy out)."""
-        self._ProcessOneBuffer(self._VectorAdd, copyOut=False)
+        """Case 1: the vector ``Add`` on one core (the same loop as ``Process``)."""
+        self._ProcessOneBuffer(self._VectorAdd)
 
     @staticmethod
     def _VectorAdd(zLocal: LocalTensor, xLocal: LocalTensor, yLocal: LocalTensor,
@@ -159,9 +158,9 @@ class KernelAdd:
             yVal = np.float32(yLocal.GetValue(i))
             zLocal.SetValue(i, np.float16(xVal + yVal))
 
-    def _ProcessOneBuffer(self, addStep, copyOut: bool = True) -> None:
+    def _ProcessOneBuffer(self, addStep) -> None:
         """The loop of cases 0-3 (deviation 6): ``addStep(z, x, y, curLen)`` between the copies
-        in and (``copyOut``) the copy out, event id 0 throughout."""
+        in and the copy out, event id 0 throughout."""
         MAX, dataCopyLen = self.MAX_DATA_COPY_LEN, self.dataCopyLen
         # VECCALC is UB on this hardware
         xLocal = LocalTensor(half, TPosition.VECCALC, self.xAddr, MAX)
@@ -190,8 +189,6 @@ class KernelAdd:
 
             if loopIdx != (totalLoop - 1):
                 SetFlag(HardEvent.V_MTE2, EVENT_ID0)
-            if not copyOut:
-                continue
             SetFlag(HardEvent.V_MTE3, EVENT_ID0)
             WaitFlag(HardEvent.V_MTE3, EVENT_ID0)
 
