@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from aicore_sim import TilingSpace, dtypes, schema
+from aicore_sim import Plan, Platform, TilingSpace, dtypes, schema
 
 
 def _float_dtype(v: str) -> str:
@@ -96,6 +96,16 @@ def label(axes: Mapping[str, Any]) -> str:
     return (f"{dtypes.SHORT[axes['dtype']]}-"
             f"{'noprobs' if probs is None else dtypes.SHORT[probs]}-"
             f"n{tokens}k{topk}h{hidden}-{rng}-{axes.get('indices', 'permutation')}")
+
+
+def budgeted_plan(td: Any, key: int | None, cores: int, need: int,
+                  broken: list[tuple[str, str]], platform: Platform) -> Plan:
+    """The :class:`Plan` of tiling ``td`` whose buffers take ``need`` bytes of UB: the kernel
+    rules it breaks (``broken``), then rule ``ub_budget`` when ``need`` exceeds the core's UB."""
+    if need > platform.core_mem_size_ub:
+        broken = [*broken, ("ub_budget", f"tiling needs {need} bytes of UB, the core has "
+                                         f"{platform.core_mem_size_ub}")]
+    return Plan(td, key, cores, need, tuple(broken))
 
 
 class MoeTilingSpace(TilingSpace):

@@ -280,48 +280,29 @@ def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scala
                    count=mask * repeat, scalar=value, params=params), 3)
 
 
-def Muls(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
-         ) -> None:
-    """``dst = src * scalar`` (count or mask + repeat form)."""
-    _one_source(Opcode.MULS, "Muls", dst, src, scalarValue, args, isSetMask)
+def _one_source_api(op: Opcode, name: str, what: str, scalar: bool):
+    """The public function ``name``: ``what`` through :func:`_one_source` (``scalar``: it takes
+    a ``scalarValue`` after ``src``)."""
+    if scalar:
+        def api(dst: LocalTensor, src: LocalTensor, scalarValue, *args,
+                isSetMask: bool = True) -> None:
+            _one_source(op, name, dst, src, scalarValue, args, isSetMask)
+    else:
+        def api(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
+            _one_source(op, name, dst, src, None, args, isSetMask)
+    api.__name__ = api.__qualname__ = name
+    api.__doc__ = f"``{what}`` (count or mask + repeat form)."
+    return api
 
 
-def Adds(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
-         ) -> None:
-    """``dst = src + scalar`` (count or mask + repeat form)."""
-    _one_source(Opcode.ADDS, "Adds", dst, src, scalarValue, args, isSetMask)
-
-
-def Maxs(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
-         ) -> None:
-    """``dst = max(src, scalar)`` (count or mask + repeat form)."""
-    _one_source(Opcode.MAXS, "Maxs", dst, src, scalarValue, args, isSetMask)
-
-
-def Mins(dst: LocalTensor, src: LocalTensor, scalarValue, *args, isSetMask: bool = True
-         ) -> None:
-    """``dst = min(src, scalar)`` (count or mask + repeat form)."""
-    _one_source(Opcode.MINS, "Mins", dst, src, scalarValue, args, isSetMask)
-
-
-def Exp(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
-    """``dst = e ** src`` (count or mask + repeat form)."""
-    _one_source(Opcode.EXP, "Exp", dst, src, None, args, isSetMask)
-
-
-def Abs(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
-    """``dst = |src|`` (count or mask + repeat form)."""
-    _one_source(Opcode.ABS, "Abs", dst, src, None, args, isSetMask)
-
-
-def Relu(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
-    """``dst = max(src, 0)`` (count or mask + repeat form)."""
-    _one_source(Opcode.RELU, "Relu", dst, src, None, args, isSetMask)
-
-
-def Sqrt(dst: LocalTensor, src: LocalTensor, *args, isSetMask: bool = True) -> None:
-    """``dst = sqrt(src)`` (count or mask + repeat form)."""
-    _one_source(Opcode.SQRT, "Sqrt", dst, src, None, args, isSetMask)
+Muls = _one_source_api(Opcode.MULS, "Muls", "dst = src * scalar", True)
+Adds = _one_source_api(Opcode.ADDS, "Adds", "dst = src + scalar", True)
+Maxs = _one_source_api(Opcode.MAXS, "Maxs", "dst = max(src, scalar)", True)
+Mins = _one_source_api(Opcode.MINS, "Mins", "dst = min(src, scalar)", True)
+Exp = _one_source_api(Opcode.EXP, "Exp", "dst = e ** src", False)
+Abs = _one_source_api(Opcode.ABS, "Abs", "dst = |src|", False)
+Relu = _one_source_api(Opcode.RELU, "Relu", "dst = max(src, 0)", False)
+Sqrt = _one_source_api(Opcode.SQRT, "Sqrt", "dst = sqrt(src)", False)
 
 
 def _binary(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
@@ -368,40 +349,22 @@ def _two_sources(op: Opcode, name: str, dst: LocalTensor, src0: LocalTensor,
                           f"mask, repeatTime, repeatParams), got {3 + len(args)} arguments")
 
 
-def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
-        isSetMask: bool = True) -> None:
-    """``dst = src0 + src1`` (count or mask + repeat form)."""
-    _two_sources(Opcode.ADD, "Add", dst, src0, src1, args, isSetMask)
+def _two_sources_api(op: Opcode, name: str, what: str, note: str = ""):
+    """The public function ``name``: ``what`` through :func:`_two_sources`."""
+    def api(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
+            isSetMask: bool = True) -> None:
+        _two_sources(op, name, dst, src0, src1, args, isSetMask)
+    api.__name__ = api.__qualname__ = name
+    api.__doc__ = f"``{what}`` (count or mask + repeat form{note})."
+    return api
 
 
-def Sub(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
-        isSetMask: bool = True) -> None:
-    """``dst = src0 - src1`` (count or mask + repeat form)."""
-    _two_sources(Opcode.SUB, "Sub", dst, src0, src1, args, isSetMask)
-
-
-def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
-        isSetMask: bool = True) -> None:
-    """``dst = src0 * src1`` (count or mask + repeat form)."""
-    _two_sources(Opcode.MUL, "Mul", dst, src0, src1, args, isSetMask)
-
-
-def Div(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
-        isSetMask: bool = True) -> None:
-    """``dst = src0 / src1`` (count or mask + repeat form; IEEE division)."""
-    _two_sources(Opcode.DIV, "Div", dst, src0, src1, args, isSetMask)
-
-
-def Max(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
-        isSetMask: bool = True) -> None:
-    """``dst = max(src0, src1)`` (count or mask + repeat form)."""
-    _two_sources(Opcode.MAX, "Max", dst, src0, src1, args, isSetMask)
-
-
-def Min(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, *args,
-        isSetMask: bool = True) -> None:
-    """``dst = min(src0, src1)`` (count or mask + repeat form)."""
-    _two_sources(Opcode.MIN, "Min", dst, src0, src1, args, isSetMask)
+Add = _two_sources_api(Opcode.ADD, "Add", "dst = src0 + src1")
+Sub = _two_sources_api(Opcode.SUB, "Sub", "dst = src0 - src1")
+Mul = _two_sources_api(Opcode.MUL, "Mul", "dst = src0 * src1")
+Div = _two_sources_api(Opcode.DIV, "Div", "dst = src0 / src1", "; IEEE division")
+Max = _two_sources_api(Opcode.MAX, "Max", "dst = max(src0, src1)")
+Min = _two_sources_api(Opcode.MIN, "Min", "dst = min(src0, src1)")
 
 
 def ArithProgression(dstLocal: LocalTensor, firstValue, diffValue, count: int) -> None:

@@ -42,13 +42,22 @@ INCLUDE = Path(__file__).resolve().parent / "include"
 _ENUM = re.compile(r"enum\s+(?:class\s+)?(\w+)\s*(?::\s*\w+)?\s*\{([^}]*)\}", re.S)
 
 
+_DTYPE_LIST = re.compile(r"#define AICORE_SIM_DTYPES\(X\)((?:[^\n]*\\\n)*[^\n]*)")
+_DTYPE_CODES = re.compile(r"AICORE_SIM_DTYPES\(\w+\)")
+
+
 @functools.cache
 def header_enums() -> dict[str, list[str]]:
     """Every enum the shim declares: its name -> member names in value order (the headers
-    give no explicit values, so a member's value is its index)."""
+    give no explicit values, so a member's value is its index). ``DTypeCode`` lists its
+    members through the element-type list ``AICORE_SIM_DTYPES`` (``DT_<type>`` each)."""
     out: dict[str, list[str]] = {}
     for h in sorted((INCLUDE / "aicore_sim").glob("*.h")):
         text = re.sub(r"//[^\n]*", "", h.read_text())
+        listed = _DTYPE_LIST.search(text)
+        if listed:
+            codes = ", ".join(f"DT_{t}" for t in re.findall(r"X\((\w+)\)", listed.group(1)))
+            text = text[:listed.start()] + _DTYPE_CODES.sub(codes, text[listed.end():])
         for name, body in _ENUM.findall(text):
             out[name] = [m.split("=")[0].strip() for m in body.split(",") if m.strip()]
     return out

@@ -35,6 +35,10 @@ Deviations from upstream
    ``splitN`` and ``dataCopyLen`` of a case for an arch; the launch itself is the suite's
    ``Scenario.build`` (``op_models/board_samples/suite.py``), which may launch fewer rows
    (``totalM``) than the board's 8192 to keep a case short.
+6. Upstream writes the chunk loop out once per case; here cases 0-3 share one single-buffer
+   loop (``_ProcessOneBuffer``, the add step - vector ``Add`` or scalar - an argument) and
+   cases 4-6 one ping / pong loop (``_ProcessPingPong``, the six UB addresses arguments). The
+   statements of each loop, their order and every SetFlag / WaitFlag are upstream's.
 """
 
 from __future__ import annotations
@@ -131,85 +135,32 @@ class KernelAdd:
 
     def Process(self) -> None:
         """Cases 2 and 3: one set of buffers, copy in, add, copy out, chunk after chunk."""
-        MAX, dataCopyLen = self.MAX_DATA_COPY_LEN, self.dataCopyLen
-        # VECCALC is UB on this hardware
-        xLocal = LocalTensor(half, TPosition.VECCALC, self.xAddr, MAX)
-        yLocal = LocalTensor(half, TPosition.VECCALC, self.yAddr, MAX)
-        zLocal = LocalTensor(half, TPosition.VECCALC, self.zAddr, MAX)
-
-        totalBlocks = self.GetTotalBlocks()
-
-        for loopIdx in range(totalBlocks):
-            startElement = loopIdx * dataCopyLen
-            remainElements = self.totalElementsPerCore - startElement
-            curLen = dataCopyLen if remainElements > dataCopyLen else remainElements
-
-            if loopIdx != 0:
-                WaitFlag(HardEvent.V_MTE2, EVENT_ID0)
-
-            DataCopy(xLocal, self.xGm[startElement], curLen)
-            DataCopy(yLocal, self.yGm[startElement], curLen)
-
-            SetFlag(HardEvent.MTE2_V, EVENT_ID0)
-            WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
-
-            if loopIdx != 0:
-                WaitFlag(HardEvent.MTE3_V, EVENT_ID0)
-
-            Add(zLocal, xLocal, yLocal, curLen)
-
-            if loopIdx != (totalBlocks - 1):
-                SetFlag(HardEvent.V_MTE2, EVENT_ID0)
-            SetFlag(HardEvent.V_MTE3, EVENT_ID0)
-            WaitFlag(HardEvent.V_MTE3, EVENT_ID0)
-
-            DataCopy(self.zGm[startElement], zLocal, curLen)
-
-            if loopIdx != (totalBlocks - 1):
-                SetFlag(HardEvent.MTE3_V, EVENT_ID0)
+        self._ProcessOneBuffer(self._VectorAdd)
 
     def ProcessScalar(self) -> None:
         """Case 0: as ``Process``, the add done element by element on the scalar unit."""
-        MAX, dataCopyLen = self.MAX_DATA_COPY_LEN, self.dataCopyLen
-        # VECCALC is UB on this hardware
-        xLocal = LocalTensor(half, TPosition.VECCALC, self.xAddr, MAX)
-        yLocal = LocalTensor(half, TPosition.VECCALC, self.yAddr, MAX)
-        zLocal = LocalTensor(half, TPosition.VECCALC, self.zAddr, MAX)
-
-        totalLoop = self.GetTotalBlocks()
-
-        for loopIdx in range(totalLoop):
-            startElement = loopIdx * dataCopyLen
-            remainElements = self.totalElementsPerCore - startElement
-            curLen = dataCopyLen if remainElements > dataCopyLen else remainElements
-
-            if loopIdx != 0:
-                WaitFlag(HardEvent.V_MTE2, EVENT_ID0)
-
-            DataCopy(xLocal, self.xGm[startElement], curLen)
-            DataCopy(yLocal, self.yGm[startElement], curLen)
-            SetFlag(HardEvent.MTE2_V, EVENT_ID0)
-            WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
-
-            if loopIdx != 0:
-                WaitFlag(HardEvent.MTE3_V, EVENT_ID0)
-
-            for i in range(curLen):
-                xVal = np.float32(xLocal.GetValue(i))
-                yVal = np.float32(yLocal.GetValue(i))
-                zLocal.SetValue(i, np.float16(xVal + yVal))
-
-            if loopIdx != (totalLoop - 1):
-                SetFlag(HardEvent.V_MTE2, EVENT_ID0)
-            SetFlag(HardEvent.V_MTE3, EVENT_ID0)
-            WaitFlag(HardEvent.V_MTE3, EVENT_ID0)
-
-            DataCopy(self.zGm[startElement], zLocal, curLen)
-            if loopIdx != (totalLoop - 1):
-                SetFlag(HardEvent.MTE3_V, EVENT_ID0)
+        self._ProcessOneBuffer(self._ScalarAdd)
 
     def ProcessSingle(self) -> None:
         """Case 1: the vector ``Add`` on one core (the same loop as ``Process``)."""
+        self._ProcessOneBuffer(self._VectorAdd)
+
+    @staticmethod
+    def _VectorAdd(zLocal: LocalTensor, xLocal: LocalTensor, yLocal: LocalTensor,
+                   curLen: int) -> None:
+        Add(zLocal, xLocal, yLocal, curLen)
+
+    @staticmethod
+    def _ScalarAdd(zLocal: LocalTensor, xLocal: LocalTensor, yLocal: LocalTensor,
+                   curLen: int) -> None:
+        for i in range(curLen):
+            xVal = np.float32(xLocal.GetValue(i))
+            yVal = np.float32(yLocal.GetValue(i))
+            zLocal.SetValue(i, np.float16(xVal + yVal))
+
+    def _ProcessOneBuffer(self, addStep) -> None:
+        """The loop of cases 0-3 (deviation 6): ``addStep(z, x, y, curLen)`` between the copies
+        in and the copy out, event id 0 throughout."""
         MAX, dataCopyLen = self.MAX_DATA_COPY_LEN, self.dataCopyLen
         # VECCALC is UB on this hardware
         xLocal = LocalTensor(half, TPosition.VECCALC, self.xAddr, MAX)
@@ -234,7 +185,7 @@ class KernelAdd:
             if loopIdx != 0:
                 WaitFlag(HardEvent.MTE3_V, EVENT_ID0)
 
-            Add(zLocal, xLocal, yLocal, curLen)
+            addStep(zLocal, xLocal, yLocal, curLen)
 
             if loopIdx != (totalLoop - 1):
                 SetFlag(HardEvent.V_MTE2, EVENT_ID0)
@@ -248,58 +199,8 @@ class KernelAdd:
     def ProcessDoubleBuffer(self) -> None:
         """Case 4: ping / pong buffers and event ids 0 / 1, so chunk k + 1 is copied in while
         chunk k is added and copied out."""
-        MAX, dataCopyLen = self.MAX_DATA_COPY_LEN, self.dataCopyLen
-        # VECCALC is UB on this hardware
-        xPing = LocalTensor(half, TPosition.VECCALC, self.xAddrPing, MAX)
-        yPing = LocalTensor(half, TPosition.VECCALC, self.yAddrPing, MAX)
-        zPing = LocalTensor(half, TPosition.VECCALC, self.zAddrPing, MAX)
-        xPong = LocalTensor(half, TPosition.VECCALC, self.xAddrPong, MAX)
-        yPong = LocalTensor(half, TPosition.VECCALC, self.yAddrPong, MAX)
-        zPong = LocalTensor(half, TPosition.VECCALC, self.zAddrPong, MAX)
-
-        totalBlocks = self.GetTotalBlocks()
-
-        SetFlag(HardEvent.V_MTE2, EVENT_ID0)
-        SetFlag(HardEvent.V_MTE2, EVENT_ID1)
-        SetFlag(HardEvent.MTE3_V, EVENT_ID0)
-        SetFlag(HardEvent.MTE3_V, EVENT_ID1)
-
-        for loopIdx in range(totalBlocks):
-            startElement = loopIdx * dataCopyLen
-            remainElements = self.totalElementsPerCore - startElement
-            curLen = dataCopyLen if remainElements > dataCopyLen else remainElements
-
-            ping = (loopIdx & 1) == 0
-            eventID = EVENT_ID0 if ping else EVENT_ID1
-            xLocal = xPing if ping else xPong
-            yLocal = yPing if ping else yPong
-            zLocal = zPing if ping else zPong
-
-            WaitFlag(HardEvent.V_MTE2, eventID)
-
-            DataCopy(xLocal, self.xGm[startElement], curLen)
-            DataCopy(yLocal, self.yGm[startElement], curLen)
-
-            SetFlag(HardEvent.MTE2_V, eventID)
-            WaitFlag(HardEvent.MTE2_V, eventID)
-
-            WaitFlag(HardEvent.MTE3_V, eventID)
-
-            Add(zLocal, xLocal, yLocal, curLen)
-
-            SetFlag(HardEvent.V_MTE2, eventID)
-
-            SetFlag(HardEvent.V_MTE3, eventID)
-            WaitFlag(HardEvent.V_MTE3, eventID)
-
-            DataCopy(self.zGm[startElement], zLocal, curLen)
-
-            SetFlag(HardEvent.MTE3_V, eventID)
-
-        WaitFlag(HardEvent.V_MTE2, EVENT_ID0)
-        WaitFlag(HardEvent.V_MTE2, EVENT_ID1)
-        WaitFlag(HardEvent.MTE3_V, EVENT_ID0)
-        WaitFlag(HardEvent.MTE3_V, EVENT_ID1)
+        self._ProcessPingPong(self.xAddrPing, self.yAddrPing, self.zAddrPing,
+                              self.xAddrPong, self.yAddrPong, self.zAddrPong)
 
     def ProcessDoubleBufferL2Bypass(self) -> None:
         """Case 5: case 4 with the inputs read past L2."""
@@ -311,15 +212,21 @@ class KernelAdd:
         """Case 6: case 5 with the buffers placed so x, y and z start in different banks."""
         self.xGm.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
         self.yGm.SetL2CacheHint(CacheMode.CACHE_MODE_DISABLE)
+        self._ProcessPingPong(self.xAddrPingBC, self.yAddrPingBC, self.zAddrPingBC,
+                              self.xAddrPongBC, self.yAddrPongBC, self.zAddrPongBC)
 
+    def _ProcessPingPong(self, xAddrPing: int, yAddrPing: int, zAddrPing: int,
+                         xAddrPong: int, yAddrPong: int, zAddrPong: int) -> None:
+        """The loop of cases 4-6 (deviation 6) on ping / pong buffers at the given UB
+        addresses."""
         MAX, dataCopyLen = self.MAX_DATA_COPY_LEN, self.dataCopyLen
         # VECCALC is UB on this hardware
-        xPing = LocalTensor(half, TPosition.VECCALC, self.xAddrPingBC, MAX)
-        yPing = LocalTensor(half, TPosition.VECCALC, self.yAddrPingBC, MAX)
-        zPing = LocalTensor(half, TPosition.VECCALC, self.zAddrPingBC, MAX)
-        xPong = LocalTensor(half, TPosition.VECCALC, self.xAddrPongBC, MAX)
-        yPong = LocalTensor(half, TPosition.VECCALC, self.yAddrPongBC, MAX)
-        zPong = LocalTensor(half, TPosition.VECCALC, self.zAddrPongBC, MAX)
+        xPing = LocalTensor(half, TPosition.VECCALC, xAddrPing, MAX)
+        yPing = LocalTensor(half, TPosition.VECCALC, yAddrPing, MAX)
+        zPing = LocalTensor(half, TPosition.VECCALC, zAddrPing, MAX)
+        xPong = LocalTensor(half, TPosition.VECCALC, xAddrPong, MAX)
+        yPong = LocalTensor(half, TPosition.VECCALC, yAddrPong, MAX)
+        zPong = LocalTensor(half, TPosition.VECCALC, zAddrPong, MAX)
 
         totalBlocks = self.GetTotalBlocks()
 

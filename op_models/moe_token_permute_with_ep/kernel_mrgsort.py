@@ -23,9 +23,10 @@ Deviations from upstream
 3. ``MrgSortSrcList`` takes the same four tensors as upstream (unused slots repeat list 0).
 4. The members and steps both upstream classes repeat word for word (``SetInput``,
    ``UpdateMrgParam``, ``UpdateSortInfo``, ``ClearCache``, the loads of ``CopyIn``, the merge
-   of ``MrgsortCompute``, the list set-up of ``Init``) live once in a private base; each class
-   keeps its own ``CopyIn`` / ``MrgsortCompute`` / ``CopyOut`` / ``Init`` / ``Process`` with its
-   own flags, in upstream's order.
+   of ``MrgsortCompute``, the list set-up of ``Init``, the round loop of ``Process``, which only
+   ``MoeMrgsortOut`` runs with an ``Extract`` step) live once in a private base; each class
+   keeps its own ``CopyIn`` / ``MrgsortCompute`` / ``CopyOut`` / ``Init`` with its own flags,
+   in upstream's order.
 """
 
 from __future__ import annotations
@@ -89,6 +90,21 @@ class _MergeRounds:
         self.elementCountListTail = [0] * 4
         self.listSortedNums = [0] * 4
         self.tmpUbInputs: list = [None] * 4
+
+    EXTRACTS = False  # MoeMrgsortOut: split the merged structures (Extract) before CopyOut
+
+    def Process(self) -> None:
+        """The merge rounds, until every list is used up (upstream's ``Process`` of each
+        class; only ``MoeMrgsortOut``'s has the ``Extract`` step)."""
+        while self.allRemainElements > 0:
+            self.CopyIn()
+            self.UpdateMrgParam()
+            self.MrgsortCompute()
+            self.UpdateSortInfo()
+            if self.EXTRACTS:
+                self.Extract()
+            self.CopyOut()
+        self.ClearCache()
 
     def ClearCache(self) -> None:
         self.listNum = 0
@@ -204,15 +220,6 @@ class MoeMrgsort(_MergeRounds):
         self.remainListNum = self.listNum
         self._init_lists(param)
 
-    def Process(self) -> None:
-        while self.allRemainElements > 0:
-            self.CopyIn()
-            self.UpdateMrgParam()
-            self.MrgsortCompute()
-            self.UpdateSortInfo()
-            self.CopyOut()
-        self.ClearCache()
-
 
 class MoeMrgsortOut(_MergeRounds):
     """``MoeMrgsortOut<T, T2>``: the last merge; writes only the indices (as int32)."""
@@ -252,6 +259,8 @@ class MoeMrgsortOut(_MergeRounds):
         WaitFlag(HardEvent.MTE2_V, self.eventIdMte2ToV)
         self._merge_into(self.tempBuffer)
 
+    EXTRACTS = True
+
     def Extract(self) -> None:
         _Extract(self.ubOutput1, self.ubOutput2, self.tempBuffer,
                  Ceil(self.curLoopSortedNum, ONE_REPEAT_SORT_NUM))
@@ -272,15 +281,6 @@ class MoeMrgsortOut(_MergeRounds):
         self.eventIdMte2ToV = GetTPipePtr().FetchEventID(HardEvent.MTE2_V)
         self._init_lists(param)
 
-    def Process(self) -> None:
-        while self.allRemainElements > 0:
-            self.CopyIn()
-            self.UpdateMrgParam()
-            self.MrgsortCompute()
-            self.UpdateSortInfo()
-            self.Extract()
-            self.CopyOut()
-        self.ClearCache()
 
 
 __all__ = ["MoeMrgsort", "MoeMrgsortOut", "MoeMrgsortParam"]

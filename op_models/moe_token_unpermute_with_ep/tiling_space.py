@@ -26,7 +26,7 @@ from pathlib import Path
 
 from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
-from op_models.moe_matrix import MoeTilingSpace
+from op_models.moe_matrix import MoeTilingSpace, budgeted_plan
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
     TensorDesc,
@@ -112,7 +112,8 @@ def ub_bytes(case: _cases.Case, td: TilingData) -> int:
 
 def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
                ) -> list[tuple[str, str]]:
-    """The kernel rules tiling ``td`` breaks, as ``(rule, message)``."""
+    """The kernel rules tiling ``td`` breaks, as ``(rule, message)`` (the UB budget is
+    :func:`~op_models.moe_matrix.budgeted_plan`'s)."""
     out: list[tuple[str, str]] = []
     if not 1 <= cores <= min(platform.aiv_core_num, case.tokens_num):
         out.append(("cores_range", f"cores {cores} not in [1, "
@@ -130,10 +131,6 @@ def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
     if tsl * case.top_k * 4 > MAX_BLOCK_LEN:
         out.append(("indices_block_len", f"{tsl} tokens x K {case.top_k} row ids exceed one "
                                          f"DataCopyPad block ({MAX_BLOCK_LEN} B)"))
-    need = ub_bytes(case, td)
-    if need > platform.core_mem_size_ub:
-        out.append(("ub_budget", f"tiling needs {need} bytes of UB, the core has "
-                                 f"{platform.core_mem_size_ub}"))
     return out
 
 
@@ -171,8 +168,8 @@ class ForwardTilingSpace(MoeTilingSpace):
         if hsl >= 1:
             td.hidden_splited_num, td.hidden_splited_remain = divmod(H, hsl)
         td.buffer_num = int(knobs.get("buffer_num", td.buffer_num))
-        return Plan(td, key, cores, ub_bytes(case, td),
-                    tuple(violations(case, platform, td, cores)))
+        return budgeted_plan(td, key, cores, ub_bytes(case, td),
+                             violations(case, platform, td, cores), platform)
 
     def search_space(self, case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
         """Legal knob combinations: a few core counts x token loops x 1-4 hidden chunks x 2-4

@@ -135,6 +135,16 @@ def _pair_tree(x: np.ndarray) -> np.ndarray:
     return x[..., 0]
 
 
+def _fold_sizes(L: int) -> tuple[int, int]:
+    """``ReduceSumFunc``'s sizes for a row of ``L >= 64`` elements: the width ``M`` it folds
+    to and the length ``Tm`` above which it halves first."""
+    if L >= 4096:
+        return 4096, 8192
+    if L >= 512:
+        return 512, 1024
+    return 64, 128
+
+
 def _reduce_rows_inplace(x: np.ndarray) -> np.ndarray:
     """ReduceSumFunc over the last axis of a C-contiguous fp32 matrix ``x`` of shape (m, L).
 
@@ -150,12 +160,7 @@ def _reduce_rows_inplace(x: np.ndarray) -> np.ndarray:
         lanes = np.zeros(x.shape[:-1] + (64,), dtype=FP32)
         lanes[..., :L] = x
         return _pair_tree(lanes)
-    if L >= 4096:
-        M, Tm = 4096, 8192
-    elif L >= 512:
-        M, Tm = 512, 1024
-    else:
-        M, Tm = 64, 128
+    M, Tm = _fold_sizes(L)
     n = L
     half = _up(-(-n // 2), 8)
     while n > Tm:  # (a) halving Adds, count n - half each
@@ -184,12 +189,7 @@ def reduce_tree_depth(L: int) -> int:
     """Maximum number of fp32 adds any element passes through in ``ReduceSumFunc(x, L)``."""
     if L < 64:
         return 6
-    if L >= 4096:
-        M, Tm = 4096, 8192
-    elif L >= 512:
-        M, Tm = 512, 1024
-    else:
-        M, Tm = 64, 128
+    M, Tm = _fold_sizes(L)
     n, half, steps = L, _up(-(-L // 2), 8), 0
     while n > Tm:
         steps += 1

@@ -423,28 +423,17 @@ def CoreSplitInfoProbIsNotNone(
 
 def MoeTokenUnpermuteWithEpGradCoreSplitInfo(context: _RunContext, tiling: TilingData) -> int:
     """Pick path A or B from the presence of probs and run its intra-core split."""
-    tokensDesc = context.ctx.GetInputDesc(INPUT_PERMUTED_TOKENS_IDX)
-    if tokensDesc is None:
-        context.LogE(
-            "null_desc",
-            "input descriptor at instance index 2 (permuted_tokens) is missing; upstream "
-            "dereferences a null pointer here",
-        )
+    tokensTypeLength = _DescTypeLength(context, INPUT_PERMUTED_TOKENS_IDX, "permuted_tokens")
+    if tokensTypeLength is None:
         return GRAPH_FAILED
-    tokensTypeLength = GetLengthByType(tokensDesc.dtype)
 
     probTensor = context.ctx.GetOptionalInputTensor(INPUT_PROB_IDX)
     probTypeLength = tokensTypeLength
     if probTensor is not None:
-        probDesc = context.ctx.GetInputDesc(INPUT_PROB_IDX)
-        if probDesc is None:
-            context.LogE(
-                "null_desc",
-                "input descriptor at instance index 3 (probs) is missing because permuted_tokens "
-                "is absent; upstream dereferences a null pointer here",
-            )
+        probTypeLength = _DescTypeLength(context, INPUT_PROB_IDX, "probs",
+                                         " because permuted_tokens is absent")
+        if probTypeLength is None:
             return GRAPH_FAILED
-        probTypeLength = GetLengthByType(probDesc.dtype)
 
     rowIdMapDesc = context.ctx.GetInputDesc(INPUT_ROWIDMAP_IDX)
     rowIdMapTypeLength = 0 if rowIdMapDesc is None else GetLengthByType(rowIdMapDesc.dtype)
@@ -458,27 +447,34 @@ def MoeTokenUnpermuteWithEpGradCoreSplitInfo(context: _RunContext, tiling: Tilin
         return GRAPH_FAILED
 
     totalUbSize = _ub_size(context.GetPlatformInfo())
-    if probTensor is None:
-        if not CoreSplitInfoProbIsNone(
-            context, tiling, tokensTypeLength, rowIdMapTypeLength, totalUbSize
-        ):
-            context.LogE(
-                "split_prob_none",
-                f"intra-core split without probs failed for UB {totalUbSize} bytes "
-                f"({context.log[-1][4:] if context.log else 'no detail'})",
-            )
-            return GRAPH_FAILED
-    else:
-        if not CoreSplitInfoProbIsNotNone(
-            context, tiling, tokensTypeLength, probTypeLength, totalUbSize
-        ):
-            context.LogE(
-                "split_prob_not_none",
-                f"intra-core split with probs failed for UB {totalUbSize} bytes "
-                f"({context.log[-1][4:] if context.log else 'no detail'})",
-            )
-            return GRAPH_FAILED
+    if probTensor is None:  # path A
+        split, secondTypeLength, rule, how = (CoreSplitInfoProbIsNone, rowIdMapTypeLength,
+                                              "split_prob_none", "without")
+    else:  # path B
+        split, secondTypeLength, rule, how = (CoreSplitInfoProbIsNotNone, probTypeLength,
+                                              "split_prob_not_none", "with")
+    if not split(context, tiling, tokensTypeLength, secondTypeLength, totalUbSize):
+        context.LogE(
+            rule,
+            f"intra-core split {how} probs failed for UB {totalUbSize} bytes "
+            f"({context.log[-1][4:] if context.log else 'no detail'})",
+        )
+        return GRAPH_FAILED
     return GRAPH_SUCCESS
+
+
+def _DescTypeLength(context: _RunContext, index: int, name: str, why: str = "") -> int | None:
+    """``GetLengthByType`` of input ``index``'s dtype; ``None`` (a ``null_desc`` failure logged)
+    where its descriptor is missing (upstream dereferences the null pointer)."""
+    desc = context.ctx.GetInputDesc(index)
+    if desc is None:
+        context.LogE(
+            "null_desc",
+            f"input descriptor at instance index {index} ({name}) is missing{why}; upstream "
+            "dereferences a null pointer here",
+        )
+        return None
+    return GetLengthByType(desc.dtype)
 
 
 # --------------------------------------------------------------------------------------------

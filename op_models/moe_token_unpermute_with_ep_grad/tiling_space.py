@@ -40,7 +40,7 @@ import numpy as np
 from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.platform_ascendc import npu_arch
-from op_models.moe_matrix import MoeTilingSpace
+from op_models.moe_matrix import MoeTilingSpace, budgeted_plan
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     TensorDesc,
@@ -238,7 +238,8 @@ def _strategy_knobs(name: str, case: _cases.Case, platform: Platform, td: Tiling
 
 def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
                ) -> list[tuple[str, str]]:
-    """The kernel rules tiling ``td`` breaks, as ``(rule, message)``."""
+    """The kernel rules tiling ``td`` breaks, as ``(rule, message)`` (the UB budget is
+    :func:`~op_models.moe_matrix.budgeted_plan`'s)."""
     out: list[tuple[str, str]] = []
     K, H = case.top_k, case.hidden
     t, p, r = _sizes(case)
@@ -279,10 +280,6 @@ def violations(case: _cases.Case, platform: Platform, td: TilingData, cores: int
     elif hA > _up(H, step):
         out.append(("hidden_range", f"hiddenSizeAlign {hA} exceeds hidden {H} rounded up to "
                                     f"{step} ({_up(H, step)})"))
-    need = ub_bytes(case, td)
-    if need > platform.core_mem_size_ub:
-        out.append(("ub_budget", f"tiling needs {need} bytes of UB, the core has "
-                                 f"{platform.core_mem_size_ub}"))
     return out
 
 
@@ -368,8 +365,8 @@ class GradTilingSpace(MoeTilingSpace):
                 td.inputReserveNum = int(chosen["inputReserveNum"])
             if "indicesReserveNumAlign" in chosen:
                 td.indicesReserveNumAlign = int(chosen["indicesReserveNumAlign"])
-        return Plan(td, key, cores, ub_bytes(case, td),
-                    tuple(violations(case, platform, td, cores)))
+        return budgeted_plan(td, key, cores, ub_bytes(case, td),
+                             violations(case, platform, td, cores), platform)
 
     def search_space(self, case: _cases.Case, platform: Platform) -> list[dict[str, int]]:
         """Legal knob combinations for a search: E × R (path B) × 1-4 hidden chunks × cores.

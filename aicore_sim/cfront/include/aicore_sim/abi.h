@@ -60,10 +60,14 @@ namespace aicore_sim {
 enum Tag : int64_t { TAG_NONE, INT, FLT, BOOL, NUL, LOC, LOCS, GLB, ENUM, STRUCT, DTYPE, HANDLE,
                      STR, LIST };
 
-// Element types, as codes the Python side maps to numpy dtypes.
-enum DTypeCode : int64_t { DT_NONE, DT_half, DT_float, DT_bfloat16_t, DT_int8_t, DT_uint8_t,
-                           DT_int16_t, DT_uint16_t, DT_int32_t, DT_uint32_t, DT_int64_t,
-                           DT_uint64_t, DT_bool, DT_double };
+// Element types, as codes the Python side maps to numpy dtypes: DT_NONE, then DT_<type> of
+// each type of this list in its order (1, 2, ...). The same list makes dtype_of below.
+#define AICORE_SIM_DTYPES(X)                                                                  \
+    X(half) X(float) X(bfloat16_t) X(int8_t) X(uint8_t) X(int16_t) X(uint16_t) X(int32_t)   \
+    X(uint32_t) X(int64_t) X(uint64_t) X(bool) X(double)
+#define AICORE_SIM_DTYPE_CODE(T) DT_##T,
+enum DTypeCode : int64_t { DT_NONE, AICORE_SIM_DTYPES(AICORE_SIM_DTYPE_CODE) };
+#undef AICORE_SIM_DTYPE_CODE
 
 constexpr int ARG_SLOTS = 1024;
 constexpr int ERR_SLOT = ARG_SLOTS - 1;
@@ -157,19 +161,10 @@ inline void enc(Enc& e, float v) { enc(e, static_cast<double>(v)); }
 inline void enc(Enc& e, half v) { enc(e, static_cast<double>(v)); }
 inline void enc(Enc& e, bfloat16_t v) { enc(e, static_cast<double>(static_cast<float>(v))); }
 
-template <> struct dtype_of<half> { static constexpr int64_t value = DT_half; };
-template <> struct dtype_of<float> { static constexpr int64_t value = DT_float; };
-template <> struct dtype_of<double> { static constexpr int64_t value = DT_double; };
-template <> struct dtype_of<bfloat16_t> { static constexpr int64_t value = DT_bfloat16_t; };
-template <> struct dtype_of<int8_t> { static constexpr int64_t value = DT_int8_t; };
-template <> struct dtype_of<uint8_t> { static constexpr int64_t value = DT_uint8_t; };
-template <> struct dtype_of<int16_t> { static constexpr int64_t value = DT_int16_t; };
-template <> struct dtype_of<uint16_t> { static constexpr int64_t value = DT_uint16_t; };
-template <> struct dtype_of<int32_t> { static constexpr int64_t value = DT_int32_t; };
-template <> struct dtype_of<uint32_t> { static constexpr int64_t value = DT_uint32_t; };
-template <> struct dtype_of<int64_t> { static constexpr int64_t value = DT_int64_t; };
-template <> struct dtype_of<uint64_t> { static constexpr int64_t value = DT_uint64_t; };
-template <> struct dtype_of<bool> { static constexpr int64_t value = DT_bool; };
+#define AICORE_SIM_DTYPE_OF(T) \
+    template <> struct dtype_of<T> { static constexpr int64_t value = DT_##T; };
+AICORE_SIM_DTYPES(AICORE_SIM_DTYPE_OF)
+#undef AICORE_SIM_DTYPE_OF
 
 // A value of T from the callback's answer: floats come back as a double in slot 0, integers
 // as the return value.

@@ -387,8 +387,7 @@ template <typename T>
 __aicore__ inline void Concat(LocalTensor<T>& concatLocal, const LocalTensor<T>& srcLocal,
                               const LocalTensor<T>& tmpLocal, const int32_t repeatTimes,
                               Site s = {}) {
-    call("Concat", s, concatLocal, srcLocal, tmpLocal, repeatTimes);
-    concatLocal = local_answer<T>();
+    concatLocal = local_call<T>("Concat", s, concatLocal, srcLocal, tmpLocal, repeatTimes);
 }
 template <typename T, bool isFullSort>
 __aicore__ inline void Sort(const LocalTensor<T>& dstLocal, const LocalTensor<T>& concatLocal,

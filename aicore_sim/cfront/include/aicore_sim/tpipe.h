@@ -25,8 +25,7 @@ public:
     int64_t h_ = -1;  // the simulator's queue, made by InitBuffer (-1: not yet)
 
     template <typename T> __aicore__ inline LocalTensor<T> AllocTensor(aicore_sim::Site s = {}) {
-        aicore_sim::call("TQue.AllocTensor", s, Handle{h_}, aicore_sim::DType<T>{});
-        return local_answer<T>();
+        return local_call<T>("TQue.AllocTensor", s, Handle{h_}, aicore_sim::DType<T>{});
     }
     template <typename T>
     __aicore__ inline bool EnQue(const LocalTensor<T>& tensor, aicore_sim::Site s = {}) {
@@ -34,8 +33,7 @@ public:
         return true;
     }
     template <typename T> __aicore__ inline LocalTensor<T> DeQue(aicore_sim::Site s = {}) {
-        aicore_sim::call("TQue.DeQue", s, Handle{h_}, aicore_sim::DType<T>{});
-        return local_answer<T>();
+        return local_call<T>("TQue.DeQue", s, Handle{h_}, aicore_sim::DType<T>{});
     }
     // EnQue<srcPos, dstPos, T> / DeQue<srcPos, dstPos, T>: the positions a bound queue's
     // tensor moves between, named again at the call (the queue already knows them)
@@ -66,20 +64,17 @@ public:
     int64_t h_ = -2;  // the simulator's buffer, made by InitBuffer (-2: not yet)
 
     template <typename T> __aicore__ inline LocalTensor<T> Get(aicore_sim::Site s = {}) {
-        aicore_sim::call("TBuf.Get", s, Handle{h_}, aicore_sim::DType<T>{});
-        return local_answer<T>();
+        return local_call<T>("TBuf.Get", s, Handle{h_}, aicore_sim::DType<T>{});
     }
     template <typename T>
     __aicore__ inline LocalTensor<T> Get(uint32_t len, aicore_sim::Site s = {}) {
-        aicore_sim::call("TBuf.Get", s, Handle{h_}, aicore_sim::DType<T>{}, len);
-        return local_answer<T>();
+        return local_call<T>("TBuf.Get", s, Handle{h_}, aicore_sim::DType<T>{}, len);
     }
     template <typename T>
     __aicore__ inline LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset,
                                                    aicore_sim::Site s = {}) {
-        aicore_sim::call("TBuf.GetWithOffset", s, Handle{h_}, aicore_sim::DType<T>{}, size,
-                         bufOffset);
-        return local_answer<T>();
+        return local_call<T>("TBuf.GetWithOffset", s, Handle{h_}, aicore_sim::DType<T>{}, size,
+                             bufOffset);
     }
     static constexpr TPosition position = pos;
 };

@@ -332,6 +332,13 @@ template <typename T> inline LocalTensor<T> local_answer() {
     return t;
 }
 
+// Make the call `name` and take the tensor its answer names (TQue.AllocTensor, TBuf.Get, ...).
+template <typename T, typename... A>
+inline LocalTensor<T> local_call(const char* name, const aicore_sim::Site& s, const A&... args) {
+    aicore_sim::call(name, s, args...);
+    return local_answer<T>();
+}
+
 template <typename T> struct MrgSortSrcList {
     LocalTensor<T> src1, src2, src3, src4;
     __aicore__ inline MrgSortSrcList() = default;
