@@ -24,14 +24,16 @@ def _copy_in(cores: int):
 
 
 def sync_loop(y, tiling) -> None:
-    """``k`` times: one Duplicate of 64 fp32, then SyncAll with the other core."""
+    """``k`` times: one Duplicate of 64 fp32, then (unless ``sync`` is False) SyncAll with
+    the other core."""
     pipe = TPipe()
     b = TBuf(name="b")
     pipe.InitBuffer(b, 64 * 4)
     t = b.Get(float32)
     for _ in range(tiling["k"]):
         Duplicate(t, 1.0, 64)
-        SyncAll()
+        if tiling.get("sync", True):
+            SyncAll()
 
 
 def test_latency_bound_copy_in_then_out() -> None:
@@ -86,17 +88,10 @@ def test_sync_bound_syncall_after_every_call() -> None:
 
 
 def test_sync_removed_is_no_longer_sync_bound() -> None:
-    # the same kernel without its SyncAll (k Duplicates only): VECTOR executes 4 x 18 = 72
-    # of the core's cycles back to back: throughput-bound
-    def loop(y, tiling) -> None:
-        pipe = TPipe()
-        b = TBuf(name="b")
-        pipe.InitBuffer(b, 64 * 4)
-        t = b.Get(float32)
-        for _ in range(tiling["k"]):
-            Duplicate(t, 1.0, 64)
-
-    r = launch(loop, ["y", {"k": 4}], {"y": np.zeros(64, np.float32)}, {}, TINY, block_dim=2)
+    # the same kernel without its SyncAll: VECTOR executes 4 x 18 = 72 of the core's cycles
+    # back to back: throughput-bound
+    r = launch(sync_loop, ["y", {"k": 4, "sync": False}], {"y": np.zeros(64, np.float32)}, {},
+               TINY, block_dim=2)
     b = summarize(r)["bound_by"]
     assert b["class"] == "throughput" and b["pipe"] == "VECTOR"
 
