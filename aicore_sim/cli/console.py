@@ -30,6 +30,7 @@ from aicore_sim.cli.common import DEBUG_ENV, PROG, err, visible
 from aicore_sim.cli.parser import build_parser
 from aicore_sim.ops.registry import OpLoadError
 from aicore_sim.sim.errors import SimError
+from aicore_sim.util.claim import ClaimError, release_all
 from aicore_sim.util.staging import Interrupted, Terminated, install_signal_handlers, stopped_text
 
 
@@ -100,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args, debug)
     finally:
         sys.stdout = stdout
+        release_all()  # the outputs' locks: the next command may write them
 
 
 class _NamedStdout:
@@ -134,6 +136,9 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         code = int(args.func(args))
         sys.stdout.flush()  # a full or closed standard output fails here, in the contract
         return code
+    except ClaimError as e:  # an output refused before the work
+        err(f"error: {e}")
+        return 2
     except OpLoadError as e:  # an installed plug-in is broken: not the user's input
         err(f"error: {e}")
         return 1

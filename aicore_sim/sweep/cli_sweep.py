@@ -15,6 +15,7 @@ from typing import Any
 
 from aicore_sim.cli.options import count, nonempty, nonneg_int, scheduler, workers
 from aicore_sim.util.background import usable_cpus
+from aicore_sim.util.claim import claim
 from aicore_sim.util.staging import Interrupted, Terminated
 
 _SWEEP_EXAMPLES = """\
@@ -50,6 +51,19 @@ examples:
 """
 
 
+MAX_POINTS = 100_000
+"""Points a sweep (or a search's budget) runs at most unless ``--max-points`` raises it."""
+
+
+def budget(text: str) -> int:
+    """``search --budget``: points to simulate, 1 to :data:`MAX_POINTS`."""
+    v = count(text)
+    if v > MAX_POINTS:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_POINTS} (points a search runs at "
+                                         "most; a sweep spec covers more)")
+    return v
+
+
 def _usage(msg: str) -> Exception:
     from aicore_sim.sim.errors import UsageError
 
@@ -80,14 +94,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         check_platforms(spec.axes)
     except ValueError as e:
         raise _usage(f"{args.spec}: {e}") from None
+    n = spec.size  # counted, not built: the product of the axes' lengths
+    if n > args.max_points:
+        raise _usage(f"{args.spec}: {n} points, above the limit of {args.max_points} (rule "
+                     "max_points); cut an axis, or raise the limit with --max-points N")
     out = Path(args.out) if args.out else Path("reports") / _slug(spec.name)
+    claim(out, "--out")  # checked writable and locked against a second sweep, before the work
     from aicore_sim.sweep.run import check_out
 
     try:
         check_out(spec, out, args.resume)  # before a line is printed or a file written
     except SpecError as e:
         raise _usage(str(e)) from None
-    n = spec.size
     print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/",
           file=sys.stderr)
     try:
@@ -183,6 +201,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.tokens is not None:
         label += f"-n{args.tokens}"
     out = Path(args.out) if args.out else Path("reports") / label
+    claim(out, "--out")
     try:
         with make_executor(args.workers, args.scheduler, args.op) as ex:
             res = search(args.case, ex, out, platform=args.platform, budget=args.budget,
@@ -217,6 +236,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise _usage(f"RESULTS {folder / 'results.jsonl'}: not a sweep's result rows "
                      f"({type(e).__name__}: {e})") from None
+    claim(Path(args.out) if args.out else folder, "--out")
     heat = None
     if args.heatmap:
         heat = [h.strip() for h in args.heatmap.split(",")]
@@ -255,6 +275,9 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--batch", type=count, default=32, metavar="N",
                    help="max points per task (points sharing a recorded program), an integer "
                         ">= 1 (default 32)")
+    s.add_argument("--max-points", type=count, default=MAX_POINTS, metavar="N",
+                   help="refuse (exit 2, before any work) a spec of more than N >= 1 points "
+                        f"(default {MAX_POINTS}; counted as the product of the axes' lengths)")
     s.add_argument("--no-report", action="store_true", help="skip the report at the end")
     s.set_defaults(func=cmd_sweep)
 
@@ -265,8 +288,8 @@ def add_parsers(sub: Any) -> None:
     q.add_argument("--platform", type=nonempty, default=None, metavar="P",
                    help="preset name, preset TOML path or a JSON object of fields, as for "
                         "'run' (default: the case file's platform, else ascend910b1)")
-    q.add_argument("--budget", type=count, default=40, metavar="N",
-                   help="max points to simulate, >= 1 (default 40)")
+    q.add_argument("--budget", type=budget, default=40, metavar="N",
+                   help=f"max points to simulate, 1 to {MAX_POINTS} (default 40)")
     q.add_argument("--tokens", type=count, metavar="N", help="cut the case to N >= 1 tokens")
     q.add_argument("--out", type=nonempty, metavar="DIR",
                    help="results folder (default reports/search-<case>-<platform>)")

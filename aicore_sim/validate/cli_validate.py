@@ -137,6 +137,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     if args.report:
         _check_report_path(args.report)
+        from aicore_sim.util.claim import claim
+
+        claim(args.report, "--report")  # writable and locked before the work
     try:
         suites = found.find_suites(args.suite)
     except found.SuiteLoadError as e:

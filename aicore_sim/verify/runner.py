@@ -27,6 +27,7 @@ import numpy as np
 
 from aicore_sim.sim import dtypes
 from aicore_sim.sim.platform import Platform, load_platform
+from aicore_sim.util.claim import claim
 from aicore_sim.util.staging import safe_name, unique_stamp
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.report import CaseResult, format_case, summary_of, write_reports
@@ -101,13 +102,19 @@ def _atk_model(name: str) -> Any:
     return next((m for m in ops() if m.aclnn_name == name), None)
 
 
-def _atk_cases(path: Path, sel: str | None, platform: Platform) -> list[VerifyCase]:
+def _atk_cases(path: Path, sel: str | None, platform: Platform, first: int | None = None,
+               max_cases: int | None = None) -> list[VerifyCase]:
+    """The records ``sel`` picks (at most ``first`` of them; more than ``max_cases`` refused
+    before a case is built) as cases."""
     from aicore_sim.verify.atk import load_atk, select_records
 
     records = load_atk(path)
     out = []
     models: dict[str, Any] = {}
-    for i in select_records(len(records), sel):
+    picked = select_records(len(records), sel)[:first]
+    if max_cases is not None:
+        _check_count(len(picked), max_cases)
+    for i in picked:
         rec = records[i]
         if rec.aclnn_name not in models:
             models[rec.aclnn_name] = _atk_model(rec.aclnn_name)
@@ -125,6 +132,17 @@ def _atk_cases(path: Path, sel: str | None, platform: Platform) -> list[VerifyCa
         out.append(VerifyCase(model, name, platform, call["input_specs"], call["make_inputs"],
                               dict(call["attrs"]), f"{path.name}#{i}", std, call["expected"]))
     return out
+
+
+MAX_CASES = 20_000
+"""Cases one ``verify`` runs at most unless ``--max-cases`` raises it."""
+
+
+def _check_count(n: int, limit: int) -> None:
+    """Refuse, before a case is built, more cases than ``limit``."""
+    if n > limit:
+        raise VerifyError(f"{n} cases to verify, above the limit of {limit} (rule max_cases); "
+                          "pick some with --limit / --records, or raise it with --max-cases N")
 
 
 def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[str, Any]]:
@@ -145,7 +163,8 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
     for spec in args.cases:
         p = Path(spec)
         if p.is_file() and is_atk_file(p):
-            out += _atk_cases(p, args.records, default_plat)
+            out += _atk_cases(p, args.records, default_plat, args.limit,
+                              getattr(args, "max_cases", None) or MAX_CASES)
         elif p.is_file() or spec.endswith(".json"):
             vc = _from_casefile(load_case(p), str(p), args.seed)
             if plat_override is not None:
@@ -160,14 +179,22 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
                 raise VerifyError(f"CASE {spec}: not a file and not a bundled case name "
                                   f"('aicore-sim cases' lists them) (rule case)") from None
             out.append(_from_case(model, case, default_plat, "bundled", args.seed))
+    limit = getattr(args, "max_cases", None) or MAX_CASES
     if args.matrix:
+        from itertools import islice
+
         from aicore_sim.ops.registry import get_op
-        from aicore_sim.verify.matrix import expand, load_matrix
+        from aicore_sim.verify.matrix import iter_cases, load_matrix
 
         m = load_matrix(args.matrix)
         meta = {"matrix": m.name, "matrix_mode": m.mode, "matrix_standard": m.standard}
         model = get_op(m.op)
-        out += [_from_matrix_case(model, mc, f"matrix {m.source}", m.mode) for mc in expand(m)]
+        total = len(out) + len(m)  # counted, not built: a product of the axes' lengths
+        _check_count(total if args.limit is None else min(total, args.limit), limit)
+        take = len(m) if args.limit is None else max(0, args.limit - len(out))
+        out += [_from_matrix_case(model, mc, f"matrix {m.source}", m.mode)
+                for mc in islice(iter_cases(m), take)]
+    _check_count(len(out) if args.limit is None else min(len(out), args.limit), limit)
     if args.records and not any(c.source.count("#") for c in out):
         raise VerifyError("--records applies to ATK json files only, and none was given "
                           "(rule records)")
@@ -457,7 +484,14 @@ def verify_main(args: argparse.Namespace) -> int:
     dump = Path(args.dump_golden) if args.dump_golden else None
     if args.mode is None and meta.get("matrix_mode"):
         cases = [c if c.mode else replace(c, mode=meta["matrix_mode"]) for c in cases]
+    stem = Path(args.report) if args.report else unique_stamp(  # never overwrites
+        Path("reports"), safe_name(cases[0].name) if cases else "", (".json", ".md"),
+        prefix="verify-")
+    if stem.suffix.lower() in (".json", ".md"):  # as write_reports reads it
+        stem = stem.with_suffix("")
+    claim(stem, "--report")  # every output claimed before the work
     if dump is not None:
+        claim(dump, "--dump-golden")
         check_dump(cases, dump)
     source = {k: v for k, v in vars(args).items() if k != "func"}
     results = run_cases(cases, args.mode, cli_std, expected, dump, not args.no_progress, print,
@@ -476,9 +510,6 @@ def verify_main(args: argparse.Namespace) -> int:
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
         **{k: v for k, v in meta.items() if v is not None},
     }
-    stem = Path(args.report) if args.report else unique_stamp(  # never overwrites
-        Path("reports"), safe_name(cases[0].name) if cases else "", (".json", ".md"),
-        prefix="verify-")
     jp, mp = write_reports(results, stem, info)
     s = summary_of(results, info)
     for r in results:  # what a failure under hazards means in the timed mode
