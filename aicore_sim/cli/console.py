@@ -9,8 +9,9 @@ differs from the golden, a hazard under ``--strict``, ``--check-streams``; ``ver
 failed) or the simulation failed (e.g. a deadlock in the kernel port), or the machine failed
 (one line ``error: environment: ...``: a full disk or standard output, a file-size limit, a
 closed standard output, an encoding that cannot show a name), or an internal error (one line
-asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by SIGINT /
-SIGTERM (the output folder being written is removed). An error class carries its exit code
+asking to report it; ``--debug`` shows the traceback) or the CPU-time limit (RLIMIT_CPU,
+SIGXCPU) was reached; 130 / 143 / 131 / 129 interrupted by SIGINT / SIGTERM / SIGQUIT /
+SIGHUP (the output folder being written is removed). An error class carries its exit code
 (:class:`aicore_sim.sim.errors.SimError`'s ``exit_code``: 2 for an ``InputError``).
 """
 
@@ -21,6 +22,7 @@ import errno
 import functools
 import os
 import re
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -149,6 +151,10 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         err(stopped_text("interrupted (SIGINT)"))
         return 130
     except Terminated as e:
+        if e.signum == getattr(signal, "SIGXCPU", None):  # the machine's limit, not a stop
+            err(stopped_text("error: environment: the CPU-time limit (RLIMIT_CPU) was "
+                             "reached"))
+            return 1
         err(stopped_text(f"terminated ({e})"))
         return 128 + e.signum
     except BrokenPipeError:

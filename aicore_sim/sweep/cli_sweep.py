@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         check_platforms(spec.axes)
     except ValueError as e:
         raise _usage(f"{args.spec}: {e}") from None
+    if args.scheduler is not None:  # refused before the header line, not after it
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise _usage("--scheduler needs dask[distributed] (pip install "
+                         "'dask[distributed]')")
     n = spec.size  # counted, not built: the product of the axes' lengths
     if n > args.max_points:
         raise _usage(f"{args.spec}: {n} points, above the limit of {args.max_points} (rule "
@@ -119,6 +126,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise Interrupted(f"interrupted (SIGINT); kept {_kept(out)} rows for --resume",
                           130) from None
     except Terminated as e:
+        if e.signum == getattr(signal, "SIGXCPU", None):  # the machine's limit: exit 1
+            raise Interrupted(f"error: environment: the CPU-time limit (RLIMIT_CPU) was "
+                              f"reached; kept {_kept(out)} rows for --resume", 1) from None
         raise Interrupted(f"terminated ({e}); kept {_kept(out)} rows for --resume",
                           128 + e.signum) from None
     counts: dict[str, int] = {}

@@ -140,6 +140,12 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
             raise SpecError(f"--scheduler {scheduler}: workers cannot import the simulator "
                             f"({type(e).__name__}: {e}); install it on every worker") from None
         yield ex
+    except BaseException:
+        import logging  # stopped: the cluster's closing chatter is not the user's news
+
+        for name in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        raise
     finally:
         client.close()
         if cluster is not None:

@@ -367,34 +367,103 @@ def _planned_tiling(vc: VerifyCase) -> tuple[Any, int | None, int]:
 # before the pool forks, so the workers inherit the cases (their input makers are closures,
 # which cannot be pickled) and receive only an index
 _JOBS: list[tuple] = []
+_RUNNER: Any = None  # shared with the workers: the pid of the worker that took case i
 
 
 def _run_job(i: int) -> CaseResult:
+    import os
+
+    if _RUNNER is not None:
+        _RUNNER[i] = os.getpid()
     return run_case(*_JOBS[i])
+
+
+def _killed(vc: VerifyCase, mode: str, pid: int, exitcode: int | None) -> CaseResult:
+    """The result of a case whose worker process died while running it."""
+    import signal
+
+    how = (f"killed by signal {-exitcode} ({signal.Signals(-exitcode).name})"
+           if exitcode is not None and exitcode < 0 and -exitcode in signal.valid_signals()
+           else f"ended with exit status {exitcode}")
+    return CaseResult(vc.name, vc.source, vc.platform.name, mode, error=(
+        f"WorkerDied: the worker process (pid {pid}) running this case was {how}"))
 
 
 def _forked(jobs: list[tuple], workers: int):
     """The results of ``jobs`` in order, run by ``workers`` forked processes (each case is
-    independent: its inputs, run, expected outputs and comparison happen in one worker)."""
+    independent: its inputs, run, expected outputs and comparison happen in one worker).
+
+    A worker that dies (killed, out of memory) fails the case it was running, named with the
+    signal; the cases not finished then run again in a new pool."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     from aicore_sim.util.background import end_pool, quiet_child
 
-    global _JOBS
+    global _JOBS, _RUNNER
+    ctx = multiprocessing.get_context("fork")
     _JOBS = jobs
-    ex = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=quiet_child,
-                             mp_context=multiprocessing.get_context("fork"))
+    _RUNNER = ctx.RawArray("q", len(jobs))  # shared memory the forked workers write
+    done: dict[int, CaseResult] = {}
+    pending = list(range(len(jobs)))
+    nxt = 0
     try:
-        futures = [ex.submit(_run_job, i) for i in range(len(jobs))]
-        for f in futures:
-            yield f.result()
-    except BaseException:
-        end_pool(ex)  # stopped or a case raised: no worker outlives the command
-        raise
+        while pending:
+            ex = ProcessPoolExecutor(max_workers=min(workers, len(pending)),
+                                     initializer=quiet_child, mp_context=ctx)
+            try:
+                futures = {i: ex.submit(_run_job, i) for i in pending}
+                procs = dict(getattr(ex, "_processes", {}))
+                broken = False
+                for i in pending:
+                    try:
+                        done[i] = futures[i].result()
+                    except BrokenProcessPool:
+                        broken = True
+                        break
+                    while nxt in done:
+                        yield done.pop(nxt)
+                        nxt += 1
+                if broken:
+                    procs.update(getattr(ex, "_processes", {}) or {})
+                    end_pool(ex)
+                    before = len(done)
+                    died: dict[int, tuple[int, int]] = {}
+                    for i in pending:
+                        f = futures[i]
+                        if i in done or (f.done() and f.exception() is None):
+                            done.setdefault(i, f.result())
+                            continue
+                        pid = _RUNNER[i]
+                        p = procs.get(pid)
+                        code = p.exitcode if p is not None else None
+                        if pid and code not in (None, 0):  # its worker died running it
+                            died[i] = (pid, code)
+                    # a broken pool ends its other workers with SIGTERM: those cases run again
+                    culprits = {i: d for i, d in died.items() if d[1] != -15} or died
+                    for i, (pid, code) in culprits.items():
+                        done[i] = _killed(jobs[i][0], jobs[i][1], pid, code)
+                    if len(done) == before:  # no case named: the first unfinished one is
+                        i = next(i for i in pending if i not in done)  # (never a loop)
+                        done[i] = _killed(jobs[i][0], jobs[i][1], _RUNNER[i], None)
+                    pending = [i for i in pending if i not in done and i >= nxt]
+                    for i in pending:
+                        _RUNNER[i] = 0
+                    while nxt in done:
+                        yield done.pop(nxt)
+                        nxt += 1
+                    continue
+            except BaseException:
+                end_pool(ex)  # stopped or a case raised: no worker outlives the command
+                raise
+            ex.shutdown(wait=True)
+            pending = []
+        while nxt in done:
+            yield done.pop(nxt)
+            nxt += 1
     finally:
-        _JOBS = []
-    ex.shutdown(wait=True)
+        _JOBS, _RUNNER = [], None
 
 
 # the cases a Dask worker rebuilt from a command's case arguments, by those arguments
