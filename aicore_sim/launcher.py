@@ -8,7 +8,27 @@ import os
 import sys
 
 
+def _stopped_while_starting(signum: int, frame: object) -> None:
+    import signal
+
+    name = signal.Signals(signum).name
+    if signum == getattr(signal, "SIGXCPU", None):
+        sys.stderr.write("aicore-sim: error: environment: the CPU-time limit (RLIMIT_CPU) was "
+                         "reached while starting; nothing was run\n")
+        sys.stderr.flush()
+        os._exit(1)
+    sys.stderr.write(f"aicore-sim: terminated ({name}) while starting; nothing was run\n")
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
 def entry() -> None:
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU"):  # the command line installs its
+        sig = getattr(signal, name, None)                      # own once imported
+        if sig is not None:
+            signal.signal(sig, _stopped_while_starting)
     try:
         from aicore_sim.cli import entry as run
     except KeyboardInterrupt:

@@ -157,8 +157,10 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
             return 1
         err(stopped_text(f"terminated ({e})"))
         return 128 + e.signum
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # the reader went away: what was not shown (or written) is lost
+        err(stopped_text("error: environment: standard output was closed by its reader "
+                         "(broken pipe)"))
+        return 1
     except MemoryError:
         err("error: out of memory: the case does not fit in this machine's memory (try a "
              "smaller case, --mode timing-only, --trace lanes, or see --max-memory)")

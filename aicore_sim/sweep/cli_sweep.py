@@ -223,6 +223,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     if res.report is not None:
         print(f"report: {res.report}")
     if res.best is None:
+        counts: dict[str, int] = {}
+        for r in res.rows:
+            counts[r.get("status", "?")] = counts.get(r.get("status", "?"), 0) + 1
+        errors = [r for r in res.rows if r.get("status") == "error"]
+        first = (f", first {errors[0].get('key')}: {' '.join(str(errors[0].get('error')).split())}"
+                 if errors else "")
+        print(f"check failed: no point of the search gave figures "
+              f"({', '.join(f'{v} {k}' for k, v in counts.items()) or 'none ran'}){first}")
         return 1
     return 0 if res.verified is None or res.verified["status"] == "verified" else 1
 
