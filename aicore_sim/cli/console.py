@@ -173,6 +173,12 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         err(f"simulation failed: {type(e).__name__}: {e}")
         return e.exit_code
     except Exception as e:  # noqa: BLE001 - no traceback reaches a user unless asked for
+        from concurrent.futures.process import BrokenProcessPool
+
+        if isinstance(e, BrokenProcessPool) and not debug:  # killed, or out of memory
+            err(stopped_text("error: environment: a worker process died (killed by a signal "
+                             "or out of memory)"))
+            return 1
         env = _environment_error(e)
         if env is not None and not debug:
             err(env)
