@@ -283,8 +283,8 @@ def check(o: Outcome, folder: Path, target: str | None, kind: str) -> list[str]:
                 bad.append("a half-written run folder")
         elif kind == "report":
             js = Path(f"{t}.json")
-            if o.code in (0, 1) and not js.is_file() and \
-                    o.fault not in ("RLIMIT_FSIZE",):
+            machine = "error: environment: " in o.stderr  # the machine failed: nothing kept
+            if (o.code == 0 or (o.code == 1 and not machine)) and not js.is_file():
                 bad.append(f"exit {o.code} without the report")
             if js.is_file():
                 try:
