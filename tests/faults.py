@@ -50,6 +50,8 @@ COMMANDS = {
     # name: (argv after 'python -m aicore_sim', what it writes (relative), kind of output)
     "run": (["run", "--case", "tiny", "--mode", "functional", "--out", "out/run"],
             "out/run", "folder"),
+    "run-inputs": (["run", "case.json", "--inputs", "in", "--out", "out/run"], "out/run",
+                   "folder"),
     "run-timed": (["run", "case.json", "--out", "out/run", "--jobs", "2"], "out/run",
                   "folder"),
     "verify": (["verify", "--matrix", "--limit", "24", "--workers", "2", "--no-progress",
@@ -85,6 +87,23 @@ def _prepare(folder: Path) -> None:
     (folder / "out" / SENTINEL).write_text(SENTINEL_TEXT)
     (folder / "fi.toml").write_text(SWEEP)
     shutil.copy(ROOT / "examples" / "cases" / "tiny.json", folder / "case.json")
+    _tiny_inputs(folder / "in")
+
+
+def _tiny_inputs(folder: Path) -> None:
+    """The tiny case's inputs (N 10, K 3, H 64, bf16 tokens, fp32 probs) as .npy files."""
+    import ml_dtypes
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    folder.mkdir()
+    for k, v in {
+        "unpermuted_tokens_grad": rng.uniform(-2, 2, (10, 64)).astype(ml_dtypes.bfloat16),
+        "sorted_indices": rng.permutation(30).astype(np.int32),
+        "permuted_tokens": rng.uniform(-2, 2, (30, 64)).astype(ml_dtypes.bfloat16),
+        "probs": rng.uniform(0.01, 0.99, (10, 3)).astype(np.float32),
+    }.items():
+        np.save(folder / f"{k}.npy", v)
 
 
 def _env() -> dict[str, str]:
@@ -181,7 +200,8 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
                 elif fault == "second-writer":
                     second = _start(argv, folder, fault, subprocess.PIPE, None)
                 elif fault == "input-truncated":
-                    for f in ("case.json", "fi.toml"):
+                    for f in ("case.json", "fi.toml", *(f"in/{p.name}" for p in
+                                                         (folder / "in").iterdir())):
                         with open(folder / f, "r+b") as fh:
                             fh.truncate(7)
                     note = "inputs truncated"
