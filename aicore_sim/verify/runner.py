@@ -291,9 +291,40 @@ def check_expected(cases: list[VerifyCase], folder: Path) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+def _op_failure(e: Exception, vc: VerifyCase) -> str | None:
+    """The case's error when ``e`` was raised in the operator's own code (a plug-in's inputs,
+    tiling or golden: a frame in the op model's package, the innermost named), else None."""
+    import traceback
+
+    top = sys.modules.get(type(vc.model).__module__.partition(".")[0])
+    roots = [Path(d).resolve() for d in getattr(top, "__path__", ())]
+    theirs = [f for f in traceback.extract_tb(e.__traceback__)
+              if any(r in Path(f.filename).resolve().parents for r in roots)]
+    if not theirs:
+        return None
+    f = theirs[-1]
+    return (f"{type(e).__name__} in op {vc.model.name} at {Path(f.filename).name}:{f.lineno} "
+            f"({f.name}): {e}")
+
+
 def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None = None,
              single: bool = False, dump_dir: Path | None = None) -> CaseResult:
-    """Run one case and compare each of its outputs (errors of the run become ``error``)."""
+    """Run one case and compare each of its outputs (errors of the run become ``error``, and
+    so does an exception raised in the operator's own code: a plug-in's failure fails its case,
+    not the command)."""
+    try:
+        return _run_case(vc, mode, standard, expected_dir, single, dump_dir)
+    except VerifyError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the op's own code: its case's error
+        msg = _op_failure(e, vc)
+        if msg is None:
+            raise
+        return CaseResult(vc.name, vc.source, vc.platform.name, mode, error=msg)
+
+
+def _run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None,
+              single: bool, dump_dir: Path | None) -> CaseResult:
     from aicore_sim.ops.opmodel import call
     from aicore_sim.sim.errors import SimError
 
