@@ -38,7 +38,7 @@ from aicore_sim.sweep.spec import SpecError, SweepSpec
 from aicore_sim.sweep.worker import (
     columns,
     ping,
-    record_group,
+    record_grouper,
     run_batch,
     verify_point,
     worker_init,
@@ -200,7 +200,7 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
 
     serial = isinstance(executor, SerialExecutor)  # done at submit: write its rows at once
     try:
-        for b in batches(points, max_batch, record_group):
+        for b in batches(points, max_batch, record_grouper()):
             fut = executor.submit(run_batch, b)
             futures[fut] = b
             if serial:
