@@ -153,3 +153,27 @@ def test_fault_injection_sample(tmp_path: Path, command: str, fault: str, moment
                                 ) -> None:
     o = faults.inject(command, fault, moment, tmp_path / "w")
     assert o.broken == [], (o.code, o.stderr, o.note)
+
+
+@pytest.mark.slow
+def test_ctrl_c_under_a_local_dask_cluster_is_one_line(tmp_path: Path) -> None:
+    """The terminal's Ctrl-C reaches the whole process group: the Dask workers ignore it (was:
+    ~70 lines of tracebacks, two per worker), the command stops with one line and exit 130."""
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "s.toml").write_text(faults.SWEEP)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(faults.ROOT), *sys.path[1:]]))
+    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", "sweep", "s.toml", "--out", "o",
+                          "--scheduler", "local:2", "--no-progress"], cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(8)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    lines = err.decode().splitlines()
+    assert p.returncode in (0, 130), err
+    if p.returncode == 130:
+        assert lines[-1].startswith("aicore-sim: interrupted (SIGINT); kept ")
+    assert len(lines) == 2 and "Traceback" not in err.decode(), lines
