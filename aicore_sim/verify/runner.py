@@ -526,8 +526,15 @@ def _on_cluster(jobs: list[tuple], scheduler: str, source: dict[str, Any]):
 
     with make_executor(scheduler=scheduler, op=jobs[0][0].model.name, check=_importable) as ex:
         futures = [ex.submit(_remote_job, source, i, job[1:]) for i, job in enumerate(jobs)]
-        for f in futures:
-            yield f.result()
+        for f, job in zip(futures, jobs):
+            try:
+                yield f.result()
+            except VerifyError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the worker running it died (KilledWorker)
+                vc, mode = job[0], job[1]
+                yield CaseResult(vc.name, vc.source, vc.platform.name, mode,
+                                 error=f"{type(e).__name__} on the cluster: {e}")
 
 
 def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standard | None = None,
