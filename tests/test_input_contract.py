@@ -310,7 +310,8 @@ def test_every_option_help_states_its_domain() -> None:
             if a.type in DOMAINS:
                 assert (where, "".join(DOMAINS[a.type].split()) in rendered) == (where, True)
                 checked += 1
-    assert checked == 70  # typed options and positionals over all commands today
+    assert checked == 72  # typed options and positionals over all commands today (70, and
+    # sweep --max-points, verify --max-cases)
 
 
 # -- board CSV folders (correlate) -------------------------------------------------------------

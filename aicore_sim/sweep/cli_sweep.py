@@ -14,7 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.options import count, nonempty, nonneg_int, scheduler, workers
+from aicore_sim.cli.options import (
+    MAX_POINTS,
+    budget,
+    count,
+    nonempty,
+    nonneg_int,
+    scheduler,
+    workers,
+)
 from aicore_sim.util.background import usable_cpus
 from aicore_sim.util.claim import claim
 from aicore_sim.util.staging import Interrupted, Terminated
@@ -50,19 +58,6 @@ examples:
   aicore-sim report reports/tiny_smoke
   aicore-sim report reports/p1/results.jsonl --out reports/p1_again --heatmap strategy,hbm_gbps
 """
-
-
-MAX_POINTS = 100_000
-"""Points a sweep (or a search's budget) runs at most unless ``--max-points`` raises it."""
-
-
-def budget(text: str) -> int:
-    """``search --budget``: points to simulate, 1 to :data:`MAX_POINTS`."""
-    v = count(text)
-    if v > MAX_POINTS:
-        raise argparse.ArgumentTypeError(f"must be <= {MAX_POINTS} (points a search runs at "
-                                         "most; a sweep spec covers more)")
-    return v
 
 
 def _usage(msg: str) -> Exception:
