@@ -1,6 +1,8 @@
 """The console script's first step: import the command line, which takes a moment (numpy,
 matplotlib's neighbours), with Ctrl-C during that moment a clean stop - one line, exit 130 -
-instead of a traceback from whichever import it landed in."""
+instead of a traceback from whichever import it landed in; SIGTERM / SIGHUP / SIGQUIT /
+SIGXCPU likewise (until the command installs its own handlers), and a Ctrl-C while the
+command line is parsed."""
 
 from __future__ import annotations
 
@@ -36,7 +38,14 @@ def entry() -> None:
         sys.stderr.flush()
         os._exit(130)
         return
-    run()
+    try:
+        run()
+    except KeyboardInterrupt:  # outside the command (while its line is parsed): one line
+        from aicore_sim.util.staging import stopped_text
+
+        sys.stderr.write(f"aicore-sim: {stopped_text('interrupted (SIGINT)')}\n")
+        sys.stderr.flush()
+        os._exit(130)
 
 
 __all__ = ["entry"]
