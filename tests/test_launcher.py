@@ -30,8 +30,6 @@ def test_interrupt_during_the_imports(monkeypatch, capsys):
 def test_interrupt_while_the_line_is_parsed(monkeypatch, capsys):
     """A Ctrl-C after the imports and before the command installs its handlers (argparse at
     work) was a traceback and exit -2; found by benchmarks/fault_injection.py."""
-    import signal
-
     import aicore_sim.cli
 
     def parsing():
