@@ -74,8 +74,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def _process_state() -> Iterator[None]:
     """Put back what :func:`aicore_sim.cli.main` changes in its process: the SIGINT / SIGTERM /
     SIGHUP / SIGQUIT / SIGXCPU handlers, the cyclic garbage collector's state, the
-    ``--max-memory`` cap (:func:`aicore_sim.util.resources.set_limit`), the main-process id the signal handlers
-    compare with, the signal they remembered, what the command published and
+    ``--max-memory`` cap (:func:`aicore_sim.util.resources.set_limit`), the main-process id
+    the signal handlers compare with, the signal they remembered, what the command published and
     ``sys.unraisablehook`` (the warning filters are pytest's per test, and :func:`run_cli`'s)."""
     saved_signals = {s: signal.getsignal(s) for s in _SIGNALS}
     saved_gc = gc.isenabled()
