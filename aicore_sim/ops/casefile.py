@@ -346,8 +346,9 @@ def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray |
 def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray | None]:
     """Every present input from ``folder/<input name>.npy``, checked against the case.
 
-    The files are memory-mapped read-only: a big input costs address space, and its pages
-    are read as the kernel touches them (no copy is ever made of an input)."""
+    The files are read into memory when the command starts (the memory check counts them),
+    not mapped: a file changed or cut short during the run cannot reach the simulation, nor
+    kill it with SIGBUS as a mapped file cut short would."""
     folder = Path(folder)
     if not folder.is_dir():
         raise CaseFileError(f"--inputs {folder}: not a folder")
