@@ -154,3 +154,22 @@ def test_a_data_case_of_other_shapes_is_refused(cli, tmp_path):
     r = cli("run", tmp_path / "c.json", "--out", tmp_path / "o")
     assert r.returncode == 2 and r.stderr.startswith(
         'aicore-sim: error: c.json: data.case: "nope" is not a bundled case of op ')
+
+
+def test_an_input_cut_short_after_it_was_read_cannot_kill_the_run(tmp_path):
+    """``read_npy`` reads the file into memory: cut short afterwards, the array is whole (a
+    memory-mapped one killed the process with SIGBUS, exit -7, when touched)."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.arange(1 << 16, dtype=np.float32))
+    code = ("import os, sys; from aicore_sim.sim.dtypes import read_npy; import numpy as np\n"
+            "a = read_npy(sys.argv[1], (65536,), np.dtype('float32'))\n"
+            "os.truncate(sys.argv[1], 200)\n"
+            "print(float(a.sum()))\n")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x.npy")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "2147450880.0\n"  # 0 + 1 + ... + 65535 = 65535 * 65536 / 2
