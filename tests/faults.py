@@ -147,6 +147,28 @@ def _children(pid: int) -> list[int]:
     return [int(x) for x in text.split()]
 
 
+def _is_tracker(pid: int) -> bool:
+    try:
+        return b"resource_tracker import main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _group_state(pid: int) -> str:
+    """The command's process and its descendants: pid, state and kernel wait channel."""
+    out, todo = [], [pid]
+    while todo:
+        q = todo.pop()
+        try:
+            stat = Path(f"/proc/{q}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            wchan = Path(f"/proc/{q}/wchan").read_text()
+        except OSError:
+            continue
+        out.append(f"{q} {stat} {wchan}")
+        todo += _children(q)
+    return ", ".join(out)
+
+
 def _start(argv: list[str], folder: Path, fault: str, stdout, drop_to: int | None
            ) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "aicore_sim", *argv], cwd=folder,
@@ -188,8 +210,8 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
             try:
                 p.wait(timeout=moment)
             except subprocess.TimeoutExpired:
-                if fault == "SIGKILL-worker":
-                    kids = _children(p.pid)
+                if fault == "SIGKILL-worker":  # a worker: not multiprocessing's tracker
+                    kids = [k for k in _children(p.pid) if not _is_tracker(k)]
                     grand = [g for k in kids for g in _children(k)]
                     victims = kids or grand
                     if victims:
@@ -210,10 +232,12 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
                     os.kill(p.pid, getattr(signal, name))
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        left = _group_state(p.pid)  # what was alive, and waiting where, for the report
         os.killpg(pgid, signal.SIGKILL)
         out, err = p.communicate()
         return Outcome(command, fault, moment, p.returncode, err.decode(errors="replace"),
-                       "", time.monotonic() - t0, ["hung: did not end within the timeout"])
+                       "", time.monotonic() - t0, ["hung: did not end within the timeout"],
+                       note=f"{note}; alive then: {left}")
     wall = time.monotonic() - t0
     o = Outcome(command, fault, moment, p.returncode, err.decode(errors="replace"),
                 (out or b"").decode(errors="replace"), wall, note=note)
