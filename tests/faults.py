@@ -288,7 +288,9 @@ def _check_second(o: Outcome, code2: int, err2: str, kind: str, folder: Path) ->
     bad = []
     if "Traceback" in err2:
         bad.append("second writer: a traceback")
-    if kind == "sweep" and o.code == 0 and code2 == 0:
+    # a second sweep on a folder holding results is refused even after the first ended (a
+    # search may run again on its own folder: it reuses its rows)
+    if o.command == "sweep" and o.code == 0 and code2 == 0:
         bad.append("two writers of one sweep folder both exited 0")
     if code2 not in (0, 1, 2):
         bad.append(f"second writer: exit {code2}")
