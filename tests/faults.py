@@ -306,7 +306,8 @@ def check(o: Outcome, folder: Path, target: str | None, kind: str) -> list[str]:
         bad.append("a traceback on stderr")
     lines = [x for x in o.stderr.splitlines() if x.strip()]
     said = lines and lines[-1].startswith("aicore-sim: ") or (  # a failed check: on stdout
-        o.code == 1 and "check failed: " in o.stdout)
+        o.code == 1 and ("check failed: " in o.stdout or (  # verify: FAIL lines and tally
+            "\nFAIL " in f"\n{o.stdout}" and " cases passed, " in o.stdout)))
     if o.code not in (0, -9) and not said:
         bad.append(f"no closing 'aicore-sim:' line on stderr: {lines[-1:]}")
     own = [x for x in lines if x.startswith("aicore-sim: ")]
