@@ -227,7 +227,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"check failed: no point of the search gave figures "
               f"({', '.join(f'{v} {k}' for k, v in counts.items()) or 'none ran'}){first}")
         return 1
-    return 0 if res.verified is None or res.verified["status"] == "verified" else 1
+    if res.verified is None or res.verified["status"] == "verified":
+        return 0
+    detail = " ".join(str(res.verified.get("detail")).split())
+    print(f"check failed: the best point's numerics were not verified "
+          f"({res.verified['status']}: {detail})")
+    return 1
 
 
 def cmd_report(args: argparse.Namespace) -> int:
