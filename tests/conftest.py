@@ -41,7 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = load_platform("tiny")
 
 # The signals whose handlers the command line installs (aicore_sim.util.staging) or relies on.
-_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None))
+_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, *(getattr(signal, n, None) for n in
+                                                               ("SIGHUP", "SIGQUIT", "SIGXCPU")))
                  if s is not None)
 
 # The warning filters of a plain ``python`` (docs: "Default Warning Filter"), in order.
@@ -72,9 +73,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 @contextlib.contextmanager
 def _process_state() -> Iterator[None]:
     """Put back what :func:`aicore_sim.cli.main` changes in its process: the SIGINT / SIGTERM /
-    SIGHUP handlers, the cyclic garbage collector's state, the ``--max-memory`` cap
-    (:func:`aicore_sim.util.resources.set_limit`), the main-process id the signal handlers
-    compare with, the signal they remembered, what the command published and
+    SIGHUP / SIGQUIT / SIGXCPU handlers, the cyclic garbage collector's state, the
+    ``--max-memory`` cap (:func:`aicore_sim.util.resources.set_limit`), the main-process id
+    the signal handlers compare with, the signal they remembered, what the command published and
     ``sys.unraisablehook`` (the warning filters are pytest's per test, and :func:`run_cli`'s)."""
     saved_signals = {s: signal.getsignal(s) for s in _SIGNALS}
     saved_gc = gc.isenabled()

@@ -124,7 +124,7 @@ def test_unwritable_out(tmp_path: Path) -> None:
     # a file where a folder must go: refused before the simulation (as root, permissions do
     # not stop a write, a non-folder parent does)
     refused(tmp_path, "run", "case.json", "--out", "case.json/x", nothing_at=None,
-            says="--out case.json/x: cannot create a folder there")
+            says="case.json is not a folder (rule output_folder)")
     assert json.loads((tmp_path / "case.json").read_text()) == TINY
 
 

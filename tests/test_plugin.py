@@ -203,3 +203,56 @@ def test_a_plugin_that_exits_while_imported_is_named(tmp_path: Path) -> None:
                            r"MODEL, distribution pkg_exit\) cannot be loaded: SystemExit: it "
                            r"exited while being imported"):
             registry.get_op("exit_op")
+
+
+def test_a_broken_plugin_is_skipped_with_a_warning_naming_it(tmp_path: Path, capsys) -> None:
+    _dist(tmp_path, "pkg_gone", "[aicore_sim.ops]\ngone_op = no_such_module_here:MODEL\n")
+    with plugins_on_path(tmp_path):
+        registry._SKIPPED.discard("gone_op")
+        names = [m.name for m in registry.ops()]
+    assert "gone_op" not in names and "moe_token_unpermute_with_ep_grad" in names
+    err = capsys.readouterr().err
+    assert err.startswith("aicore-sim: warning: op plug-in 'gone_op' (no_such_module_here:"
+                          "MODEL, distribution pkg_gone) cannot be loaded: "
+                          "ModuleNotFoundError: ")
+    assert err.endswith("; skipped\n") and err.count("\n") == 1
+
+
+def test_a_plugin_kernel_exception_fails_its_case_and_verify_goes_on(
+        plugin_path: Path, tmp_path: Path, cli) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(plugin_path, site)
+    kernel = site / "tiny_axpy" / "kernel.py"
+    text = kernel.read_text()
+    hook = "        Muls(zLocal, xLocal, self.alpha, n)\n"
+    assert hook in text
+    kernel.write_text(text.replace(hook, "        if self.alpha == 3.0:\n"
+                                         "            raise ValueError('alpha 3 refused')\n"
+                                         + hook))
+    golden = site / "tiny_axpy" / "golden.py"
+    golden.write_text(golden.read_text().replace(
+        "    return (x.astype", "    if alpha == 5.0:\n        raise KeyError('no golden for 5')\n"
+        "    return (x.astype"))
+    doc = json.loads((FIXTURE / "axpy_case.json").read_text())
+    small = {**doc, "inputs": {k: {**v, "shape": [64]} for k, v in doc["inputs"].items()}}
+    (tmp_path / "nogold.json").write_text(json.dumps({**small, "name": "nogold",
+                                                      "attrs": {"alpha": 5.0}}))
+    (tmp_path / "good.json").write_text(json.dumps({**small, "name": "good"}))
+    (tmp_path / "bad.json").write_text(json.dumps({**small, "name": "bad",
+                                                   "attrs": {"alpha": 3.0}}))
+    with plugins_on_path(site):
+        r = cli("verify", "bad.json", "good.json", "nogold.json", "--workers", "1",
+                "--report", "v",
+                "--no-progress", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == ""
+    report = json.loads((tmp_path / "v.json").read_text())
+    bad, good, nogold = report["cases"]
+    assert good["passed"] and not bad["passed"]
+    # the error names the op's kernel line that raised, and the core (64 elements: one core)
+    assert "ValueError" in bad["error"] and "alpha 3 refused" in bad["error"]
+    assert "kernel.py:" in bad["error"] and "core 0" in bad["error"], bad["error"]
+    # the golden's own exception: the op, its file and line (def on 9, the if 10, raise 11)
+    assert nogold["error"] == ("KeyError in op tiny_axpy at golden.py:11 (golden): 'no golden "
+                               "for 5'"), nogold["error"]
+    assert "1 / 3 cases passed" in r.stdout

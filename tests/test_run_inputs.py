@@ -120,3 +120,58 @@ def test_a_300_character_case_name_gets_a_run_folder(cli, tmp_path):
     (folder,) = (tmp_path / "traces").iterdir()
     assert folder.name.endswith("n" * 85 + "-" + folder.name[-10:])
     assert len(folder.name) < 255 and (folder / "summary.json").is_file()
+
+
+@pytest.mark.parametrize("name", ["tiny", "permute_grad_tiny_fp32_probs"])
+def test_a_cases_json_line_runs_exactly_as_the_bundled_case(cli, tmp_path, name):
+    """``cases --json`` names the bundled draw (``data.case``), so its document gives the
+    outputs of ``run --case NAME`` bit for bit (was: generic seeded draws, every case's
+    outputs different)."""
+    doc = next(d for d in map(json.loads, cli("cases", "--json").stdout.splitlines())
+               if d["name"] == name)
+    assert doc["data"]["case"] == name
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    opts = ("--mode", "functional", "--no-plot", "--trace", "none", "--jobs", "1")
+    assert cli("run", "--case", name, "--out", tmp_path / "a", *opts).returncode == 0
+    assert cli("run", tmp_path / "c.json", "--out", tmp_path / "b", *opts).returncode == 0
+    a = sorted((tmp_path / "a" / "outputs").glob("*.npy"))
+    assert [p.name for p in a] == [p.name for p in sorted((tmp_path / "b" / "outputs").glob(
+        "*.npy"))] and a
+    for p in a:
+        assert p.read_bytes() == (tmp_path / "b" / "outputs" / p.name).read_bytes(), p.name
+
+
+def test_a_data_case_of_other_shapes_is_refused(cli, tmp_path):
+    doc = next(d for d in map(json.loads, cli("cases", "--json").stdout.splitlines())
+               if d["name"] == "tiny")
+    doc["inputs"]["probs"]["shape"] = [10, 4]
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    r = cli("run", tmp_path / "c.json", "--out", tmp_path / "o")
+    assert r.returncode == 2 and not (tmp_path / "o").exists()
+    assert r.stderr == ("aicore-sim: error: c.json: data.case: the bundled case tiny's input "
+                        "probs is [10, 3] float32, this file's [10, 4] float32; its draw makes "
+                        "only its own shapes and dtypes\n")
+    doc["data"]["case"] = "nope"
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    r = cli("run", tmp_path / "c.json", "--out", tmp_path / "o")
+    assert r.returncode == 2 and r.stderr.startswith(
+        'aicore-sim: error: c.json: data.case: "nope" is not a bundled case of op ')
+
+
+def test_an_input_cut_short_after_it_was_read_cannot_kill_the_run(tmp_path):
+    """``read_npy`` reads the file into memory: cut short afterwards, the array is whole (a
+    memory-mapped one killed the process with SIGBUS, exit -7, when touched)."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    np.save(tmp_path / "x.npy", np.arange(1 << 16, dtype=np.float32))
+    code = ("import os, sys; from aicore_sim.sim.dtypes import read_npy; import numpy as np\n"
+            "a = read_npy(sys.argv[1], (65536,), np.dtype('float32'))\n"
+            "os.truncate(sys.argv[1], 200)\n"
+            "print(float(a.sum()))\n")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x.npy")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "2147450880.0\n"  # 0 + 1 + ... + 65535 = 65535 * 65536 / 2

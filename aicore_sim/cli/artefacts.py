@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -56,7 +57,11 @@ def _unspilled(value: Any) -> np.ndarray | None:
     """An array :func:`spilled` sent back (read from its .npy file), or the array itself."""
     if isinstance(value, tuple):
         path, dtype = value
-        return np.load(path, mmap_mode="r").view(dtype)
+        try:
+            return np.load(path, mmap_mode="r").view(dtype)
+        except ValueError:  # the file is shorter than its header says: the write was cut
+            raise OSError(errno.EFBIG, "the golden's spill file was cut short (a file-size "
+                          "limit or a full disk)", str(path)) from None
     return value
 
 

@@ -9,8 +9,9 @@ differs from the golden, a hazard under ``--strict``, ``--check-streams``; ``ver
 failed) or the simulation failed (e.g. a deadlock in the kernel port), or the machine failed
 (one line ``error: environment: ...``: a full disk or standard output, a file-size limit, a
 closed standard output, an encoding that cannot show a name), or an internal error (one line
-asking to report it; ``--debug`` shows the traceback); 130 / 143 interrupted by SIGINT /
-SIGTERM (the output folder being written is removed). An error class carries its exit code
+asking to report it; ``--debug`` shows the traceback) or the CPU-time limit (RLIMIT_CPU,
+SIGXCPU) was reached; 130 / 143 / 131 / 129 interrupted by SIGINT / SIGTERM / SIGQUIT /
+SIGHUP (the output folder being written is removed). An error class carries its exit code
 (:class:`aicore_sim.sim.errors.SimError`'s ``exit_code``: 2 for an ``InputError``).
 """
 
@@ -21,6 +22,7 @@ import errno
 import functools
 import os
 import re
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -30,6 +32,7 @@ from aicore_sim.cli.common import DEBUG_ENV, PROG, err, visible
 from aicore_sim.cli.parser import build_parser
 from aicore_sim.ops.registry import OpLoadError
 from aicore_sim.sim.errors import SimError
+from aicore_sim.util.claim import ClaimError, release_all
 from aicore_sim.util.staging import Interrupted, Terminated, install_signal_handlers, stopped_text
 
 
@@ -100,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args, debug)
     finally:
         sys.stdout = stdout
+        release_all()  # the outputs' locks: the next command may write them
 
 
 class _NamedStdout:
@@ -134,6 +138,9 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         code = int(args.func(args))
         sys.stdout.flush()  # a full or closed standard output fails here, in the contract
         return code
+    except ClaimError as e:  # an output refused before the work
+        err(f"error: {e}")
+        return 2
     except OpLoadError as e:  # an installed plug-in is broken: not the user's input
         err(f"error: {e}")
         return 1
@@ -144,10 +151,16 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         err(stopped_text("interrupted (SIGINT)"))
         return 130
     except Terminated as e:
+        if e.signum == getattr(signal, "SIGXCPU", None):  # the machine's limit, not a stop
+            err(stopped_text("error: environment: the CPU-time limit (RLIMIT_CPU) was "
+                             "reached"))
+            return 1
         err(stopped_text(f"terminated ({e})"))
         return 128 + e.signum
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # the reader went away: what was not shown (or written) is lost
+        err(stopped_text("error: environment: standard output was closed by its reader "
+                         "(broken pipe)"))
+        return 1
     except MemoryError:
         err("error: out of memory: the case does not fit in this machine's memory (try a "
              "smaller case, --mode timing-only, --trace lanes, or see --max-memory)")
@@ -160,6 +173,12 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         err(f"simulation failed: {type(e).__name__}: {e}")
         return e.exit_code
     except Exception as e:  # noqa: BLE001 - no traceback reaches a user unless asked for
+        from concurrent.futures.process import BrokenProcessPool
+
+        if isinstance(e, BrokenProcessPool) and not debug:  # killed, or out of memory
+            err(stopped_text("error: environment: a worker process died (killed by a signal "
+                             "or out of memory)"))
+            return 1
         env = _environment_error(e)
         if env is not None and not debug:
             err(env)

@@ -66,8 +66,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.dir}: no such folder")
     platform = platform_arg(args.platform or DEFAULT_PLATFORM)
     report = Path(args.report) if args.report else None
-    if report is not None and not report.parent.is_dir():
-        raise UsageError(f"--report {args.report}: folder {report.parent} does not exist")
+    if report is not None:  # writable and locked before the work
+        from aicore_sim.util.claim import claim
+
+        claim(report, "--report")
     ops = [n for n, _, _ in family.operators(root)
            if not args.only or fnmatch.fnmatchcase(n, args.only)]
     if not ops:

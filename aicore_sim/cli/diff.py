@@ -69,6 +69,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(f"aicore-sim: error: {e}", file=sys.stderr)
         return 2
     if args.report:
+        from aicore_sim.util.claim import claim
+
+        claim(args.report, "--report")
         report = Path(args.report)
         png = report.with_suffix(".png")
         report.parent.mkdir(parents=True, exist_ok=True)

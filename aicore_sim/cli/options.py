@@ -5,8 +5,9 @@ that breaks its rule is refused while the line is parsed - before a file is read
 and reported by argparse as one line naming the option and the rule (exit 2), like every
 other bad input:
 
-* counts: :func:`count` (an integer >= 1) and :func:`nonneg_int` (>= 0, where 0 means
-  something: a seed, "no lines", "in this process");
+* counts: :func:`count` (an integer >= 1), :func:`budget` (1 to :data:`MAX_POINTS`) and
+  :func:`nonneg_int` (>= 0, where 0 means something: a seed, "no lines", "in this
+  process");
 * numbers: :func:`finite_pct` (a finite number >= 0);
 * paths, names and specs: :func:`nonempty` (an empty string is never a path, a preset or a
   case: it was a shell variable that expanded to nothing);
@@ -41,6 +42,20 @@ def count(text: str) -> int:
     v = _int(text)
     if v < 1:  # reported as "argument --tokens 0: must be >= 1" (the parser adds the value)
         raise argparse.ArgumentTypeError("must be >= 1")
+    return v
+
+
+MAX_POINTS = 100_000
+"""Points a sweep (or a search's budget) runs at most unless ``sweep --max-points`` raises
+it."""
+
+
+def budget(text: str) -> int:
+    """``search --budget``: points to simulate, 1 to :data:`MAX_POINTS`."""
+    v = count(text)
+    if v > MAX_POINTS:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_POINTS} (points a search runs at "
+                                         "most; a sweep spec covers more)")
     return v
 
 
@@ -198,6 +213,7 @@ __all__ = ["MAX_CORES", "core_ranges", "cores", "count", "finite_pct", "nonempty
 # declared with it (:func:`state_domains`), so the help and the check come from one place.
 DOMAINS = {
     count: "an integer >= 1",
+    budget: f"an integer from 1 to {MAX_POINTS}",
     nonneg_int: "an integer >= 0",
     finite_pct: "a finite number >= 0",
     nonempty: "not empty",

@@ -114,6 +114,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
                         else png.stem + "_ub") + ".png") if args.ub_plot else None
     if ub is not None and any(c.ub is None for c in tl.cores):
         raise _PlotArgError(f"--ub-plot: {folder} has no UB curves in its timeline file")
+    from aicore_sim.util.claim import claim
+
+    for path in (png, ub):  # writable and locked before the drawing
+        if path is not None:
+            claim(path, "--out" if args.out else "RUN_DIR")
     from aicore_sim.views.plots import plot_timeline, plot_ub
 
     plot_timeline(tl, png, title=tl.title or None, **opts)

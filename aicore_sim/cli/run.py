@@ -39,6 +39,7 @@ from aicore_sim.ops.registry import DEFAULT_CASE
 from aicore_sim.sim.errors import UsageError
 from aicore_sim.sim.parallel import usable_cpus
 from aicore_sim.util.background import Background
+from aicore_sim.util.claim import claim
 from aicore_sim.util.resources import check_fits, nbytes, parse_size, set_limit
 from aicore_sim.util.staging import (
     check_target_folder,
@@ -202,14 +203,17 @@ def _fits(sizes: dict[str, int]) -> None:
 
 
 def _out_dir(arg: str | None, name: str) -> Path:
+    """The run folder, claimed (checked writable, locked) before the work."""
     if arg:
-        out = Path(arg)
+        out = claim(arg, "--out")
         try:
             check_target_folder(out)
         except OSError:
             raise UsageError(f"--out {arg}: exists and is not an empty folder") from None
-        return out
-    return unique_stamp(Path("traces"), safe_name(name))  # the case name as one component
+        return Path(arg)
+    out = unique_stamp(Path("traces"), safe_name(name))  # the case name as one component
+    claim(out, "--out")
+    return out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -254,13 +258,13 @@ def _run(args: argparse.Namespace) -> int:
         sizes = {f"inputs.{k}": nbytes(v.shape, v.dtype) for k, v in cf.inputs.items()
                  if v is not None}
         _fits(sizes)
+        out = _out_dir(args.out, cf.name)  # claimed before the work
         if args.inputs:
             inputs = read_data(cf, args.inputs)
         elif "case" in extra:
             inputs = cf.op.model.case_inputs(extra["case"], args.seed)
         else:
             inputs = make_data(cf, args.seed)
-    out = _out_dir(args.out, cf.name)
     source = args.kernel_src or cf.kernel_source
     pc = _prepare_op(cf, inputs)
     settings = {**(cf.tiling or {}), **dict(args.tiling)}

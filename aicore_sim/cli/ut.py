@@ -17,6 +17,7 @@ from aicore_sim.cli.common import platform_arg
 from aicore_sim.cli.options import nonempty
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM, MODES
 from aicore_sim.sim.errors import UsageError
+from aicore_sim.util.claim import claim
 from aicore_sim.util.staging import check_target_folder, safe_name, unique_stamp
 
 _EXAMPLES = """\
@@ -84,13 +85,14 @@ def cmd_ut(args: argparse.Namespace) -> int:
     b = ut.UtBuild(test.resolve(), src.resolve(), tuple(entries), platform, defines)
     lib = ut.build_library(b)
     if args.out:
-        out = Path(args.out)
+        out = claim(args.out, "--out")
         try:
             check_target_folder(out)
         except OSError:
             raise UsageError(f"--out {args.out}: exists and is not an empty folder") from None
     else:
         out = unique_stamp(Path("traces"), safe_name(test.stem))
+        claim(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
     session = ut.Session(lib, platform, out, mode=args.mode, trace=args.trace,
                          strict=args.strict)

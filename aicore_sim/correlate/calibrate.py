@@ -342,6 +342,9 @@ def calibrate_main(args: argparse.Namespace) -> int:
         raise CalibrateError(f"--out {out}: must end with .toml (a platform overlay)")
     if out.is_dir():
         raise CalibrateError(f"--out {out}: is a folder")
+    from aicore_sim.util.claim import claim
+
+    claim(out, "--out")  # writable and locked before the fit
     launches = [_load(s, base, args.op) for s in args.pairs]
     result = calibrate(launches, base)
     date = _dt.date.today().isoformat()

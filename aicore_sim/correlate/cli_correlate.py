@@ -135,6 +135,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     except OpprofError as e:
         _err(f"error: {e}")
         return 2
+    from aicore_sim.util.claim import claim
+
+    claim(report, "--report")
     written = write_reports(result, report)
     if args.json:
         print(json.dumps(result))

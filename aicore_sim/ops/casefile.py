@@ -49,8 +49,11 @@ Format (a JSON object; ``aicore-sim cases --json`` prints every bundled case in 
 - ``data``: how input values are made when no ``--inputs DIR`` is given: ``seed`` (default 0)
   for seeded random values — float tensors uniform in the input's ``value_range`` (default
   [-2, 2); e.g. routing weights in [0.01, 0.99]), integer index tensors a random permutation
-  of ``[0, size)``. With ``--inputs DIR`` every present input is read from
-  ``DIR/<input name>.npy`` and must be exactly the case's shape and dtype
+  of ``[0, size)``; ``case``, the name of one of the operator's bundled cases, draws the
+  values as that case draws them (its routing, windows and ranges), with ``seed`` - what
+  ``aicore-sim cases --json`` writes, so that the document runs exactly as ``run --case NAME``
+  (the inputs' shapes and dtypes must be that case's). With ``--inputs DIR`` every present
+  input is read from ``DIR/<input name>.npy`` and must be exactly the case's shape and dtype
   (:func:`aicore_sim.sim.dtypes.read_npy`: a raw ``|V2`` item only for bfloat16).
 
 A JSON key given twice in one object is refused, naming it (:mod:`aicore_sim.util.textinput`).
@@ -145,6 +148,7 @@ class CaseFile:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     kernel_source: str | None = None  # as written (relative to the case file's folder)
     tiling: dict[str, int] | None = None  # tiling fields set by hand (the op's tiling space)
+    data_case: str | None = None  # ``data.case``: the bundled case whose draw makes the data
 
     @property
     def positional_attrs(self) -> bool:
@@ -201,7 +205,7 @@ _CASE = schema.Table({
     "attrs": schema.Anything(),
     "platform": schema.Custom(load_platform, "a preset name or an object", (str, Mapping)),
     "mode": schema.Choice(MODES),
-    "data": schema.Table({"seed": schema.Int(minimum=0)}),
+    "data": schema.Table({"seed": schema.Int(minimum=0), "case": schema.Text()}),
     "kernel_source": schema.Text(),
     "tiling": schema.Table({}, open=True, what_text="an object mapping tiling fields to "
                                                     "integers"),
@@ -258,13 +262,33 @@ def parse_case(doc: Any, name: str = "case", base: Path | None = None) -> CaseFi
     inputs: dict[str, InputSpec | None] = {k: present.get(k) for k in op.inputs}
     platform = top.get("platform") or load_platform(DEFAULT_PLATFORM)
     seed = top.get("data", {}).get("seed", 0)
+    data_case = top.get("data", {}).get("case")
+    if data_case is not None:
+        model = op.model
+        if data_case not in model.cases():
+            raise CaseFileError(f"data.case: {json.dumps(data_case)} is not a bundled case of "
+                                f"op {op.name} ('aicore-sim cases' lists them)")
+        specs = model.case_specs(model.cases()[data_case])[0]
+        want = {k: None if s is None else (tuple(s[0]), np.dtype(s[1]))
+                for k, s in specs.items()}
+        have = {k: None if s is None else (tuple(s.shape), np.dtype(s.dtype))
+                for k, s in inputs.items()}
+        if want != have:
+            k = next(k for k in want if want[k] != have.get(k))
+            raise CaseFileError(f"data.case: the bundled case {data_case}'s input {k} is "
+                                f"{_spec_text(want[k])}, this file's {_spec_text(have.get(k))}; "
+                                "its draw makes only its own shapes and dtypes")
     tiling = top.get("tiling")
     for k, v in (tiling or {}).items():
         if isinstance(v, bool) or not isinstance(v, int):
             raise CaseFileError(f"tiling.{k}: must be an integer, got {v!r}")
     return CaseFile(top.get("name", name), op, inputs, attrs, platform, top.get("mode"), seed,
                     top.get("description", ""), dict(doc), top.get("kernel_source"),
-                    dict(tiling) if tiling else None)
+                    dict(tiling) if tiling else None, data_case)
+
+
+def _spec_text(s: Any) -> str:
+    return "absent" if s is None else f"{list(s[0])} {dtypes.dtype_name(s[1])}"
 
 
 def load_case(path: str | os.PathLike) -> CaseFile:
@@ -308,6 +332,10 @@ def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray |
     own = getattr(case.op.model, "case_file_data", None)
     if own is not None:
         return own(case, seed)
+    if case.data_case is not None:  # the bundled case's own draw (checked: same shapes)
+        model = case.op.model
+        return model.case_inputs(model.cases()[case.data_case],
+                                 case.seed if seed is None else seed)
 
     return draw_inputs({k: None if s is None else (s.shape, s.dtype)
                         for k, s in case.inputs.items()},
@@ -318,8 +346,9 @@ def make_data(case: CaseFile, seed: int | None = None) -> dict[str, np.ndarray |
 def read_data(case: CaseFile, folder: str | os.PathLike) -> dict[str, np.ndarray | None]:
     """Every present input from ``folder/<input name>.npy``, checked against the case.
 
-    The files are memory-mapped read-only: a big input costs address space, and its pages
-    are read as the kernel touches them (no copy is ever made of an input)."""
+    The files are read into memory when the command starts (the memory check counts them),
+    not mapped: a file changed or cut short during the run cannot reach the simulation, nor
+    kill it with SIGBUS as a mapped file cut short would."""
     folder = Path(folder)
     if not folder.is_dir():
         raise CaseFileError(f"--inputs {folder}: not a folder")
@@ -366,7 +395,7 @@ def case_document(case: Any, platform: str | Mapping[str, Any] = DEFAULT_PLATFOR
                    for k, s in specs.items()},
         "attrs": dict(attrs),
         "platform": platform,
-        "data": {"seed": case.seed},
+        "data": {"seed": case.seed, "case": case.name},  # its own draw: runs as --case does
     }
 
 

@@ -165,10 +165,23 @@ def register(model: OpModel) -> None:
     _EXTRA[model.name] = _check(model, repr(model.name), model.name)
 
 
+_SKIPPED: set[str] = set()  # broken plug-ins already warned about in this process
+
+
 def ops() -> Iterator[OpModel]:
-    """Every known operator's model, loaded, in :func:`op_names` order."""
+    """Every loadable operator's model, in :func:`op_names` order. A plug-in that cannot be
+    loaded (its import fails or exits, it lacks members, two distributions provide it) is
+    skipped with one warning line on stderr naming it and what failed; asked for by name
+    (:func:`get_op`) it is an error."""
     for n in op_names():
-        yield get_op(n)
+        try:
+            yield get_op(n)
+        except OpLoadError as e:
+            if n not in _SKIPPED:
+                _SKIPPED.add(n)
+                import sys
+
+                print(f"aicore-sim: warning: {e}; skipped", file=sys.stderr)
 
 
 def default_op() -> OpModel:

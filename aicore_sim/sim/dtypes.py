@@ -140,7 +140,8 @@ class NpyError(ValueError):
 
 
 def read_npy(path, shape: tuple[int, ...], want: np.dtype) -> np.ndarray:
-    """The array of the ``.npy`` file ``path``, memory-mapped read-only, read exactly as
+    """The array of the ``.npy`` file ``path``, read into memory (not mapped: a mapped file
+    cut short while a run reads it kills the process with SIGBUS), read exactly as
     ``shape`` of ``want`` items (:func:`stored_as`): one array (not an ``.npz`` archive, no
     pickled objects), that shape, that dtype, and a file of exactly header + data bytes (a
     truncated or padded file is refused). Raises :class:`NpyError` naming the rule, or
@@ -171,8 +172,8 @@ def read_npy(path, shape: tuple[int, ...], want: np.dtype) -> np.ndarray:
         raise NpyError(f"{size} bytes, but its header describes {offset} + {data} bytes "
                        f"({list(h_shape)} {h_dtype.str}): truncated or padded", "npy_size")
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (ValueError, EOFError) as e:
+        arr = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError) as e:  # also a file cut short since its size was read
         raise NpyError(f"cannot read as .npy ({e})", "npy_format") from None
     if tuple(arr.shape) != tuple(shape):
         raise NpyError(f"shape {list(arr.shape)} is not {list(shape)}", "npy_shape")

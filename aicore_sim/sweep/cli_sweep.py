@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.options import count, nonempty, nonneg_int, scheduler, workers
+from aicore_sim.cli.options import (
+    MAX_POINTS,
+    budget,
+    count,
+    nonempty,
+    nonneg_int,
+    scheduler,
+    workers,
+)
 from aicore_sim.util.background import usable_cpus
+from aicore_sim.util.claim import claim
 from aicore_sim.util.staging import Interrupted, Terminated
 
 _SWEEP_EXAMPLES = """\
@@ -80,14 +90,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         check_platforms(spec.axes)
     except ValueError as e:
         raise _usage(f"{args.spec}: {e}") from None
+    if args.scheduler is not None:  # refused before the header line, not after it
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise _usage("--scheduler needs dask[distributed] (pip install "
+                         "'dask[distributed]')")
+    n = spec.size  # counted, not built: the product of the axes' lengths
+    if n > args.max_points:
+        raise _usage(f"{args.spec}: {n} points, above the limit of {args.max_points} (rule "
+                     "max_points); cut an axis, or raise the limit with --max-points N")
     out = Path(args.out) if args.out else Path("reports") / _slug(spec.name)
+    claim(out, "--out")  # checked writable and locked against a second sweep, before the work
     from aicore_sim.sweep.run import check_out
 
     try:
         check_out(spec, out, args.resume)  # before a line is printed or a file written
     except SpecError as e:
         raise _usage(str(e)) from None
-    n = spec.size
     print(f"sweep {spec.name}: {n} points, mode {spec.mode}, results in {out}/",
           file=sys.stderr)
     try:
@@ -101,6 +121,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise Interrupted(f"interrupted (SIGINT); kept {_kept(out)} rows for --resume",
                           130) from None
     except Terminated as e:
+        if e.signum == getattr(signal, "SIGXCPU", None):  # the machine's limit: exit 1
+            raise Interrupted(f"error: environment: the CPU-time limit (RLIMIT_CPU) was "
+                              f"reached; kept {_kept(out)} rows for --resume", 1) from None
         raise Interrupted(f"terminated ({e}); kept {_kept(out)} rows for --resume",
                           128 + e.signum) from None
     counts: dict[str, int] = {}
@@ -183,6 +206,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.tokens is not None:
         label += f"-n{args.tokens}"
     out = Path(args.out) if args.out else Path("reports") / label
+    claim(out, "--out")
     try:
         with make_executor(args.workers, args.scheduler, args.op) as ex:
             res = search(args.case, ex, out, platform=args.platform, budget=args.budget,
@@ -194,8 +218,21 @@ def cmd_search(args: argparse.Namespace) -> int:
     if res.report is not None:
         print(f"report: {res.report}")
     if res.best is None:
+        counts: dict[str, int] = {}
+        for r in res.rows:
+            counts[r.get("status", "?")] = counts.get(r.get("status", "?"), 0) + 1
+        errors = [r for r in res.rows if r.get("status") == "error"]
+        first = (f", first {errors[0].get('key')}: {' '.join(str(errors[0].get('error')).split())}"
+                 if errors else "")
+        print(f"check failed: no point of the search gave figures "
+              f"({', '.join(f'{v} {k}' for k, v in counts.items()) or 'none ran'}){first}")
         return 1
-    return 0 if res.verified is None or res.verified["status"] == "verified" else 1
+    if res.verified is None or res.verified["status"] == "verified":
+        return 0
+    detail = " ".join(str(res.verified.get("detail")).split())
+    print(f"check failed: the best point's numerics were not verified "
+          f"({res.verified['status']}: {detail})")
+    return 1
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -217,6 +254,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise _usage(f"RESULTS {folder / 'results.jsonl'}: not a sweep's result rows "
                      f"({type(e).__name__}: {e})") from None
+    claim(Path(args.out) if args.out else folder, "--out")
     heat = None
     if args.heatmap:
         heat = [h.strip() for h in args.heatmap.split(",")]
@@ -255,6 +293,9 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--batch", type=count, default=32, metavar="N",
                    help="max points per task (points sharing a recorded program), an integer "
                         ">= 1 (default 32)")
+    s.add_argument("--max-points", type=count, default=MAX_POINTS, metavar="N",
+                   help="refuse (exit 2, before any work) a spec of more than N >= 1 points "
+                        f"(default {MAX_POINTS}; counted as the product of the axes' lengths)")
     s.add_argument("--no-report", action="store_true", help="skip the report at the end")
     s.set_defaults(func=cmd_sweep)
 
@@ -265,8 +306,8 @@ def add_parsers(sub: Any) -> None:
     q.add_argument("--platform", type=nonempty, default=None, metavar="P",
                    help="preset name, preset TOML path or a JSON object of fields, as for "
                         "'run' (default: the case file's platform, else ascend910b1)")
-    q.add_argument("--budget", type=count, default=40, metavar="N",
-                   help="max points to simulate, >= 1 (default 40)")
+    q.add_argument("--budget", type=budget, default=40, metavar="N",
+                   help=f"max points to simulate, 1 to {MAX_POINTS} (default 40)")
     q.add_argument("--tokens", type=count, metavar="N", help="cut the case to N >= 1 tokens")
     q.add_argument("--out", type=nonempty, metavar="DIR",
                    help="results folder (default reports/search-<case>-<platform>)")

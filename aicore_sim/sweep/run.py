@@ -38,7 +38,7 @@ from aicore_sim.sweep.spec import SpecError, SweepSpec
 from aicore_sim.sweep.worker import (
     columns,
     ping,
-    record_group,
+    record_grouper,
     run_batch,
     verify_point,
     worker_init,
@@ -125,8 +125,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
     cluster = None
     if scheduler.startswith("local"):
         n = int(scheduler.partition(":")[2] or workers or 1)
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = _quiet_cluster(LocalCluster, n)
         client = Client(cluster)
     else:
         client = Client(scheduler, timeout="20s")
@@ -140,10 +139,32 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
             raise SpecError(f"--scheduler {scheduler}: workers cannot import the simulator "
                             f"({type(e).__name__}: {e}); install it on every worker") from None
         yield ex
+    except BaseException:
+        import logging  # stopped: the cluster's closing chatter is not the user's news
+
+        for name in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        raise
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+_IGNORE_SIGINT = ("import logging, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                  "logging.getLogger('distributed.worker.state_machine').setLevel("
+                  "logging.ERROR)\n")
+"""A Dask preload (the text of a module, run in each worker process as it starts): Ctrl-C
+ignored, and the warnings about the tasks cancelled when the command stops not shown."""
+
+
+def _quiet_cluster(local_cluster: Any, n: int) -> Any:
+    """A Dask ``LocalCluster`` of ``n`` single-threaded worker processes that leave Ctrl-C to
+    this command: each ignores SIGINT (a preload), so a Ctrl-C at the terminal, which reaches
+    the whole process group, does not print every worker's traceback; this process closes
+    them."""
+    return local_cluster(n_workers=n, threads_per_worker=1, processes=True,
+                         dashboard_address=None, preload=[_IGNORE_SIGINT])
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,7 +215,7 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
 
     serial = isinstance(executor, SerialExecutor)  # done at submit: write its rows at once
     try:
-        for b in batches(points, max_batch, record_group):
+        for b in batches(points, max_batch, record_grouper()):
             fut = executor.submit(run_batch, b)
             futures[fut] = b
             if serial:

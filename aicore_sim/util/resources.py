@@ -24,7 +24,8 @@ DeepSeek-V3 layer (reports/bench_op_end_to_end.md)."""
 
 BYTES_PER_INSTRUCTION = 1024
 """Memory of one recorded instruction with its trace rows: P1 (DeepSeek-V3 layer) timing-only
-peaks at 835 MiB for 781,552 instructions with its 504 MiB of inputs memory-mapped
+peaks at 835 MiB for 781,552 instructions with its 504 MiB of inputs memory-mapped (as
+measured then; ``--inputs`` files are now read into memory, counted as inputs)
 (reports/bench_op_end_to_end.md), about 1 KiB each once the interpreter is taken off."""
 
 _LIMIT: int | None = None

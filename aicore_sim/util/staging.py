@@ -5,7 +5,8 @@ Step of the flow: the last one - every command that writes a folder (``run``) or
 place only when everything is written, so a failure, Ctrl-C or ``kill`` leaves nothing behind
 (neither a half-written folder nor the hidden temporary one).
 
-:func:`install_signal_handlers` turns SIGTERM (and SIGHUP) into :class:`Terminated`, an
+:func:`install_signal_handlers` turns SIGTERM (and SIGHUP, SIGQUIT, SIGXCPU) into
+:class:`Terminated`, an
 exception like ``KeyboardInterrupt`` for SIGINT, so the ``finally`` blocks that remove the
 temporary folder run on every way a command can be stopped short of SIGKILL. Forked children
 (background phases, record ranges) do not clean up: they die at once as the default action
@@ -44,7 +45,8 @@ class Interrupted(BaseException):
 
 
 class Terminated(BaseException):
-    """The process received SIGTERM or SIGHUP (raised in the main process only)."""
+    """The process received SIGTERM, SIGHUP, SIGQUIT or SIGXCPU (raised in the main process
+    only)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -92,12 +94,14 @@ def raise_if_stopped() -> None:
 
 
 def install_signal_handlers() -> None:
-    """Make SIGINT raise ``KeyboardInterrupt`` and SIGTERM / SIGHUP :class:`Terminated` in
-    this (the main) process, and remember the signal (see the module's docstring)."""
+    """Make SIGINT raise ``KeyboardInterrupt`` and SIGTERM / SIGHUP / SIGQUIT / SIGXCPU (the
+    soft CPU-time limit, RLIMIT_CPU) :class:`Terminated` in this (the main) process, and
+    remember the signal (see the module's docstring)."""
     global _MAIN_PID, _STOP, _other_hook
     _MAIN_PID, _STOP = os.getpid(), None
     _WRITTEN.clear()
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+    for sig in (signal.SIGINT, signal.SIGTERM, *(getattr(signal, n, None) for n in
+                                                  ("SIGHUP", "SIGQUIT", "SIGXCPU"))):
         if sig is not None:
             with contextlib.suppress(ValueError, OSError):  # not the main thread
                 signal.signal(sig, _on_signal)

@@ -173,9 +173,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     if args.report:
         _check_report_path(args.report)
+        from aicore_sim.util.claim import claim
+
+        claim(args.report, "--report")  # writable and locked before the work
     if args.write_confidence and (args.names or args.hold_out or args.suite or args.list):
         raise UsageError("--write-confidence: needs the whole validation (no NAME, --hold-out, "
                          "--suite or --list)")
+    if args.write_confidence:
+        from aicore_sim.util.claim import claim
+
+        claim(args.write_confidence, "--write-confidence")  # before the work, as --report
     try:
         suites = found.find_suites(args.suite)
     except found.SuiteLoadError as e:

@@ -78,6 +78,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v.add_argument("--records", type=nonempty, metavar="SEL",
                    help="ATK records by index: '0,5,9' or a slice 'start:stop[:step]'")
     v.add_argument("--limit", type=count, metavar="N", help="at most N >= 1 cases in total")
+    v.add_argument("--max-cases", type=count, default=None, metavar="N",
+                   help="refuse (exit 2, before any case is built) more than N >= 1 cases "
+                        "(default 20000): a matrix is counted as the product of its axes")
     v.add_argument("--seed", type=nonneg_int,
                    help="seed of the random inputs (default: the case's)")
     v.add_argument("--dump-golden", type=nonempty, metavar="DIR",

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
@@ -55,6 +55,7 @@ __all__ = [
     "Matrix",
     "MatrixCase",
     "expand",
+    "iter_cases",
     "label",
     "load_matrix",
     "parse_matrix",
@@ -238,13 +239,18 @@ def load_matrix(spec: str | Path) -> Matrix:
 
 
 def expand(m: Matrix) -> list[MatrixCase]:
-    """Every combination of the matrix as a :class:`MatrixCase`, in a fixed order. A case's
+    """Every combination of the matrix as a :class:`MatrixCase`, in a fixed order (see
+    :func:`iter_cases`; ``len(m)`` counts them without building them)."""
+    return list(iter_cases(m))
+
+
+def iter_cases(m: Matrix) -> Iterator[MatrixCase]:
+    """The combinations of the matrix one at a time, in :func:`expand`'s order. A case's
     name (and its seed) starts with the op's ``matrix_label(axes)`` when the op has one (an op
     keeps the names and seeds, so the inputs, of matrices written before), else with
     ``axis=value`` parts."""
     from aicore_sim.ops.registry import get_op
 
-    out = []
     keys = tuple(m.axes)
     own = getattr(get_op(m.op), "matrix_label", None)
     for *values, (plabel, plat) in product(*m.axes.values(), m.platforms):
@@ -253,5 +259,4 @@ def expand(m: Matrix) -> list[MatrixCase]:
             f"{k}={label(v)}" for k, v in axes.items())
         name = f"{base}-{_LABEL_CHARS.sub('_', plabel.replace('=', '').replace('+', '_'))}"
         seed = (m.seed + zlib.crc32(base.encode())) & 0x7FFFFFFF
-        out.append(MatrixCase(name, axes, plat, seed))
-    return out
+        yield MatrixCase(name, axes, plat, seed)

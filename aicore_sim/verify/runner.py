@@ -27,6 +27,7 @@ import numpy as np
 
 from aicore_sim.sim import dtypes
 from aicore_sim.sim.platform import Platform, load_platform
+from aicore_sim.util.claim import claim
 from aicore_sim.util.staging import safe_name, unique_stamp
 from aicore_sim.verify import VerifyError
 from aicore_sim.verify.report import CaseResult, format_case, summary_of, write_reports
@@ -101,13 +102,19 @@ def _atk_model(name: str) -> Any:
     return next((m for m in ops() if m.aclnn_name == name), None)
 
 
-def _atk_cases(path: Path, sel: str | None, platform: Platform) -> list[VerifyCase]:
+def _atk_cases(path: Path, sel: str | None, platform: Platform, first: int | None = None,
+               max_cases: int | None = None) -> list[VerifyCase]:
+    """The records ``sel`` picks (at most ``first`` of them; more than ``max_cases`` refused
+    before a case is built) as cases."""
     from aicore_sim.verify.atk import load_atk, select_records
 
     records = load_atk(path)
     out = []
     models: dict[str, Any] = {}
-    for i in select_records(len(records), sel):
+    picked = select_records(len(records), sel)[:first]
+    if max_cases is not None:
+        _check_count(len(picked), max_cases)
+    for i in picked:
         rec = records[i]
         if rec.aclnn_name not in models:
             models[rec.aclnn_name] = _atk_model(rec.aclnn_name)
@@ -125,6 +132,17 @@ def _atk_cases(path: Path, sel: str | None, platform: Platform) -> list[VerifyCa
         out.append(VerifyCase(model, name, platform, call["input_specs"], call["make_inputs"],
                               dict(call["attrs"]), f"{path.name}#{i}", std, call["expected"]))
     return out
+
+
+MAX_CASES = 20_000
+"""Cases one ``verify`` runs at most unless ``--max-cases`` raises it."""
+
+
+def _check_count(n: int, limit: int) -> None:
+    """Refuse, before a case is built, more cases than ``limit``."""
+    if n > limit:
+        raise VerifyError(f"{n} cases to verify, above the limit of {limit} (rule max_cases); "
+                          "pick some with --limit / --records, or raise it with --max-cases N")
 
 
 def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[str, Any]]:
@@ -145,7 +163,8 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
     for spec in args.cases:
         p = Path(spec)
         if p.is_file() and is_atk_file(p):
-            out += _atk_cases(p, args.records, default_plat)
+            out += _atk_cases(p, args.records, default_plat, args.limit,
+                              getattr(args, "max_cases", None) or MAX_CASES)
         elif p.is_file() or spec.endswith(".json"):
             vc = _from_casefile(load_case(p), str(p), args.seed)
             if plat_override is not None:
@@ -160,14 +179,22 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
                 raise VerifyError(f"CASE {spec}: not a file and not a bundled case name "
                                   f"('aicore-sim cases' lists them) (rule case)") from None
             out.append(_from_case(model, case, default_plat, "bundled", args.seed))
+    limit = getattr(args, "max_cases", None) or MAX_CASES
     if args.matrix:
+        from itertools import islice
+
         from aicore_sim.ops.registry import get_op
-        from aicore_sim.verify.matrix import expand, load_matrix
+        from aicore_sim.verify.matrix import iter_cases, load_matrix
 
         m = load_matrix(args.matrix)
         meta = {"matrix": m.name, "matrix_mode": m.mode, "matrix_standard": m.standard}
         model = get_op(m.op)
-        out += [_from_matrix_case(model, mc, f"matrix {m.source}", m.mode) for mc in expand(m)]
+        total = len(out) + len(m)  # counted, not built: a product of the axes' lengths
+        _check_count(total if args.limit is None else min(total, args.limit), limit)
+        take = len(m) if args.limit is None else max(0, args.limit - len(out))
+        out += [_from_matrix_case(model, mc, f"matrix {m.source}", m.mode)
+                for mc in islice(iter_cases(m), take)]
+    _check_count(len(out) if args.limit is None else min(len(out), args.limit), limit)
     if args.records and not any(c.source.count("#") for c in out):
         raise VerifyError("--records applies to ATK json files only, and none was given "
                           "(rule records)")
@@ -264,9 +291,40 @@ def check_expected(cases: list[VerifyCase], folder: Path) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+def _op_failure(e: Exception, vc: VerifyCase) -> str | None:
+    """The case's error when ``e`` was raised in the operator's own code (a plug-in's inputs,
+    tiling or golden: a frame in the op model's package, the innermost named), else None."""
+    import traceback
+
+    top = sys.modules.get(type(vc.model).__module__.partition(".")[0])
+    roots = [Path(d).resolve() for d in getattr(top, "__path__", ())]
+    theirs = [f for f in traceback.extract_tb(e.__traceback__)
+              if any(r in Path(f.filename).resolve().parents for r in roots)]
+    if not theirs:
+        return None
+    f = theirs[-1]
+    return (f"{type(e).__name__} in op {vc.model.name} at {Path(f.filename).name}:{f.lineno} "
+            f"({f.name}): {e}")
+
+
 def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None = None,
              single: bool = False, dump_dir: Path | None = None) -> CaseResult:
-    """Run one case and compare each of its outputs (errors of the run become ``error``)."""
+    """Run one case and compare each of its outputs (errors of the run become ``error``, and
+    so does an exception raised in the operator's own code: a plug-in's failure fails its case,
+    not the command)."""
+    try:
+        return _run_case(vc, mode, standard, expected_dir, single, dump_dir)
+    except VerifyError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the op's own code: its case's error
+        msg = _op_failure(e, vc)
+        if msg is None:
+            raise
+        return CaseResult(vc.name, vc.source, vc.platform.name, mode, error=msg)
+
+
+def _run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None,
+              single: bool, dump_dir: Path | None) -> CaseResult:
     from aicore_sim.ops.opmodel import call
     from aicore_sim.sim.errors import SimError
 
@@ -340,34 +398,103 @@ def _planned_tiling(vc: VerifyCase) -> tuple[Any, int | None, int]:
 # before the pool forks, so the workers inherit the cases (their input makers are closures,
 # which cannot be pickled) and receive only an index
 _JOBS: list[tuple] = []
+_RUNNER: Any = None  # shared with the workers: the pid of the worker that took case i
 
 
 def _run_job(i: int) -> CaseResult:
+    import os
+
+    if _RUNNER is not None:
+        _RUNNER[i] = os.getpid()
     return run_case(*_JOBS[i])
+
+
+def _killed(vc: VerifyCase, mode: str, pid: int, exitcode: int | None) -> CaseResult:
+    """The result of a case whose worker process died while running it."""
+    import signal
+
+    how = (f"killed by signal {-exitcode} ({signal.Signals(-exitcode).name})"
+           if exitcode is not None and exitcode < 0 and -exitcode in signal.valid_signals()
+           else f"ended with exit status {exitcode}")
+    return CaseResult(vc.name, vc.source, vc.platform.name, mode, error=(
+        f"WorkerDied: the worker process (pid {pid}) running this case was {how}"))
 
 
 def _forked(jobs: list[tuple], workers: int):
     """The results of ``jobs`` in order, run by ``workers`` forked processes (each case is
-    independent: its inputs, run, expected outputs and comparison happen in one worker)."""
+    independent: its inputs, run, expected outputs and comparison happen in one worker).
+
+    A worker that dies (killed, out of memory) fails the case it was running, named with the
+    signal; the cases not finished then run again in a new pool."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     from aicore_sim.util.background import end_pool, quiet_child
 
-    global _JOBS
+    global _JOBS, _RUNNER
+    ctx = multiprocessing.get_context("fork")
     _JOBS = jobs
-    ex = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=quiet_child,
-                             mp_context=multiprocessing.get_context("fork"))
+    _RUNNER = ctx.RawArray("q", len(jobs))  # shared memory the forked workers write
+    done: dict[int, CaseResult] = {}
+    pending = list(range(len(jobs)))
+    nxt = 0
     try:
-        futures = [ex.submit(_run_job, i) for i in range(len(jobs))]
-        for f in futures:
-            yield f.result()
-    except BaseException:
-        end_pool(ex)  # stopped or a case raised: no worker outlives the command
-        raise
+        while pending:
+            ex = ProcessPoolExecutor(max_workers=min(workers, len(pending)),
+                                     initializer=quiet_child, mp_context=ctx)
+            try:
+                futures = {i: ex.submit(_run_job, i) for i in pending}
+                procs = dict(getattr(ex, "_processes", {}))
+                broken = False
+                for i in pending:
+                    try:
+                        done[i] = futures[i].result()
+                    except BrokenProcessPool:
+                        broken = True
+                        break
+                    while nxt in done:
+                        yield done.pop(nxt)
+                        nxt += 1
+                if broken:
+                    procs.update(getattr(ex, "_processes", {}) or {})
+                    end_pool(ex)
+                    before = len(done)
+                    died: dict[int, tuple[int, int]] = {}
+                    for i in pending:
+                        f = futures[i]
+                        if i in done or (f.done() and f.exception() is None):
+                            done.setdefault(i, f.result())
+                            continue
+                        pid = _RUNNER[i]
+                        p = procs.get(pid)
+                        code = p.exitcode if p is not None else None
+                        if pid and code not in (None, 0):  # its worker died running it
+                            died[i] = (pid, code)
+                    # a broken pool ends its other workers with SIGTERM: those cases run again
+                    culprits = {i: d for i, d in died.items() if d[1] != -15} or died
+                    for i, (pid, code) in culprits.items():
+                        done[i] = _killed(jobs[i][0], jobs[i][1], pid, code)
+                    if len(done) == before:  # no case named: the first unfinished one is
+                        i = next(i for i in pending if i not in done)  # (never a loop)
+                        done[i] = _killed(jobs[i][0], jobs[i][1], _RUNNER[i], None)
+                    pending = [i for i in pending if i not in done and i >= nxt]
+                    for i in pending:
+                        _RUNNER[i] = 0
+                    while nxt in done:
+                        yield done.pop(nxt)
+                        nxt += 1
+                    continue
+            except BaseException:
+                end_pool(ex)  # stopped or a case raised: no worker outlives the command
+                raise
+            ex.shutdown(wait=True)
+            pending = []
+        while nxt in done:
+            yield done.pop(nxt)
+            nxt += 1
     finally:
-        _JOBS = []
-    ex.shutdown(wait=True)
+        _JOBS, _RUNNER = [], None
 
 
 # the cases a Dask worker rebuilt from a command's case arguments, by those arguments
@@ -399,8 +526,15 @@ def _on_cluster(jobs: list[tuple], scheduler: str, source: dict[str, Any]):
 
     with make_executor(scheduler=scheduler, op=jobs[0][0].model.name, check=_importable) as ex:
         futures = [ex.submit(_remote_job, source, i, job[1:]) for i, job in enumerate(jobs)]
-        for f in futures:
-            yield f.result()
+        for f, job in zip(futures, jobs):
+            try:
+                yield f.result()
+            except VerifyError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the worker running it died (KilledWorker)
+                vc, mode = job[0], job[1]
+                yield CaseResult(vc.name, vc.source, vc.platform.name, mode,
+                                 error=f"{type(e).__name__} on the cluster: {e}")
 
 
 def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standard | None = None,
@@ -457,7 +591,14 @@ def verify_main(args: argparse.Namespace) -> int:
     dump = Path(args.dump_golden) if args.dump_golden else None
     if args.mode is None and meta.get("matrix_mode"):
         cases = [c if c.mode else replace(c, mode=meta["matrix_mode"]) for c in cases]
+    stem = Path(args.report) if args.report else unique_stamp(  # never overwrites
+        Path("reports"), safe_name(cases[0].name) if cases else "", (".json", ".md"),
+        prefix="verify-")
+    if stem.suffix.lower() in (".json", ".md"):  # as write_reports reads it
+        stem = stem.with_suffix("")
+    claim(stem, "--report")  # every output claimed before the work
     if dump is not None:
+        claim(dump, "--dump-golden")
         check_dump(cases, dump)
     source = {k: v for k, v in vars(args).items() if k != "func"}
     results = run_cases(cases, args.mode, cli_std, expected, dump, not args.no_progress, print,
@@ -476,9 +617,6 @@ def verify_main(args: argparse.Namespace) -> int:
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - wall)),
         **{k: v for k, v in meta.items() if v is not None},
     }
-    stem = Path(args.report) if args.report else unique_stamp(  # never overwrites
-        Path("reports"), safe_name(cases[0].name) if cases else "", (".json", ".md"),
-        prefix="verify-")
     jp, mp = write_reports(results, stem, info)
     s = summary_of(results, info)
     for r in results:  # what a failure under hazards means in the timed mode

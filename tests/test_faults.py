@@ -1,0 +1,179 @@
+"""Under faults a command keeps its word: work counted before it starts, outputs claimed
+before the work, a dead worker named, and a seeded sample of the fault injections of
+tests/faults.py (benchmarks/fault_injection.py runs thousands)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+from pathlib import Path
+
+import pytest
+
+from aicore_sim.util.claim import ClaimError, claim, lock_path, release_all
+from tests import faults
+
+# ----------------------------------------------------------------------------------------
+# outputs claimed before the work
+# ----------------------------------------------------------------------------------------
+
+
+def test_a_second_claim_of_one_output_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "run"
+    try:
+        assert claim(out, "--out") == out  # the parents a/b are made for the lock file
+        assert lock_path(out).read_text() == f"{os.getpid()}\n"
+        with pytest.raises(ClaimError) as e:  # flock: one holder per open file, even here
+            claim(str(out), "--out")
+        assert str(e.value) == (f"--out {out}: another aicore-sim (pid {os.getpid()}) is "
+                                "writing it; wait for it to end or choose another --out "
+                                "(rule output_busy)")
+    finally:
+        release_all()
+    assert not (tmp_path / "a").exists()  # lock gone, and the folders made for it (empty)
+    claim(out, "--out")  # free again
+    release_all()
+
+
+@pytest.mark.parametrize("name", [".", "..", "x/.."])
+def test_a_name_outside_its_folder_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ClaimError, match="names no entry of its folder"):
+        claim(str(tmp_path / name) if name != "." else name, "--report")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_link_resolving_elsewhere_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "out").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ClaimError, match="a symbolic link resolving outside its folder"):
+        claim(tmp_path / "here" / "out", "--out")
+
+
+def test_a_second_sweep_on_one_folder_is_refused(tmp_path: Path, cli) -> None:
+    (tmp_path / "s.toml").write_text(faults.SWEEP)
+    claim(tmp_path / "res", "--out")  # as a first sweep, still running, holds it
+    try:
+        r = cli("sweep", "s.toml", "--out", "res", "--workers", "0", cwd=tmp_path)
+    finally:
+        release_all()
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("aicore-sim: error: --out res: another aicore-sim (pid ")
+    assert r.stderr.count("\n") == 1 and not (tmp_path / "res").exists()
+
+
+# ----------------------------------------------------------------------------------------
+# work bounded before it starts
+# ----------------------------------------------------------------------------------------
+
+
+def test_a_sweep_of_a_million_million_points_is_refused_at_once(tmp_path: Path, cli) -> None:
+    values = ", ".join(str(v) for v in range(1, 1001))
+    (tmp_path / "huge.toml").write_text(
+        f'[sweep]\nname = "huge"\n[axes]\ncase = ["tiny"]\nhbm_gbps = [{values}]\n'
+        f"clock_mhz = [{values}]\n[tiling]\ninputReserveNum = [{values}]\n"
+        f"indicesReserveNum = [{values}]\n")
+    r = cli("sweep", "huge.toml", "--out", "res", cwd=tmp_path)
+    # 1000 hbm_gbps x 1000 clock_mhz x 1000 x 1000 tiling values = 10**12 points
+    assert (r.returncode, r.stderr) == (
+        2, "aicore-sim: error: huge.toml: 1000000000000 points, above the limit of 100000 "
+           "(rule max_points); cut an axis, or raise the limit with --max-points N\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.toml"]
+    r = cli("sweep", "huge.toml", "--out", "res", "--max-points", "0", cwd=tmp_path)
+    assert r.returncode == 2 and "--max-points" in r.stderr and "must be >= 1" in r.stderr
+
+
+def test_a_matrix_of_millions_of_cases_is_refused_before_one_is_built(tmp_path: Path, cli
+                                                                      ) -> None:
+    shapes = ", ".join(f"{{ tokens = {t}, topk = 2, hidden = {h} }}"
+                       for t in range(1, 61) for h in range(8, 608, 8))
+    ranges = ", ".join(f"[{-a}, -1]" for a in range(2, 202))
+    (tmp_path / "m.toml").write_text(
+        'op = "moe_token_unpermute_with_ep_grad"\nname = "big"\n'
+        'platforms = ["ascend910b1", "tiny"]\n[axes]\n'
+        'dtype = ["bfloat16", "float16", "float32"]\n'
+        'probs = ["none", "bfloat16", "float16", "float32"]\n'
+        f'shape = [{shapes}]\nrange = [{ranges}]\nindices = ["outside_window"]\n')
+    r = cli("verify", "--matrix", "m.toml", "--report", "v", cwd=tmp_path)
+    # 3 dtypes x 4 probs x (60 x 75) shapes x 200 ranges x 1 indices x 2 platforms = 21.6e6
+    assert (r.returncode, r.stderr) == (2, "aicore-sim: error: 21600000 cases to verify, above the "
+                               "limit of 20000 (rule max_cases); pick some with --limit / "
+                               "--records, or raise it with --max-cases N\n")
+    r = cli("verify", "--matrix", "m.toml", "--max-cases", "3", "--limit", "4", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.startswith("aicore-sim: error: 4 cases to verify, above the limit of 3")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.toml"]
+
+
+def test_a_search_budget_past_the_limit_is_refused(cli) -> None:
+    r = cli("search", "tiny", "--budget", "100001")
+    assert r.returncode == 2 and "must be <= 100000" in r.stderr and r.stderr.count("\n") == 1
+
+
+# ----------------------------------------------------------------------------------------
+# a dead verify worker is a named failure of its case; the others run
+# ----------------------------------------------------------------------------------------
+
+
+def test_a_killed_verify_worker_fails_the_case_it_ran(monkeypatch) -> None:
+    from aicore_sim.verify import runner
+    from aicore_sim.verify.report import CaseResult
+
+    class Case:  # what _killed reads of a case
+        def __init__(self, name: str) -> None:
+            self.name, self.source = name, "test"
+            self.platform = type("P", (), {"name": "tiny"})()
+
+    def fake_run(vc, mode, *rest):
+        if vc.name == "c1":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return CaseResult(vc.name, "test", "tiny", mode)
+
+    monkeypatch.setattr(runner, "run_case", fake_run)
+    jobs = [(Case(f"c{i}"), "functional", None, None, False, None) for i in range(4)]
+    got = list(runner._forked(jobs, 2))
+    assert [r.case for r in got] == ["c0", "c1", "c2", "c3"]  # all four, in order
+    assert [r.error is None for r in got] == [True, False, True, True]
+    assert got[1].error.startswith("WorkerDied: the worker process (pid ")
+    assert got[1].error.endswith("running this case was killed by signal 9 (SIGKILL)")
+
+
+# ----------------------------------------------------------------------------------------
+# a seeded sample of the fault injections (cheap commands; the benchmark runs every one)
+# ----------------------------------------------------------------------------------------
+
+_CHEAP = [(c, f, m) for c in ("run", "tiling") for f in faults.FAULTS
+          for m in faults.MOMENTS if f not in ("RLIMIT_CPU", "read-only", "second-writer")]
+SAMPLE = random.Random(34).sample(_CHEAP, 3)
+
+
+@pytest.mark.parametrize(("command", "fault", "moment"), SAMPLE)
+def test_fault_injection_sample(tmp_path: Path, command: str, fault: str, moment: float
+                                ) -> None:
+    o = faults.inject(command, fault, moment, tmp_path / "w")
+    assert o.broken == [], (o.code, o.stderr, o.note)
+
+
+@pytest.mark.slow
+def test_ctrl_c_under_a_local_dask_cluster_is_one_line(tmp_path: Path) -> None:
+    """The terminal's Ctrl-C reaches the whole process group: the Dask workers ignore it (was:
+    ~70 lines of tracebacks, two per worker), the command stops with one line and exit 130."""
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "s.toml").write_text(faults.SWEEP)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(faults.ROOT), *sys.path[1:]]))
+    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", "sweep", "s.toml", "--out", "o",
+                          "--scheduler", "local:2", "--no-progress"], cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(8)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    lines = err.decode().splitlines()
+    assert p.returncode in (0, 130), err
+    if p.returncode == 130:
+        assert lines[-1].startswith("aicore-sim: interrupted (SIGINT); kept ")
+    assert len(lines) == 2 and "Traceback" not in err.decode(), lines
