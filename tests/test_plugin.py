@@ -251,7 +251,7 @@ def test_a_plugin_kernel_exception_fails_its_case_and_verify_goes_on(
     assert good["passed"] and not bad["passed"]
     # the error names the op's kernel line that raised, and the core (64 elements: one core)
     assert "ValueError" in bad["error"] and "alpha 3 refused" in bad["error"]
-    assert "kernel.py:" in bad["error"] and "core 0" in bad["error"], bad["error"]
+    assert "kernel.py:" in bad["error"] and "core0.veccore0" in bad["error"], bad["error"]
     # the golden's own exception: the op, its file and line (def on 9, the if 10, raise 11)
     assert nogold["error"] == ("KeyError in op tiny_axpy at golden.py:11 (golden): 'no golden "
                                "for 5'"), nogold["error"]
