@@ -157,8 +157,11 @@ def run_cli_subprocess(*args: object, cwd: str | Path, pythonpath: tuple[Path, .
 # equivalence matrix, sweeps, a pip install, real processes), collected first: pytest-xdist
 # (--dist loadfile, --no-loadscope-reorder in pyproject.toml) hands files to its workers in
 # collection order, so these start early instead of leaving one worker busy at the end.
-_LONG_FILES = ("test_verify_atk.py", "test_board_fidelity.py", "test_verify_matrix.py",
-               "test_sweep.py", "test_plugin.py", "test_contract.py", "test_cli.py")
+_LONG_FILES = ("test_sweep_interrupt.py", "test_sweep.py", "test_board_fidelity.py",
+               "test_input_contract.py", "test_verify_matrix.py", "test_record_modes.py",
+               "test_document_fuzz.py", "test_verify_atk.py", "test_contract.py",
+               "test_cli.py", "test_plugin.py", "test_option_fuzz.py")
+"""The files with the most test time (pytest --durations=0, summed per file), longest first."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

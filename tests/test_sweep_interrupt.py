@@ -20,7 +20,7 @@ from aicore_sim.sweep import expand, parse_spec
 from aicore_sim.sweep.rows import read_rows
 
 REPO = Path(__file__).resolve().parents[1]
-N = 40  # points of tiny, timed: tens of ms each, so the sweep is mid-way when stopped
+N = 16  # points of tiny, timed: tens of ms each, so the sweep is mid-way when stopped
 
 
 def _marked_pids(marker: str) -> list[int]:
