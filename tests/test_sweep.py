@@ -98,9 +98,9 @@ def test_dask_local_cluster_gives_the_same_rows_as_the_local_pool() -> None:
 
 
 def test_killed_sweep_resumes_without_recomputing_or_losing(tmp_path: Path) -> None:
-    # 30 points of tiny, timed (tens of ms each): killed after 5 rows, the sweep is far from
+    # 14 points of tiny, timed (tens of ms each): killed after 5 rows, the sweep is far from
     # done; the rest are run again in this process
-    n = 30
+    n = 14
     doc = {"sweep": {"name": "kill", "mode": "timed"},
            "axes": {"case": ["tiny"], "hbm_gbps": [float(100 + 10 * i) for i in range(n)]}}
     spec_path = tmp_path / "kill.json"
