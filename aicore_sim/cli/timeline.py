@@ -42,9 +42,11 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
                         "them")
     g.add_argument("--slack", action="store_true",
                    help="what-if slack: replay the recorded streams (timing only) with each "
-                        "pipe free and 2x faster, and with HBM unlimited, and print the "
-                        "makespan each gives (summary.json 'slack'); one replay per scenario, "
-                        "run --jobs at a time")
+                        "pipe free and 2x faster, HBM unlimited, every GM re-read an L2 hit, "
+                        "no GM granule queues and no UB bank conflicts, and print the makespan "
+                        "each gives after the run's verdict, a scenario that ends later apart "
+                        "with its reason (summary.json 'slack'); one replay per scenario, run "
+                        "--jobs at a time")
     add_picture_options(g)
 
 
