@@ -16,7 +16,8 @@ from aicore_sim.sim.platform import list_presets, load_platform
 
 def add_parsers(sub: Any) -> None:
     """The ``platforms`` and ``cases`` subcommands."""
-    pl = sub.add_parser("platforms", help="list platform presets with key numbers",
+    pl = sub.add_parser("platforms", help="list platform presets: key numbers, the boards "
+                                          "each stands for, roofline sources",
                         description="List the platform presets: key numbers, the product "
                                     "family each stands for, where its HBM roofline comes "
                                     "from; then each family's boards and how a board tells "
