@@ -115,7 +115,13 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
             # finish their batches first; end them now, nothing of theirs is kept
             end_pool(ex)
             raise
-        ex.shutdown(wait=True)
+        if getattr(ex, "_broken", False):
+            # a worker died (its batch's rows are errors): the pool ends the others with
+            # SIGTERM, which they ignore, and would wait for them for ever if one holds the
+            # task queue's lock - end them now
+            end_pool(ex)
+        else:
+            ex.shutdown(wait=True)
         return
     try:
         from distributed import Client, LocalCluster
