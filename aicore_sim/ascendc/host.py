@@ -11,7 +11,9 @@ subclasses :class:`RunContext` with the tiling-data and result types of its own 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
@@ -23,7 +25,8 @@ __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR
            "aclnn_int", "aclnn_int_list", "aclnn_out", "specs_of", "aclnn_invalid", "aclnn_tensor",
            "aclnn_tiled", "aclnn_workspace", "RunContext", "TensorDesc", "TilingContext",
            "TilingError", "TilingResult", "TilingStruct", "GetLengthByType", "c_div", "c_rem",
-           "canonical_dtype", "c_ceil_div0", "c_div0", "c_rem0", "tensor_descs", "to_i32",
+           "canonical_dtype", "c_ceil_div0", "host_tiling", "using_host_source", "c_div0",
+           "c_rem0", "tensor_descs", "to_i32",
            "to_i64", "to_u64"]
 
 # ge::graphStatus values a tiling function returns
@@ -503,3 +506,32 @@ def aclnn_int_list(name: str, value: Any, default: tuple[int, ...] | None = None
     except (TypeError, ValueError):
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, f"{name} must be a sequence of ints, got "
                          f"{value!r}", "attr_type") from None
+
+
+# --- whose host tiling runs: the port's, or the operator's own C++ -------------------------------
+
+_HOST_SOURCE: ContextVar[Any] = ContextVar("aicore_sim_host_source", default=None)
+
+
+@contextmanager
+def using_host_source(source: Any) -> Iterator[None]:
+    """Within the block, ops whose type ``source`` serves run its host tiling (an operator's
+    own C++, ``aicore_sim.cfront.host.HostSource``: ``serves(op_type)`` and ``tiling(ctx,
+    platform, cores)``) instead of their Python port's; ``None``: the ports."""
+    token = _HOST_SOURCE.set(source)
+    try:
+        yield
+    finally:
+        _HOST_SOURCE.reset(token)
+
+
+def host_tiling(port: Callable[..., TilingResult], ctx: TilingContext, platform: Any,
+                **kw: Any) -> TilingResult:
+    """The host tiling of one call: ``port(ctx, platform, **kw)``, or, within
+    :func:`using_host_source`, the C++ tiling of the op's own sources on the same context
+    and platform (a :class:`~aicore_sim.ascendc.platform_ascendc.PlatformAscendC`)."""
+    source = _HOST_SOURCE.get()
+    if source is not None and source.serves(ctx.OP_TYPE):
+        return source.tiling(ctx, platform.platform, platform.cores)
+    return port(ctx, platform, **kw)
+

@@ -111,6 +111,18 @@ class TilingLayout:
             struct.pack_into(f"<{f.count}{fmt}", out, f.offset, *items)
         return bytes(out)
 
+    def unpack(self, raw: bytes) -> dict[str, Any]:
+        """The values ``raw`` holds by field name (nested structs as dicts, arrays as lists):
+        ``pack``'s inverse."""
+        out: dict[str, Any] = {}
+        for f in self.fields:
+            if f.struct:
+                out[f.name] = f.struct.unpack(raw[f.offset:f.offset + f.size])
+                continue
+            items = struct.unpack_from(f"<{f.count}{SCALARS[f.ctype][0]}", raw, f.offset)
+            out[f.name] = list(items) if f.count > 1 else items[0]
+        return out
+
     def names(self) -> list[str]:
         """``field`` / ``struct.field`` names in order (what a case file may set)."""
         out = []

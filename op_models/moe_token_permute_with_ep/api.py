@@ -52,6 +52,7 @@ from aicore_sim.ascendc.host import (
     aclnn_invalid,
     aclnn_tensor,
     aclnn_tiled,
+    host_tiling,
     specs_of,
 )
 from aicore_sim.sim.dtypes import dtype_name, int32, int64
@@ -137,7 +138,7 @@ def get_workspace_size(
         TensorDesc(tok.shape, tok.dtype), TensorDesc(idx.shape, idx.dtype),
         None if prb is None else TensorDesc(prb.shape, prb.dtype), outputs=outs, range=rng,
         num_out_tokens=int(num_out_tokens), padded_mode=bool(padded_mode))
-    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
+    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat)))
     launch = KernelLaunch(_kernel, inputs, plat, (tok.dtype, idx.dtype, (prb if prb is not None
                                                                         else tok).dtype),
                           tiling_key=True)

@@ -60,6 +60,7 @@ from aicore_sim.ascendc.host import (
     aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
+    host_tiling,
     specs_of,
 )
 from aicore_sim.sim.dtypes import dtype_name, int32
@@ -146,7 +147,7 @@ def get_workspace_size(
         TensorDesc(grad.shape, grad.dtype), TensorDesc(idx.shape, idx.dtype),
         None if prb is None else TensorDesc(prb.shape, prb.dtype), num_topk=int(num_topk),
         range=rng, padded_mode=False)
-    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
+    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat)))
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing or fail")
     inputs = {"permuted_tokens_output_grad": grad, "sorted_indices": idx,
               "permuted_probs_output_grad": prb}

@@ -59,6 +59,7 @@ from aicore_sim.ascendc.host import (
     aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
+    host_tiling,
     specs_of,
 )
 from aicore_sim.sim.dtypes import int32
@@ -140,7 +141,7 @@ def get_workspace_size(
         None if prb is None else TensorDesc(prb.shape, prb.dtype), num_topk=int(num_topk),
         range=rng, padded_mode=False,
         restore_shape=None if restore_shape is None else list(restore_shape))
-    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat)))
+    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat)))
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing")
     inputs = {"permuted_tokens": tokens, "sorted_indices": idx, "probs": prb}
     (shape, dtype), = infer_outputs(specs_of(inputs), {"num_topk": num_topk}).values()

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.host import host_tiling
 from op_models.moe_matrix import MoeTilingSpace, budgeted_plan
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
@@ -84,7 +85,8 @@ def upstream_tiling(case: _cases.Case, platform: Platform, cores: int | None = N
                     ) -> tuple[TilingData, int, int]:
     """The ported host tiling for ``cores`` cores: ``(tiling data, key, block dim)``."""
     cores = platform.aiv_core_num if cores is None else cores
-    tr = tiling_func(_context(case), PlatformAscendC(platform, cores)).raise_for_status()
+    tr = host_tiling(tiling_func, _context(case),
+                     PlatformAscendC(platform, cores)).raise_for_status()
     assert tr.tiling_data is not None and tr.tiling_key is not None
     return tr.tiling_data, tr.tiling_key, int(tr.block_dim or 0)
 

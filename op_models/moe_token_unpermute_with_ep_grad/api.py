@@ -57,6 +57,7 @@ from aicore_sim.ascendc.host import (
     aclnn_out,
     aclnn_tensor,
     aclnn_tiled,
+    host_tiling,
     specs_of,
 )
 from aicore_sim.ascendc.platform_ascendc import npu_arch
@@ -163,7 +164,8 @@ def get_workspace_size(
     ctx = TilingContext.create(
         desc(grad), desc(idx), desc(perm), desc(prb), padded_mode=bool(padded_mode),
         restore_shape=restore, range=rng, topk_num=int(topk_num))
-    tr = aclnn_tiled(tiling_func(ctx, PlatformAscendC(plat), host_npu_arch=npu_arch(plat)))
+    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat),
+                                 host_npu_arch=npu_arch(plat)))
     empty = npu_arch(plat) == 3510 and tr.workspace == [0]
     if perm is None:
         raise AclnnError(

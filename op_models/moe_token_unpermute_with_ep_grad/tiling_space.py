@@ -39,6 +39,7 @@ import numpy as np
 
 from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
+from aicore_sim.ascendc.host import host_tiling
 from aicore_sim.ascendc.platform_ascendc import npu_arch
 from op_models.moe_matrix import MoeTilingSpace, budgeted_plan
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
@@ -130,7 +131,7 @@ def upstream_tiling(case: _cases.Case, platform: Platform, cores: int | None = N
                     ) -> tuple[TilingData, int, int]:
     """The ported host tiling for ``cores`` cores: ``(tiling data, tiling key, block dim)``."""
     cores = platform.aiv_core_num if cores is None else cores
-    tr = tiling_func(_context(case), PlatformAscendC(platform, cores),
+    tr = host_tiling(tiling_func, _context(case), PlatformAscendC(platform, cores),
                      host_npu_arch=npu_arch(platform))
     tr.raise_for_status()
     assert tr.tiling_data is not None and tr.tiling_key is not None

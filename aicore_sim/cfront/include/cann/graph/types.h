@@ -1,0 +1,3 @@
+// aicore-sim host shim: the CANN include path graph/types.h, forwarding to aicore_sim_host/ge.h (no vendor code).
+#pragma once
+#include "aicore_sim_host/ge.h"
