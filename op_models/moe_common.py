@@ -87,7 +87,7 @@ class MoeOpModel(OpModelBase):
         attributes: by name, the declared defaults applied; a list, values on IR attribute
         indices and the rest absent, as upstream's tiling UTs build their contexts."""
         from aicore_sim.ascendc import PlatformAscendC
-        from aicore_sim.ascendc.host import tensor_descs
+        from aicore_sim.ascendc.host import host_tiling, tensor_descs
         from aicore_sim.ascendc.platform_ascendc import npu_arch
 
         t = self._module("tiling")
@@ -99,7 +99,7 @@ class MoeOpModel(OpModelBase):
                if isinstance(attrs, Mapping) else
                t.TilingContext.positional(descs, *attrs, outputs=outs))
         arch = {"host_npu_arch": npu_arch(platform)} if self.tiling_arch else {}
-        return t.tiling_func(ctx, PlatformAscendC(platform), **arch).answer()
+        return host_tiling(t.tiling_func, ctx, PlatformAscendC(platform), **arch).answer()
 
     def get_workspace_size(self, inputs: dict[str, np.ndarray | None], attrs: dict[str, Any],
                            platform: Any) -> PreparedCall:

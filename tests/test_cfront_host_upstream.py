@@ -17,6 +17,7 @@ import os
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aicore_sim.ascendc.host import TilingContext
@@ -137,3 +138,69 @@ def test_platform_what_if_changes_cxx_as_port(cxx_cache, op: str, override: dict
             assert cxx == port, case  # the grad op's default range is V3's "no range" only
         changed += cxx != cxx_base
     assert changed > 0  # the what-if reaches the C++ tiling
+
+
+# the bundled cases run from the op's source folder alone (host tiling C++ + kernel C++): the
+# grad op's cases with an explicit range (its default range differs at 5778144, see above)
+OP_SRC_CASES = [("moe_token_unpermute_with_ep", "tiny_bf16_probs_bf16"),
+                ("moe_token_unpermute_with_ep", "tiny_fp16_noprobs"),
+                ("moe_token_permute_with_ep", "permute_tiny_bf16_probs"),
+                ("moe_token_permute_with_ep", "permute_ep_path_tiny"),
+                ("moe_token_permute_with_ep_grad", "permute_grad_tiny_bf16_probs"),
+                ("moe_token_permute_with_ep_grad", "permute_grad_ep_path_tiny"),
+                ("moe_token_unpermute_with_ep_grad", "range_start"),
+                ("moe_token_unpermute_with_ep_grad", "range_end_noprobs")]
+
+
+@pytest.mark.parametrize(("op", "case"), OP_SRC_CASES, ids=[c for _, c in OP_SRC_CASES])
+def test_op_src_run_equals_port(cxx_cache, op: str, case: str) -> None:
+    """Tiling and kernel from the op's sources: the tiling, the instruction streams, the
+    makespan and every output byte equal the port's."""
+    from aicore_sim.ascendc.host import using_host_source
+    from aicore_sim.cfront import KernelSource
+    from aicore_sim.ops import registry
+    from aicore_sim.sim.program import stream_difference
+
+    model = registry.get_op(op)
+    c = model.cases()[case]
+    inputs, (_, attrs) = model.case_inputs(c), model.case_specs(c)
+    plat = load_platform("ascend910b1")
+    pc = model.prepare(inputs, attrs, plat)
+    with using_host_source(_host(op)):
+        pc_cxx = model.prepare(inputs, attrs, plat)
+    assert (pc_cxx.tiling.as_dict(), pc_cxx.tiling_key, pc_cxx.block_dim, pc_cxx.workspace_size) \
+        == (pc.tiling.as_dict(), pc.tiling_key, pc.block_dim, pc.workspace_size)
+    port = model.execute(pc)
+    cxx = model.execute(pc_cxx, kernel_source=KernelSource.of(_host(op).kernel_dir))
+    assert stream_difference(port.program.streams, cxx.program.streams) is None
+    assert cxx.trace.makespan == port.trace.makespan
+    for name, want in port.outputs.items():
+        got = cxx.outputs[name]
+        assert (got is None) == (want is None) and (want is None or np.array_equal(
+            got.view(np.uint8), want.view(np.uint8))), name
+
+
+def test_op_src_failing_tiling_is_the_ops_own_line(tmp_path, capsys, cxx_cache) -> None:
+    """A tiling the C++ refuses (topK 0 in the forward op) exits 2 with the op's OP_LOGE line;
+    nothing is written."""
+    import json
+
+    from aicore_sim.cli import main
+
+    op = "moe_token_unpermute_with_ep"
+    case = tmp_path / "bad.json"
+    case.write_text(json.dumps({
+        "op": op, "name": "bad", "platform": "ascend910b1",
+        "inputs": {"permuted_tokens": {"shape": [8, 16], "dtype": "bfloat16"},
+                   "sorted_indices": {"shape": [8], "dtype": "int32"}},
+        "attrs": {"num_topk": 0, "range": [0, 8]}}))
+    code = main(["tiling", str(case), "--op-src", str(Path(_ROOT) / "moe" / op)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "MoeTokenUnpermuteWithEp: input num TopK" in err  # the op's own OP_LOGE text
+    assert "host tiling of moe_token_unpermute_with_ep/op_host" in err
+    code = main(["run", str(case), "--op-src", str(Path(_ROOT) / "moe" / op), "--out",
+                 str(tmp_path / "r")])
+    out, err = capsys.readouterr()
+    assert code == 2 and not (tmp_path / "r").exists()
+    assert err.count("\n") == 1 and "MoeTokenUnpermuteWithEp" in err

@@ -133,8 +133,9 @@ class HostSource:
         warnings = tuple(text for lvl, text in reply["log"] if lvl == "W")
         if reply["status"] != GRAPH_SUCCESS:
             first = errors[0] if errors else "the tiling returned failure without a message"
-            return TilingResult("failed", error=f"{first} (host tiling {self.host_dir.name}/, "
-                                f"status {reply['status']:#x})", rule="host_tiling",
+            where = f"the host tiling of {self.op_dir.name}/op_host"
+            return TilingResult("failed", error=f"{first} ({where}, status "
+                                f"{reply['status']:#x})", rule="host_tiling",
                                 warnings=warnings, log=log)
         data = None
         if reply["tiling_size"]:

@@ -110,6 +110,7 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
     if getattr(args, "tiling_record", None) is not None:  # what ran: its inputs beside
         summary["tiling"] = args.tiling_record            # its timing (diff leads with them)
     summary["kernel_source"] = getattr(args, "kernel_record", None) or "port"
+    summary["host_tiling"] = getattr(args, "host_record", None) or "port"
     if mode != "functional":  # what the timing model is validated on, for this platform
         from aicore_sim.validate.confidence import statement
 

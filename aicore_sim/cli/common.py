@@ -76,3 +76,31 @@ def json_default(o: Any) -> Any:
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+OP_SRC_HELP = ("run the operator from its own source folder (for a bundled op "
+               "<ops-transformer>/moe/<op>): its op_host/*tiling*.cpp compiled against "
+               "aicore-sim's CANN host shim gives the tiling, key, block dim and workspace in "
+               "place of the Python port's, on the case's shapes, attributes and platform "
+               "(docs/cpp_kernels.md)")
+
+
+def op_source(args: Any) -> Any:
+    """The ``--op-src`` folder's host sources (``aicore_sim.cfront.host.HostSource``), or
+    ``None``; a folder that is not an operator's is a usage error naming it."""
+    if not getattr(args, "op_src", None):
+        return None
+    from aicore_sim.cfront.host import HostSource
+
+    return HostSource.of(args.op_src)
+
+
+def host_tiling_of(args: Any) -> Any:
+    """The context the op's host tiling runs in: ``--op-src``'s C++, else the port's."""
+    from contextlib import nullcontext
+
+    from aicore_sim.ascendc.host import using_host_source
+
+    source = op_source(args)
+    return nullcontext() if source is None else using_host_source(source)
+

@@ -20,7 +20,15 @@ import numpy as np
 
 import aicore_sim.cli.timeline as timeline
 from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
-from aicore_sim.cli.common import PROG, bundled, platform_arg, with_platform
+from aicore_sim.cli.common import (
+    OP_SRC_HELP,
+    PROG,
+    bundled,
+    host_tiling_of,
+    op_source,
+    platform_arg,
+    with_platform,
+)
 from aicore_sim.cli.options import jobs as job_count
 from aicore_sim.cli.options import nonempty, nonneg_int, size, tiling_setting
 from aicore_sim.cli.verdict import printable, run_verdict, say_idle
@@ -137,6 +145,9 @@ def add_parser(sub: Any) -> None:
                         "<ops-transformer>/moe/<op>/op_kernel) or one .cpp; compiled with the "
                         "system C++ compiler against aicore-sim's shim and cached "
                         "(docs/cpp_kernels.md). Overrides the case file's kernel_source")
+    r.add_argument("--op-src", type=nonempty, metavar="DIR",
+                   help=OP_SRC_HELP + "; its op_kernel/ is the kernel unless --kernel-src "
+                        "names another")
     timeline.add_run_options(r)  # --hotspots, --slack, --cores, --window, --ub-plot
     r.set_defaults(func=cmd_run)
 
@@ -265,13 +276,16 @@ def _run(args: argparse.Namespace) -> int:
             inputs = cf.op.model.case_inputs(extra["case"], args.seed)
         else:
             inputs = make_data(cf, args.seed)
-    source = args.kernel_src or cf.kernel_source
-    pc = _prepare_op(cf, inputs)
+    host = op_source(args)  # --op-src: the op's own host tiling C++ and kernel
+    source = args.kernel_src or (host and host.kernel_dir) or cf.kernel_source
     settings = {**(cf.tiling or {}), **dict(args.tiling)}
-    if settings:
-        pc = _retile(cf, args.case_file or args.case or DEFAULT_CASE, settings, pc)
+    with host_tiling_of(args):
+        pc = _prepare_op(cf, inputs)
+        if settings:
+            pc = _retile(cf, args.case_file or args.case or DEFAULT_CASE, settings, pc)
     args.tiling_record = _tiling_record(pc, settings)
     args.kernel_record = None if source is None else str(source)
+    args.host_record = None if host is None else str(host.host_dir)
     args.notes = tuple(pc.warnings)  # legal but suspicious inputs, one line each
     if mode != "timing-only":  # the outputs, and the golden's copy of them
         _fits({**sizes, **{f"outputs.{k} (and its golden)": 2 * nbytes(*v)

@@ -8,7 +8,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import PROG, bundled, err, json_default, platform_arg, with_platform
+from aicore_sim.cli.common import (
+    OP_SRC_HELP,
+    PROG,
+    bundled,
+    err,
+    host_tiling_of,
+    json_default,
+    platform_arg,
+    with_platform,
+)
 from aicore_sim.cli.options import nonempty
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM, CaseFile, CaseFileError, load_case
 from aicore_sim.sim.errors import UsageError
@@ -19,6 +28,8 @@ examples:
   aicore-sim tiling examples/cases/tiny.json
   aicore-sim tiling examples/cases/*.json --json   one JSON object per line and case
   aicore-sim tiling my_ut.json --platform '{"preset": "ut-fake-910b", "ub_size": 256}'
+  aicore-sim tiling tiny --op-src <ops-transformer>/moe/moe_token_unpermute_with_ep_grad
+                                                   the op's own host tiling C++
 
 Any platform the fields' limits allow is tiled, also one 'run' refuses to simulate (e.g. no
 usable UB); exit 0 when every case tiled, 2 otherwise.
@@ -36,6 +47,7 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--platform", type=nonempty, metavar="P",
                    help="overrides the cases' platform (not empty)")
     t.add_argument("--json", action="store_true", help="one JSON object per line and case")
+    t.add_argument("--op-src", type=nonempty, metavar="DIR", help=OP_SRC_HELP)
     t.set_defaults(func=cmd_tiling)
 
 
@@ -47,6 +59,11 @@ def tiling_of(cf: CaseFile) -> dict[str, Any]:
 
 
 def cmd_tiling(args: argparse.Namespace) -> int:
+    with host_tiling_of(args):  # --op-src: the op's own host tiling C++
+        return _tile_all(args)
+
+
+def _tile_all(args: argparse.Namespace) -> int:
     platform = platform_arg(args.platform) if args.platform else None
     ok = True
     first_bad: str | None = None  # "<case>: <error>" of the first case not tiled
