@@ -9,11 +9,13 @@ runs (its definition adds an ``ascend910b`` or ``ascend910_93`` config) it answe
    ``DTYPE_<NAME>`` macros of the definition's first dtype column (one build; the compile
    cache makes a second look instant); otherwise the compiler's first error, which names the
    API item the shim lacks;
-2. **host tiling**: the operator's host tiling C++ is not compiled yet - aicore-sim has no
-   shim of the CANN host API - so an operator runs only through a Python port of its tiling;
-3. **runs, golden exact**: for an operator with a port installed (``aicore-sim cases`` lists
-   it), its smallest bundled case runs with this tree's kernel (``kernel_source``) and every
-   output is compared with the port's golden;
+2. **host compiles**: the operator's ``op_host/*tiling*.cpp`` against the CANN host shim
+   (``aicore_sim.cfront.host``), linked into one library that registers its tiling; otherwise
+   the compiler's first error, which names the host API item the shim lacks;
+3. **runs, golden exact**: for an operator with a model installed (``aicore-sim cases`` lists
+   it: its cases and numpy golden), its smallest bundled case runs from this tree's sources -
+   ``run --op-src`` (host tiling and kernel C++) when the host compiles, else the kernel with
+   the model's Python tiling (``--kernel-src``) - and every output is compared with the golden;
 4. the first missing item, when an operator does not run end to end.
 
 Nothing of the tree is copied: it is read where it lies, as ``--kernel-src`` reads it.
@@ -43,8 +45,7 @@ _IO = re.compile(r"this->(Input|Output)\(\s*\"(\w+)\"\s*\)(.*?);", re.S)
 _DTYPES = re.compile(r"\.DataType\(\s*(?:\{([^}]*)\}|(\w+)\s*\))")
 _LIST = re.compile(r"std::vector<\s*ge::DataType\s*>\s*(\w+)\s*=\s*\{([^}]*)\}")
 _A2A3 = re.compile(r"AddConfig\(\s*\"ascend910(?:b|_93)\"")
-HOST_MISSING = "host tiling C++ (no CANN host API shim yet: runs need a Python tiling port)"
-HOST_PORTED = "host tiling C++ (a Python tiling port stands in)"
+NO_MODEL = "a model of the operator (its cases and numpy golden): none installed"
 
 
 @dataclass
@@ -54,7 +55,8 @@ class OpCoverage:
     name: str
     kernel_compiles: bool | None = None
     kernel_error: str | None = None
-    host_compiles: bool = False
+    host_compiles: bool | None = None
+    host_error: str | None = None
     runs: bool | None = None
     golden_exact: bool | None = None
     cases: list[str] = field(default_factory=list)
@@ -111,6 +113,8 @@ def operators(root: Path) -> list[tuple[str, Path, Path]]:
 
 _NO_FILE = re.compile(r"fatal error: ([\w./]+): No such file")
 _NOT_PROVIDED = re.compile(r"aicore-sim does not provide (\w+) yet")
+_NO_TYPE = re.compile(r"['\u2018](\w+)['\u2019] does not name a type")
+_NOT_IN_HOST_SHIM = re.compile(r"CANN host shim does not provide ([\w:]+) yet")
 _NO_STRUCT = re.compile(r"TILING_DATA_FIELD_DEF_STRUCT\((\w+),")
 _AT = re.compile(r"([\w./-]+\.(?:h|cpp)):(\d+):\d+: (?:fatal )?error: (.*)")
 
@@ -120,6 +124,8 @@ def missing_item(error: str) -> str:
     API item, a tiling struct, else the error itself (at its file:line, shortened)."""
     for pattern, words in ((_NO_FILE, "header {} (CANN's; the shim has no copy)"),
                            (_NOT_PROVIDED, "API item {}"),
+                           (_NOT_IN_HOST_SHIM, "host API item {}"),
+                           (_NO_TYPE, "type {} (neither the shim nor the tree declares it)"),
                            (_NO_STRUCT, "tiling struct {} (declared outside the op's tiling "
                                         "headers)")):
         m = pattern.search(error)
@@ -151,13 +157,36 @@ def _check_kernel(name: str, def_file: Path, kernel: Path, platform: Any
     return True, None
 
 
-def _run_port(case: str, kernel_dir: Path) -> tuple[bool, bool | None, str | None]:
-    """(runs, every output exact, what failed) of bundled ``case`` with the tree's kernel:
-    ``aicore-sim run --case CASE --kernel-src DIR`` as a user runs it (functional: numbers
-    only), exit 0 exact, 1 a golden mismatch, 2 the line that names what is missing."""
+def _check_host(op_dir: Path) -> tuple[bool | None, str | None]:
+    """(host compiles, its first error): ``None`` when the operator has no host tiling
+    source."""
+    from aicore_sim.cfront import build
+    from aicore_sim.cfront.host import HostSource
+
+    try:
+        source = HostSource.of(op_dir)
+        source.sources()
+    except InputError:
+        return None, None
+    try:
+        if not source.library.op_types():
+            return False, "its host sources register no IMPL_OP_OPTILING"
+    except build.NoCompilerError:
+        raise
+    except InputError as e:
+        return False, str(e)
+    return True, None
+
+
+def _run_port(case: str, op_dir: Path, op_src: bool) -> tuple[bool, bool | None, str | None]:
+    """(runs, every output exact, what failed) of bundled ``case`` from the tree's sources:
+    ``aicore-sim run --case CASE --op-src DIR`` (or ``--kernel-src DIR/op_kernel``) as a user
+    runs it (functional: numbers only), exit 0 exact, 1 a golden mismatch, 2 the line that
+    names what is missing."""
+    source = ["--op-src", str(op_dir)] if op_src else ["--kernel-src", str(op_dir / "op_kernel")]
     with tempfile.TemporaryDirectory() as tmp:
         p = subprocess.run([sys.executable, "-m", "aicore_sim", "run", "--case", case,
-                            "--kernel-src", str(kernel_dir), "--mode", "functional", "--out",
+                            *source, "--mode", "functional", "--out",
                             str(Path(tmp) / "run"), "--no-plot", "--trace", "none", "--jobs",
                             "1"], capture_output=True, text=True)
     line = (p.stderr.strip().splitlines() or [""])[-1].removeprefix("aicore-sim: ")
@@ -195,6 +224,7 @@ def coverage(root: Path, platform: Any, progress: Callable[[str], None] | None =
             progress(name)
         row = OpCoverage(name)
         row.kernel_compiles, row.kernel_error = _check_kernel(name, def_file, kernel, platform)
+        row.host_compiles, row.host_error = _check_host(kernel.parent.parent)
         try:
             op = get_op(name)
         except UnknownOpError:
@@ -203,18 +233,20 @@ def coverage(root: Path, platform: Any, progress: Callable[[str], None] | None =
             row.cases = list(op.cases())
             small = _smallest(op)
             if row.kernel_compiles and small:
-                row.runs, row.golden_exact, err = _run_port(small, kernel.parent)
+                row.runs, row.golden_exact, err = _run_port(small, kernel.parent.parent,
+                                                            bool(row.host_compiles))
                 if err:
                     row.first_missing = err
         if row.first_missing is None:
             if not row.kernel_compiles:
                 row.first_missing = missing_item(row.kernel_error or "")
+            elif not row.host_compiles:
+                row.first_missing = (missing_item(row.host_error) if row.host_error else
+                                     "host tiling source (op_host/*tiling*.cpp: none)")
             elif op is None:
-                row.first_missing = HOST_MISSING
+                row.first_missing = NO_MODEL
             elif row.golden_exact is False:
-                row.first_missing = "outputs differ from the port's golden"
-            else:
-                row.first_missing = HOST_PORTED
+                row.first_missing = "outputs differ from the model's golden"
         rows.append(row)
     return rows
 
@@ -233,5 +265,5 @@ def table(rows: list[OpCoverage]) -> str:
     return "\n".join(out)
 
 
-__all__ = ["HOST_MISSING", "HOST_PORTED", "OpCoverage", "coverage", "dtype_macros", "missing_item",
+__all__ = ["NO_MODEL", "OpCoverage", "coverage", "dtype_macros", "missing_item",
            "operators", "table"]

@@ -77,23 +77,28 @@ class HostSource:
         return self.op_dir / "op_kernel"
 
     def sources(self) -> list[Path]:
-        """The tiling sources: ``op_host/*tiling*.cpp`` (definitions and infershape apart)."""
+        """The tiling sources: ``op_host/*tiling*.cpp`` (definitions and infershape apart),
+        then the tree's shared host sources (``common/src/op_host/*.cpp``)."""
         found = sorted(p for p in self.host_dir.rglob("*.cpp")
                        if "tiling" in p.name and not _SKIP.search(p.name) and p.is_file())
         if not found:
             raise InputError(f"--op-src: {self.host_dir} holds no *tiling*.cpp (the host "
                              "tiling to compile)")
-        return found
+        common = self._common()
+        shared = [] if common is None else sorted((common / "src" / "op_host").glob("*.cpp"))
+        return found + shared
+
+    def _common(self) -> Path | None:
+        """The tree's ``common/`` folder (ops-transformer's), found upward."""
+        for parent in self.op_dir.parents:
+            if (parent / "common" / "include" / "op_host").is_dir():
+                return parent / "common"
+        return None
 
     def include_dirs(self) -> list[Path]:
-        """The op's own folders, then the tree's ``common/include`` (found upward)."""
-        dirs = [self.host_dir, self.op_dir]
-        for parent in self.op_dir.parents:
-            common = parent / "common" / "include"
-            if (common / "op_host").is_dir():
-                dirs.append(common)
-                break
-        return dirs
+        """The op's own folders, then the tree's ``common/include``."""
+        common = self._common()
+        return [self.host_dir, self.op_dir, *([] if common is None else [common / "include"])]
 
     def serves(self, op_type: str) -> bool:
         """Whether the compiled host tiling registers ``op_type``."""
@@ -346,13 +351,13 @@ def _key(sources: list[Path], include_dirs: list[Path]) -> str:
     for part in (cxx.ident, " ".join(FLAGS), repr([str(s) for s in sources]),
                  repr([str(d) for d in include_dirs])):
         h.update(part.encode() + b"\0")
-    for p in sorted(HOST_INCLUDE.rglob("*.h")):
-        h.update(p.read_bytes())
+    h.update(_shim_key().encode())
     for p in _files(sources, include_dirs):
         h.update(str(p).encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:24]
 
 
+_UNDEFINED = re.compile(r"undefined reference to [`'\u2018]([^'\u2019]+)['\u2019]")
 _LACKS = (
     re.compile(r"['\u2018](?:class |struct )?([\w:]+)['\u2019] has no member named "
                r"['\u2018](\w+)['\u2019]"),
@@ -362,17 +367,47 @@ _LACKS = (
 
 
 def host_error(stderr: str) -> str:
-    """The compiler's first error, with the host API item the shim lacks named."""
-    msg = first_error(stderr)
+    """The compiler's (or linker's) first error, with the host API item the shim lacks
+    named."""
+    m = _UNDEFINED.search(stderr)
+    if m:
+        return (f"{m.group(1)} is declared but defined nowhere - aicore-sim's CANN host shim "
+                f"does not provide {m.group(1).split('(')[0]} yet")
+    msg = first_error(stderr).split(" (docs/cpp_kernels.md")[0].replace(
+        " - aicore-sim does not provide", " - aicore-sim's CANN host shim does not provide")
     for pat in _LACKS:
         m = pat.search(msg)
-        if m:
+        if m and "std" not in m.groups():  # the C++ library is the compiler's, not the shim's
             item = (f"the CANN header {m.group(1)}" if len(m.groups()) == 1 else
                     f"{m.group(1)}::{m.group(2)}" if "has no member" in msg else
                     f"{m.group(2)}::{m.group(1)}")
             return (msg.split(" - aicore-sim does not provide")[0] +
                     f" - aicore-sim's CANN host shim does not provide {item} yet")
     return msg
+
+
+def _shim_key() -> str:
+    h = hashlib.sha256((compiler().ident + " ".join(FLAGS)).encode())
+    for p in sorted(HOST_INCLUDE.rglob("*.h")):
+        h.update(p.relative_to(HOST_INCLUDE).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _runner_object() -> Path:
+    """The runner's object (the C entry), compiled once per shim and compiler."""
+    obj = cache_dir() / "host" / f"runner-{_shim_key()}.o"
+    if obj.is_file():
+        return obj
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(obj, suffix=".o", mode=None) as tmp:
+        src = tmp.with_suffix(".cpp")
+        src.write_text('#include "aicore_sim_host/runner.h"\n')
+        p = subprocess.run([compiler().path, *FLAGS, f"-I{HOST_INCLUDE}", "-c", str(src), "-o",
+                            str(tmp)], capture_output=True, text=True)
+        src.unlink()
+        if p.returncode != 0:
+            raise CompileError(f"host tiling: the shim's runner: {first_error(p.stderr)}")
+    return obj
 
 
 def build(sources: list[Path], include_dirs: list[Path]) -> Path:
@@ -384,10 +419,8 @@ def build(sources: list[Path], include_dirs: list[Path]) -> Path:
         return lib
     folder.mkdir(parents=True, exist_ok=True)
     cxx = compiler()
-    runner = folder / "runner.cpp"
-    runner.write_text('#include "aicore_sim_host/runner.h"\n')
     incs = [f"-I{HOST_INCLUDE}", *(f"-I{d}" for d in include_dirs)]
-    units = [runner, *sources]
+    units = list(sources)
     objs = [folder / f"{i}_{u.stem}.o" for i, u in enumerate(units)]
 
     def compile_one(pair: tuple[Path, Path]) -> tuple[Path, subprocess.CompletedProcess[str]]:
@@ -403,8 +436,10 @@ def build(sources: list[Path], include_dirs: list[Path]) -> Path:
     for _, p in done:
         if p.returncode != 0:
             raise CompileError(f"host tiling: {host_error(p.stderr)} (full log: {log})")
+    runner = _runner_object()
     with atomic_path(lib, suffix=".so", mode=None) as tmp:
-        cmd = [cxx.path, "-shared", "-fPIC", *map(str, objs), "-o", str(tmp)]
+        cmd = [cxx.path, "-shared", "-fPIC", "-Wl,-z,defs", str(runner), *map(str, objs), "-o",
+               str(tmp)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             log.write_text(log.read_text() + "$ link\n" + p.stdout + p.stderr)

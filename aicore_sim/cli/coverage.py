@@ -32,10 +32,11 @@ DIR holds operators in the ops-transformer layout: <op>/op_host/<op>_def.cpp (it
 outputs, dtypes, SoC configs), <op>/op_kernel/<op>.cpp (the kernel entry) and
 <op>/op_host/*tiling*.h (the tiling struct). Every operator whose definition adds an A2/A3
 config (ascend910b, ascend910_93) gets a row: the kernel compiled against the shim (first
-dtype column, ascend910b1 by default; builds are cached), the host tiling (not compiled: no
-CANN host shim yet), and, for an operator with a port installed, its smallest bundled case run
-with this tree's kernel and compared with the golden. The last column names the first item
-missing on the way. Nothing of DIR is copied.
+dtype column, ascend910b1 by default; builds are cached), the host tiling (op_host/
+*tiling*.cpp against the CANN host shim, one library per operator), and, for an operator with
+a model installed (its cases and golden), its smallest bundled case run from this tree's
+sources (run --op-src: host tiling and kernel C++) and compared with the golden. The last
+column names the first item missing on the way. Nothing of DIR is copied.
 """
 
 
@@ -88,9 +89,9 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     ran = sum(bool(r.runs) for r in rows)
     exact = sum(bool(r.golden_exact) for r in rows)
     built = sum(bool(r.kernel_compiles) for r in rows)
-    line = (f"{len(rows)} operators: {built} kernels compile, 0 host tilings compile (no host "
-            f"shim yet), {ran} run end to end through a Python tiling port, {exact} golden "
-            f"exact")
+    hosts = sum(bool(r.host_compiles) for r in rows)
+    line = (f"{len(rows)} operators: {built} kernels compile, {hosts} host tilings compile, "
+            f"{ran} run end to end from their sources, {exact} golden exact")
     if report is not None:
         commit = _commit(root)
         where = f"`{root.name}/`" + (f" at commit {commit}" if commit else "")

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace ge {
 
@@ -75,6 +76,39 @@ inline int GetSizeByDataType(DataType t) {
 inline int32_t GetPrimaryFormat(int32_t format) { return format & 0xff; }
 inline int32_t GetSubFormat(int32_t format) { return (format >> 8) & 0xffff; }
 
+// a string as GE's interfaces return it
+class AscendString {
+public:
+    AscendString() = default;
+    AscendString(const char* s) : s_(s ? s : "") {}
+    const char* GetString() const { return s_.c_str(); }
+    size_t GetLength() const { return s_.size(); }
+
+private:
+    std::string s_;
+};
+
+// a graph-level shape: its dimensions
+class Shape {
+public:
+    Shape() = default;
+    explicit Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
+    size_t GetDimNum() const { return dims_.size(); }
+    int64_t GetDim(size_t i) const { return i < dims_.size() ? dims_[i] : 0; }
+    std::vector<int64_t> GetDims() const { return dims_; }
+    int64_t GetShapeSize() const {
+        int64_t n = 1;
+        for (int64_t d : dims_) n *= d;
+        return dims_.empty() ? 0 : n;
+    }
+    void SetDim(size_t i, int64_t v) {
+        if (i < dims_.size()) dims_[i] = v;
+    }
+
+private:
+    std::vector<int64_t> dims_;
+};
+
 class TypeUtils {
 public:
     static std::string DataTypeToSerialString(DataType t) {
@@ -88,6 +122,9 @@ public:
                 return "UNDEFINED";
         }
     }
+    static AscendString DataTypeToAscendString(DataType t) {
+        return AscendString(DataTypeToSerialString(t).c_str());
+    }
     static std::string FormatToSerialString(Format f) {
         switch (f) {
             case FORMAT_NCHW: return "NCHW";
@@ -100,6 +137,9 @@ public:
             case FORMAT_NDHWC: return "NDHWC";
             default: return "FORMAT_" + std::to_string(static_cast<int>(f));
         }
+    }
+    static AscendString FormatToAscendString(Format f) {
+        return AscendString(FormatToSerialString(f).c_str());
     }
 };
 

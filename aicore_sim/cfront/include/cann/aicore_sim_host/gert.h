@@ -9,16 +9,30 @@
 // simulator fills one context per tiling call (aicore_sim_host/runner.h).
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "aicore_sim_host/ge.h"
 #include "aicore_sim_host/platform.h"
+#include "util/math_util.h"
 
 namespace gert {
 
@@ -222,6 +236,7 @@ public:
     const char* GetNodeName() const { return node_.GetNodeName(); }
     const char* GetNodeType() const { return node_.GetNodeType(); }
     const ComputeNodeInfo* GetComputeNodeInfo() const { return &node_; }
+    size_t GetComputeNodeInputNum() const { return node_.GetInputsNum(); }
 
     const StorageShape* GetInputShape(size_t index) const {
         const Port* p = instance(index);
@@ -278,6 +293,10 @@ public:
         return ge::GRAPH_SUCCESS;
     }
     uint32_t GetScheduleMode() const { return schedule_mode; }
+    ge::graphStatus SetLocalMemorySize(uint32_t bytes) {
+        local_memory_size = bytes;
+        return ge::GRAPH_SUCCESS;
+    }
     ge::graphStatus SetNeedAtomic(bool atomic) {
         need_atomic = atomic;
         return ge::GRAPH_SUCCESS;
@@ -313,6 +332,7 @@ public:
     bool block_dim_set = false;
     uint32_t schedule_mode = 0;
     bool need_atomic = false;
+    uint32_t local_memory_size = 0;
     std::vector<size_t> workspace;
     size_t workspace_num = 0;
 

@@ -70,7 +70,28 @@ inline void log(char level, const N& node, const std::string& fmt, A... args) {
 inline void log(char level, const char* message) { emit(level, "", message ? message : ""); }
 inline void log(char level, const std::string& message) { emit(level, "", message); }
 
+// the structured error reports (OP_LOGE_FOR_INVALID_*): what was wrong, then each argument
+inline std::string text(const char* s) { return s ? s : ""; }
+inline std::string text(const std::string& s) { return s; }
+template <typename T>
+inline std::string text(const T& v) { return std::to_string(v); }
+template <typename N, typename... A>
+inline void report(const N& node, const char* what, const A&... args) {
+    std::string out = what;
+    const char* sep = ": ";
+    ((out += sep + text(args), sep = ", "), ...);
+    emit('E', node_of(node), out);
+}
+
 }  // namespace aicore_sim_host
+
+// the slog levels and its module-level entry, as trees that wrap their own macros call them
+enum { DLOG_DEBUG = 0, DLOG_INFO = 1, DLOG_WARN = 2, DLOG_ERROR = 3 };
+template <typename N, typename... A>
+inline void OpLogSub(int, int level, const N& node, const char* fmt, A... args) {
+    ::aicore_sim_host::log("DIWE"[level < 0 || level > 3 ? 3 : level], node, fmt, args...);
+}
+#define REPORT_INNER_ERR_MSG(code, ...) ((void)(code))
 
 #define OP_LOGE(...) ::aicore_sim_host::log('E', __VA_ARGS__)
 #define OP_LOGW(...) ::aicore_sim_host::log('W', __VA_ARGS__)
@@ -85,6 +106,34 @@ inline void log(char level, const std::string& message) { emit(level, "", messag
 #define VECTOR_INNER_ERR_REPORT_TILIING(...) OP_LOGE(__VA_ARGS__)
 #define OPS_REPORT_VECTOR_INNER_ERR(...) OP_LOGE(__VA_ARGS__)
 #define OPS_REPORT_CUBE_INNER_ERR(...) OP_LOGE(__VA_ARGS__)
+#define AICORE_SIM_REPORT(node, what, ...) ::aicore_sim_host::report(node, what, __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUE(node, ...) AICORE_SIM_REPORT(node, "invalid value", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUE_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid value", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_VALUES_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid values", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPE(node, ...) AICORE_SIM_REPORT(node, "invalid shape", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPE_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid shape", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPES_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid shapes", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIM(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid shape dimension", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIM_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid shape dimension", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPEDIMS_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid shape dimensions", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_SHAPESIZE(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid shape size", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPE(node, ...) AICORE_SIM_REPORT(node, "invalid dtype", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPE_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid dtype", __VA_ARGS__)
+#define OP_LOGE_FOR_INVALID_DTYPES_WITH_REASON(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid dtypes", __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_ATTR(node, ...) AICORE_SIM_REPORT(node, "invalid attribute", __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_ATTR_SIZE(node, ...) \
+    AICORE_SIM_REPORT(node, "invalid attribute size", __VA_ARGS__)
+#define OP_LOGE_WITH_INVALID_INPUT(node, ...) AICORE_SIM_REPORT(node, "invalid input", __VA_ARGS__)
 
 // on `cond`: the log expression, then the exit expression (a return)
 #define OP_CHECK_IF(cond, log_expr, exit_expr) \

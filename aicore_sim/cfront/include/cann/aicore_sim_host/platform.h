@@ -17,6 +17,9 @@ enum class NpuArch : uint32_t {
     DAV_3510 = 3510, DAV_5102 = 5102, DAV_RESV = 0xFFFFFFFFu
 };
 
+// the Ascend C host-side tiling helpers live here (none yet: a call names itself missing)
+namespace AscendC {}
+
 namespace fe {
 
 // the platform description one tiling call receives: the preset's numbers by name

@@ -191,7 +191,7 @@ struct TilingClassRegistrar {
         ::aicore_sim_host::FieldRegistrar field_name##_field_{this, #field_name, &field_name}; \
     public:
 
-#define END_TILING_DATA_DEF }
+#define END_TILING_DATA_DEF };
 
 #define AICORE_SIM_CAT2(a, b) a##b
 #define AICORE_SIM_CAT(a, b) AICORE_SIM_CAT2(a, b)

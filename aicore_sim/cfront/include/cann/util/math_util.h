@@ -28,8 +28,21 @@ template <typename T, typename U>
 inline auto FloorAlign(T a, U b) -> typename std::common_type<T, U>::type {
     return FloorDiv(a, b) * b;
 }
+// a number, a text, or a shape (anything with GetDimNum / GetDim) as text
 template <typename T>
-inline std::string ToString(const T& v) { return std::to_string(v); }
+inline std::string ToString(const T& v) {
+    if constexpr (std::is_arithmetic<T>::value) {
+        return std::to_string(v);
+    } else if constexpr (std::is_enum<T>::value) {
+        return std::to_string(static_cast<long long>(v));
+    } else if constexpr (std::is_convertible<T, std::string>::value) {
+        return std::string(v);
+    } else {
+        std::string out = "[";
+        for (size_t i = 0; i < v.GetDimNum(); ++i) out += (i ? ", " : "") + std::to_string(v.GetDim(i));
+        return out + "]";
+    }
+}
 
 }  // namespace Base
 }  // namespace Ops
