@@ -103,6 +103,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="run the operator's own Ascend C kernel sources instead of its Python "
                         "port (as run --kernel-src): a folder holding <entry>.cpp, or one "
                         ".cpp; docs/cpp_kernels.md")
+    v.add_argument("--op-src", type=nonempty, metavar="DIR",
+                   help="run the operator from its source folder (as run --op-src): its "
+                        "op_host tiling C++ in place of the port's tiling, its op_kernel/ as "
+                        "the kernel unless --kernel-src names another")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     v.set_defaults(func=cmd_verify)
     return v

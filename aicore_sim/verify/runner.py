@@ -53,6 +53,7 @@ class VerifyCase:
     expected: Callable[[dict[str, np.ndarray | None]], dict[str, np.ndarray | None]] | None = None
     mode: str | None = None
     kernel_source: str | None = None  # the op's own C++ kernel in place of its port
+    op_source: str | None = None  # the op's source folder: its host tiling C++ too
     tiling: dict[str, int] | None = None  # tiling fields set (the op's tiling space plans)
     tiling_case: Any = None  # what the tiling space plans for: the op's case, or its file
 
@@ -212,6 +213,13 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
     settings = dict(getattr(args, "tiling", None) or [])
     if settings:  # every case runs with these tiling fields set (they win over a case file's)
         out = [replace(c, tiling={**(c.tiling or {}), **settings}) for c in out]
+    op_src = getattr(args, "op_src", None)
+    if op_src:  # every case runs the op's own host tiling C++ and kernel
+        from aicore_sim.cfront.host import HostSource
+
+        host = HostSource.of(op_src)
+        out = [replace(c, op_source=str(host.op_dir), kernel_source=str(host.kernel_dir))
+               for c in out]
     src = getattr(args, "kernel_src", None)
     if src:  # every case runs the op's own C++ kernel
         if not Path(src).exists():
@@ -323,6 +331,18 @@ def run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path |
         return CaseResult(vc.name, vc.source, vc.platform.name, mode, error=msg)
 
 
+def _host_tiling(vc: VerifyCase) -> Any:
+    """The context a case's host tiling runs in: its ``op_source``'s C++, else the port's."""
+    from contextlib import nullcontext
+
+    if vc.op_source is None:
+        return nullcontext()
+    from aicore_sim.ascendc.host import using_host_source
+    from aicore_sim.cfront.host import HostSource
+
+    return using_host_source(HostSource.of(vc.op_source))
+
+
 def _run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path | None,
               single: bool, dump_dir: Path | None) -> CaseResult:
     from aicore_sim.ops.opmodel import call
@@ -341,9 +361,10 @@ def _run_case(vc: VerifyCase, mode: str, standard: Standard, expected_dir: Path 
             from aicore_sim.cfront import KernelSource
 
             launch["kernel_source"] = KernelSource.of(vc.kernel_source)
-        if vc.tiling:
-            launch["tiling"] = _planned_tiling(vc)
-        pc, result = call(vc.model, inputs, vc.attrs, vc.platform, mode=mode, **launch)
+        with _host_tiling(vc):  # the port's, or the op's own C++ (--op-src)
+            if vc.tiling:
+                launch["tiling"] = _planned_tiling(vc)
+            pc, result = call(vc.model, inputs, vc.attrs, vc.platform, mode=mode, **launch)
         res.hazards = len(result.run().hazards)
     except SimError as e:
         res.error = f"{type(e).__name__}: {e}"
