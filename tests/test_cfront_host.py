@@ -107,3 +107,12 @@ def test_op_src_must_be_an_operator_folder(tmp_path) -> None:
     (tmp_path / "op_host").mkdir()
     with pytest.raises(InputError, match="holds no \\*tiling\\*.cpp"):
         HostSource.of(tmp_path).sources()
+
+
+def test_infershape_and_datatype_from_the_sources(host) -> None:
+    """The op's own infershape / infer-datatype (``scale_rows_infershape.cpp``): y takes x's
+    shape and dtype."""
+    assert host.infer(ScaleRowsCtx((TensorDesc((100, 64), "float16"),)), 1) == (
+        [(100, 64)], ["DT_FLOAT16"])
+    assert host.infer(ScaleRowsCtx((TensorDesc((7, 3), "bfloat16"),)), 1) == (
+        [(7, 3)], ["DT_BF16"])

@@ -44,7 +44,7 @@ FLAGS = ("-std=c++17", "-O1", "-g0", "-fPIC", "-w")
 TILING_CAPACITY = 64 * 1024
 """Bytes of the raw tiling buffer a tiling writes into."""
 _SOURCE_EXT = (".h", ".hpp", ".cpp", ".cc")
-_SKIP = re.compile(r"_(def|infershape|proto)\.cpp$")
+_SKIP = re.compile(r"_(def|proto)\.cpp$")
 
 
 class HostTilingError(InputError):
@@ -77,11 +77,12 @@ class HostSource:
         return self.op_dir / "op_kernel"
 
     def sources(self) -> list[Path]:
-        """The tiling sources: ``op_host/*tiling*.cpp`` (definitions and infershape apart),
-        then the tree's shared host sources (``common/src/op_host/*.cpp``)."""
+        """The host sources: ``op_host/*tiling*.cpp`` and ``*infershape*.cpp`` (the
+        definition apart), then the tree's shared host sources (``common/src/op_host``)."""
         found = sorted(p for p in self.host_dir.rglob("*.cpp")
-                       if "tiling" in p.name and not _SKIP.search(p.name) and p.is_file())
-        if not found:
+                       if ("tiling" in p.name or "infershape" in p.name)
+                       and not _SKIP.search(p.name) and p.is_file())
+        if not any("tiling" in p.name for p in found):
             raise InputError(f"--op-src: {self.host_dir} holds no *tiling*.cpp (the host "
                              "tiling to compile)")
         common = self._common()
@@ -120,6 +121,29 @@ class HostSource:
         ``tiling_data`` is read by field name through the op's header."""
         reply, raw = self.library.call(request(ctx, platform, cores, debug))
         return self.result(ctx, reply, raw)
+
+    def infer(self, ctx: Any, outputs: int) -> tuple[list[tuple[int, ...]],
+                                                    list[str | None]] | None:
+        """The op's own infershape (and infer-datatype) on ``ctx``'s inputs and attributes for
+        its ``outputs`` IR outputs: each output's shape and GE dtype name (``None``: no
+        infer-datatype registered), or ``None`` when the sources register no infershape; a
+        failure is a :class:`HostTilingError` with the op's line."""
+        text = request(ctx, None)
+        text += "output 0 DT_UNDEFINED 2 0\n" * max(0, outputs - len(ctx.outputs))
+        reply = self.library.infer(text)
+        node = ctx.node_name or ctx.OP_TYPE
+        if "missing" in reply:
+            return None
+        errors = [text for lvl, text in reply["log"] if lvl == "E"]
+        for what in ("crash", "exception"):
+            if what in reply:
+                raise HostTilingError(f"{node} infershape ({self.host_dir}): {what} "
+                                      f"{reply[what]}")
+        if reply["status"] != GRAPH_SUCCESS or reply.get("dtype_status", 0) != GRAPH_SUCCESS:
+            first = errors[0] if errors else "infershape returned failure without a message"
+            raise HostTilingError(f"{first} (the infershape of {self.op_dir.name}/op_host)")
+        shapes = [reply["shapes"].get(i, ()) for i in range(outputs)]
+        return shapes, [reply["dtypes"].get(i) for i in range(outputs)]
 
     def result(self, ctx: Any, reply: dict[str, Any], raw: bytes) -> TilingResult:
         node = ctx.node_name or ctx.OP_TYPE
@@ -241,13 +265,12 @@ def request(ctx: Any, platform: Any, cores: int | None = None, debug: bool = Fal
     from aicore_sim.ascendc.platform_ascendc import npu_arch
     from aicore_sim.ascendc.utils import SYSTEM_WORKSPACE_BYTES
 
-    aiv = platform.aiv_core_num if cores is None else cores
-    aic = getattr(platform, "aic_core_num", None) or getattr(platform, "cube_core_num", 0) or 0
-    lines = [f"op {ctx.OP_TYPE}", f"node {_hex(ctx.node_name or ctx.OP_TYPE)}",
-             f"platform {platform.short_soc} {npu_arch(platform)} {aiv} {int(aic)} "
-             f"{platform.core_mem_size_ub} {int(getattr(platform, 'l1_size', 0) or 0)} "
-             f"{int(getattr(platform, 'l2_size', 0) or 0)} 0 0 0 "
-             f"{int(getattr(platform, 'hbm_size', 0) or 0)} {SYSTEM_WORKSPACE_BYTES}"]
+    lines = [f"op {ctx.OP_TYPE}", f"node {_hex(ctx.node_name or ctx.OP_TYPE)}"]
+    if platform is not None:
+        aiv = platform.aiv_core_num if cores is None else cores
+        lines.append(f"platform {platform.short_soc} {npu_arch(platform)} {aiv} "
+                     f"{platform.aic_core_num} {platform.core_mem_size_ub} 0 "
+                     f"{platform.l2_size} 0 0 0 {platform.hbm_size} {SYSTEM_WORKSPACE_BYTES}")
     required = [req for _, req in ctx.INPUTS] or [True] * len(ctx.inputs)
     for desc, req in zip(ctx.inputs, required):
         lines.append(f"input {int(desc is not None)} {int(req)} {_port(desc)}")
@@ -282,6 +305,12 @@ class HostLibrary:
             raise HostTilingError("host tiling: its reply (log lines) exceeded 1 MiB")
         return parse_reply(reply.value.decode(errors="replace")), tiling.raw
 
+    def infer(self, text: str) -> dict[str, Any]:
+        reply = ctypes.create_string_buffer(1 << 20)
+        if self._lib.aicore_sim_host_infer(text.encode(), reply, len(reply)) != 0:
+            raise HostTilingError("host infershape: its reply (log lines) exceeded 1 MiB")
+        return parse_reply(reply.value.decode(errors="replace"))
+
     def op_types(self) -> list[str]:
         buf = ctypes.create_string_buffer(1 << 16)
         self._lib.aicore_sim_host_ops(buf, len(buf))
@@ -310,6 +339,7 @@ def _load(path: str) -> ctypes.CDLL:
     lib.aicore_sim_host_tiling.restype = ctypes.c_int
     lib.aicore_sim_host_fields.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.aicore_sim_host_ops.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.aicore_sim_host_infer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
     return lib
 
 
@@ -317,10 +347,17 @@ def parse_reply(text: str) -> dict[str, Any]:
     """The runner's text answer as a dict (``status``, ``key``, ``block_dim``,
     ``schedule_mode``, ``workspace``, ``tiling_size``, ``log``; or ``missing`` / ``crash`` /
     ``exception``)."""
-    out: dict[str, Any] = {"log": [], "workspace": [], "tiling_size": 0}
+    out: dict[str, Any] = {"log": [], "workspace": [], "tiling_size": 0, "shapes": {},
+                           "dtypes": {}}
     for line in text.splitlines():
         what, _, rest = line.partition(" ")
-        if what == "log":
+        if what == "shape":
+            i, _n, *dims = rest.split()
+            out["shapes"][int(i)] = tuple(int(d) for d in dims)
+        elif what == "dtype":
+            i, name = rest.split()
+            out["dtypes"][int(i)] = None if name == "UNDEFINED" else name
+        elif what == "log":
             level, _, h = rest.partition(" ")
             out["log"].append((level, bytes.fromhex("" if h == "-" else h).decode(
                 errors="replace")))
@@ -329,7 +366,8 @@ def parse_reply(text: str) -> dict[str, Any]:
             out["workspace"] = [int(s) for s in sizes[:int(n)]]
         elif what in ("missing", "exception"):
             out[what] = "" if rest == "-" else bytes.fromhex(rest).decode(errors="replace")
-        elif what in ("status", "key", "block_dim", "schedule_mode", "tiling_size", "crash"):
+        elif what in ("status", "key", "block_dim", "schedule_mode", "tiling_size", "crash",
+                      "dtype_status"):
             out[what] = int(rest)
     return out
 

@@ -360,14 +360,95 @@ public:
     const char* GetNodeName() const { return ""; }
 };
 
-class InferShapeContext {
+// the part of a call infershape and infer-datatype read: inputs (IR order) and attributes
+class NodeView {
 public:
-    const char* GetNodeName() const { return ""; }
+    const char* GetNodeName() const { return node_.GetNodeName(); }
+    const char* GetNodeType() const { return node_.GetNodeType(); }
+    const ComputeNodeInfo* GetComputeNodeInfo() const { return &node_; }
+    size_t GetComputeNodeInputNum() const { return node_.GetInputsNum(); }
+    const RuntimeAttrs* GetAttrs() const { return &attrs; }
+
+    ComputeNodeInfo node_;
+    std::vector<Port> inputs;
+    std::vector<bool> required;
+    RuntimeAttrs attrs;
+
+protected:
+    const Port* ir(size_t i) const {
+        return i < inputs.size() && inputs[i].present ? &inputs[i] : nullptr;
+    }
+    const Port* instance(size_t index) const {
+        size_t n = 0;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            if (!inputs[i].present && !(i < required.size() && required[i])) continue;
+            if (n++ == index) return inputs[i].present ? &inputs[i] : nullptr;
+        }
+        return nullptr;
+    }
 };
 
-class InferDataTypeContext {
+template <typename T>
+class Range {
 public:
-    const char* GetNodeName() const { return ""; }
+    const T* GetMin() const { return &min_; }
+    const T* GetMax() const { return &max_; }
+    T* GetMin() { return &min_; }
+    T* GetMax() { return &max_; }
+
+private:
+    T min_, max_;
+};
+
+// infershape: the output shapes from the inputs' shapes and the attributes
+class InferShapeContext : public NodeView {
+public:
+    const Shape* GetInputShape(size_t index) const {
+        const Port* p = instance(index);
+        return p ? &p->tensor.shape_.GetStorageShape() : nullptr;
+    }
+    const Shape* GetOptionalInputShape(size_t ir_index) const {
+        const Port* p = ir(ir_index);
+        return p ? &p->tensor.shape_.GetStorageShape() : nullptr;
+    }
+    const Tensor* GetInputTensor(size_t index) const {
+        const Port* p = instance(index);
+        return p ? &p->tensor : nullptr;
+    }
+    const Tensor* GetOptionalInputTensor(size_t ir_index) const {
+        const Port* p = ir(ir_index);
+        return p ? &p->tensor : nullptr;
+    }
+    Shape* GetOutputShape(size_t index) {
+        return index < out_shapes.size() ? &out_shapes[index] : nullptr;
+    }
+    const Range<Shape>* GetInputShapeRange(size_t) const { return nullptr; }
+    Range<Shape>* GetOutputShapeRange(size_t) { return nullptr; }
+
+    std::vector<Shape> out_shapes;
+};
+
+// infer-datatype: the output data types from the inputs'
+class InferDataTypeContext : public NodeView {
+public:
+    ge::DataType GetInputDataType(size_t index) const {
+        const Port* p = instance(index);
+        return p ? p->tensor.GetDataType() : ge::DT_UNDEFINED;
+    }
+    ge::DataType GetOptionalInputDataType(size_t ir_index) const {
+        const Port* p = ir(ir_index);
+        return p ? p->tensor.GetDataType() : ge::DT_UNDEFINED;
+    }
+    ge::DataType GetOutputDataType(size_t index) const {
+        return index < out_dtypes.size() ? out_dtypes[index] : ge::DT_UNDEFINED;
+    }
+    ge::graphStatus SetOutputDataType(size_t index, ge::DataType t) {
+        if (index >= out_dtypes.size()) return ge::GRAPH_FAILED;
+        out_dtypes[index] = t;
+        return ge::GRAPH_SUCCESS;
+    }
+
+    std::vector<ge::DataType> out_dtypes;
 };
 
 using TilingKernelFunc = ge::graphStatus (*)(TilingContext*);

@@ -34,10 +34,7 @@ inline std::string node_of(const char* s) { return s ? s : ""; }
 inline std::string node_of(const std::string& s) { return s; }
 inline std::string node_of(const gert::TilingContext* c) { return c ? c->GetNodeName() : ""; }
 inline std::string node_of(const gert::TilingParseContext* c) { return c ? c->GetNodeName() : ""; }
-inline std::string node_of(const gert::InferShapeContext* c) { return c ? c->GetNodeName() : ""; }
-inline std::string node_of(const gert::InferDataTypeContext* c) {
-    return c ? c->GetNodeName() : "";
-}
+inline std::string node_of(const gert::NodeView* c) { return c ? c->GetNodeName() : ""; }
 
 inline void emit(char level, const std::string& node, const std::string& text) {
     if (level == 'D' && !debug_enabled()) return;

@@ -4,6 +4,7 @@
 // Written for aicore-sim from the call sites of host tilings; no vendor code.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,7 +53,12 @@ public:
     OpImplRegister& InputsDataDependency(A...) { return *this; }
     template <typename... A>
     OpImplRegister& TilingInputsDataDependency(A...) { return *this; }
-    OpImplRegister& PrivateAttr(const char*, ...) { return *this; }
+    template <typename... A>
+    OpImplRegister& PrivateAttr(A...) { return *this; }
+    template <typename F>
+    OpImplRegister& InferShapeRange(F) { return *this; }
+    OpImplRegister& InputsDataDependency(std::initializer_list<int64_t>) { return *this; }
+    OpImplRegister& TilingInputsDataDependency(std::initializer_list<int64_t>) { return *this; }
 
 private:
     std::string op_;

@@ -114,21 +114,16 @@ inline void on_host_crash(int sig) {
     std::raise(sig);
 }
 
-}  // namespace aicore_sim_host
-
-extern "C" {
-
-// answers 0 (the reply written) or -1 (the reply does not fit: `reply_cap` too small)
-__attribute__((visibility("default"))) int aicore_sim_host_tiling(
-    const char* request, char* reply, size_t reply_cap, unsigned char* tiling, size_t tiling_cap) {
-    using namespace aicore_sim_host;
+// the request's lines into `ctx` (a TilingContext, or an infershape / infer-datatype view);
+// returns the op type
+template <typename Ctx>
+inline std::string read_request(const char* request, Ctx& ctx, fe::PlatFormInfos* platform,
+                                size_t* outputs) {
     std::istringstream lines(request);
     std::string line, op;
-    gert::TilingContext ctx;
-    fe::PlatFormInfos platform;
-    std::vector<unsigned char> compile_info(4096, 0);
     log_lines().clear();
     debug_enabled() = false;
+    *outputs = 0;
     while (std::getline(lines, line)) {
         std::istringstream in(line);
         std::string what;
@@ -140,15 +135,15 @@ __attribute__((visibility("default"))) int aicore_sim_host_tiling(
             std::string h;
             in >> h;
             ctx.node_.name = unhex(h);
-        } else if (what == "platform") {
-            in >> platform.soc_version >> platform.npu_arch >> platform.aiv_num >> platform.aic_num >>
-                platform.ub_size >> platform.l1_size >> platform.l2_size >> platform.l0a_size >>
-                platform.l0b_size >> platform.l0c_size >> platform.hbm_size >> platform.lib_api_workspace;
-            ctx.platform = &platform;
-        } else if (what == "res") {
+        } else if (what == "platform" && platform != nullptr) {
+            in >> platform->soc_version >> platform->npu_arch >> platform->aiv_num >>
+                platform->aic_num >> platform->ub_size >> platform->l1_size >> platform->l2_size >>
+                platform->l0a_size >> platform->l0b_size >> platform->l0c_size >>
+                platform->hbm_size >> platform->lib_api_workspace;
+        } else if (what == "res" && platform != nullptr) {
             std::string label, key, value;
             in >> label >> key >> value;
-            platform.res[unhex(label) + "/" + unhex(key)] = unhex(value);
+            platform->res[unhex(label) + "/" + unhex(key)] = unhex(value);
         } else if (what == "input") {
             int present = 0, required = 0;
             in >> present >> required;
@@ -157,12 +152,14 @@ __attribute__((visibility("default"))) int aicore_sim_host_tiling(
         } else if (what == "output") {
             int present = 0;
             in >> present;
-            ctx.outputs.push_back(read_port(in, present != 0));
+            gert::Port port = read_port(in, present != 0);
+            if constexpr (std::is_same<Ctx, gert::TilingContext>::value) ctx.outputs.push_back(port);
+            ++*outputs;
         } else if (what == "attr") {
             ctx.attrs.values.emplace_back();
             read_attr(in, ctx.attrs.values.back());
         } else if (what == "attrs_null") {
-            ctx.attrs_null = true;
+            if constexpr (std::is_same<Ctx, gert::TilingContext>::value) ctx.attrs_null = true;
         } else if (what == "debug") {
             debug_enabled() = true;
         }
@@ -175,7 +172,67 @@ __attribute__((visibility("default"))) int aicore_sim_host_tiling(
     ctx.node_.inputs_num = 0;
     for (size_t i = 0; i < ctx.inputs.size(); ++i)
         if (ctx.inputs[i].present || ctx.required[i]) ++ctx.node_.inputs_num;
-    ctx.node_.outputs_num = ctx.outputs.size();
+    ctx.node_.outputs_num = *outputs;
+    return op;
+}
+
+// runs `fn` with the crash signals caught: "" when it returned, else what ended it
+template <typename F>
+inline std::string guarded(F fn) {
+    const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    struct sigaction previous[5];
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_host_crash;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NODEFER;
+    for (int i = 0; i < 5; ++i) sigaction(sigs[i], &sa, &previous[i]);
+    std::string ended;
+    int sig = sigsetjmp(t_host_crash, 1);
+    if (sig == 0) {
+        t_host_running = true;
+        try {
+            fn();
+            t_host_running = false;
+        } catch (const std::exception& e) {
+            t_host_running = false;
+            ended = "exception " + hex(e.what());
+        } catch (...) {
+            t_host_running = false;
+            ended = "exception -";
+        }
+    } else {
+        ended = "crash " + std::to_string(sig);
+    }
+    for (int i = 0; i < 5; ++i) sigaction(sigs[i], &previous[i], nullptr);
+    return ended;
+}
+
+inline void write_log(std::ostringstream& out) {
+    for (const LogLine& l : log_lines()) out << "log " << l.level << " " << hex(l.text) << "\n";
+}
+
+inline int reply_with(const std::ostringstream& out, char* reply, size_t reply_cap) {
+    std::string text = out.str();
+    if (text.size() + 1 > reply_cap) return -1;
+    std::memcpy(reply, text.c_str(), text.size() + 1);
+    return 0;
+}
+
+}  // namespace aicore_sim_host
+
+extern "C" {
+
+// answers 0 (the reply written) or -1 (the reply does not fit: `reply_cap` too small)
+__attribute__((visibility("default"))) int aicore_sim_host_tiling(
+    const char* request, char* reply, size_t reply_cap, unsigned char* tiling, size_t tiling_cap) {
+    using namespace aicore_sim_host;
+    gert::TilingContext ctx;
+    fe::PlatFormInfos platform;
+    std::vector<unsigned char> compile_info(4096, 0);
+    size_t outputs = 0;
+    std::string op = read_request(request, ctx, &platform, &outputs);
+    ctx.platform = &platform;
     ctx.compile_info = compile_info.data();
     ctx.raw.Bind(tiling, tiling_cap);
 
@@ -184,32 +241,9 @@ __attribute__((visibility("default"))) int aicore_sim_host_tiling(
     if (it == op_impls().end() || it->second.tiling == nullptr) {
         out << "missing " << hex(op) << "\n";
     } else {
-        const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-        struct sigaction previous[5];
-        struct sigaction sa;
-        std::memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_host_crash;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_NODEFER;
-        for (int i = 0; i < 5; ++i) sigaction(sigs[i], &sa, &previous[i]);
-        int sig = sigsetjmp(t_host_crash, 1);
-        if (sig == 0) {
-            t_host_running = true;
-            try {
-                ge::graphStatus status = it->second.tiling(&ctx);
-                t_host_running = false;
-                out << "status " << status << "\n";
-            } catch (const std::exception& e) {
-                t_host_running = false;
-                out << "exception " << hex(e.what()) << "\n";
-            } catch (...) {
-                t_host_running = false;
-                out << "exception -\n";
-            }
-        } else {
-            out << "crash " << sig << "\n";
-        }
-        for (int i = 0; i < 5; ++i) sigaction(sigs[i], &previous[i], nullptr);
+        ge::graphStatus status = ge::GRAPH_FAILED;
+        std::string ended = guarded([&] { status = it->second.tiling(&ctx); });
+        out << (ended.empty() ? "status " + std::to_string(status) : ended) << "\n";
     }
     if (ctx.tiling_key_set) out << "key " << ctx.tiling_key << "\n";
     if (ctx.block_dim_set) out << "block_dim " << ctx.block_dim << "\n";
@@ -218,11 +252,49 @@ __attribute__((visibility("default"))) int aicore_sim_host_tiling(
     for (size_t i = 0; i < ctx.workspace_num; ++i) out << " " << ctx.workspace[i];
     out << "\n";
     out << "tiling_size " << ctx.raw.GetDataSize() << "\n";
-    for (const LogLine& l : log_lines()) out << "log " << l.level << " " << hex(l.text) << "\n";
-    std::string text = out.str();
-    if (text.size() + 1 > reply_cap) return -1;
-    std::memcpy(reply, text.c_str(), text.size() + 1);
-    return 0;
+    write_log(out);
+    return reply_with(out, reply, reply_cap);
+}
+
+// the op's infershape (and infer-datatype, when registered) on the request's inputs: "status",
+// then "shape <i> <ndim> <dims>" and "dtype <i> <value>" per output, or "missing"
+__attribute__((visibility("default"))) int aicore_sim_host_infer(const char* request,
+                                                                  char* reply, size_t reply_cap) {
+    using namespace aicore_sim_host;
+    gert::InferShapeContext shapes;
+    size_t outputs = 0;
+    std::string op = read_request(request, shapes, nullptr, &outputs);
+    shapes.out_shapes.resize(outputs);
+    std::ostringstream out;
+    auto it = op_impls().find(op);
+    if (it == op_impls().end() || it->second.infer_shape == nullptr) {
+        out << "missing " << hex(op) << "\n";
+        write_log(out);
+        return reply_with(out, reply, reply_cap);
+    }
+    ge::graphStatus status = ge::GRAPH_FAILED;
+    std::string ended = guarded([&] { status = it->second.infer_shape(&shapes); });
+    out << (ended.empty() ? "status " + std::to_string(status) : ended) << "\n";
+    for (size_t i = 0; i < outputs; ++i) {
+        const gert::Shape& s = shapes.out_shapes[i];
+        out << "shape " << i << " " << s.GetDimNum();
+        for (size_t d = 0; d < s.GetDimNum(); ++d) out << " " << s.GetDim(d);
+        out << "\n";
+    }
+    if (ended.empty() && status == ge::GRAPH_SUCCESS && it->second.infer_dtype != nullptr) {
+        gert::InferDataTypeContext types;
+        size_t n = 0;
+        read_request(request, types, nullptr, &n);
+        types.out_dtypes.assign(n, ge::DT_UNDEFINED);
+        ge::graphStatus ts = ge::GRAPH_FAILED;
+        std::string e2 = guarded([&] { ts = it->second.infer_dtype(&types); });
+        out << (e2.empty() ? "dtype_status " + std::to_string(ts) : e2) << "\n";
+        for (size_t i = 0; i < n; ++i)
+            out << "dtype " << i << " " << ge::TypeUtils::DataTypeToSerialString(types.out_dtypes[i])
+                << "\n";
+    }
+    write_log(out);
+    return reply_with(out, reply, reply_cap);
 }
 
 // the registered tiling-data class of `op`: "name type offset size count" lines, "" if none
