@@ -25,7 +25,8 @@ __all__ = ["ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR
            "aclnn_int", "aclnn_int_list", "aclnn_out", "specs_of", "aclnn_invalid", "aclnn_tensor",
            "aclnn_tiled", "aclnn_workspace", "RunContext", "TensorDesc", "TilingContext",
            "TilingError", "TilingResult", "TilingStruct", "GetLengthByType", "c_div", "c_rem",
-           "canonical_dtype", "c_ceil_div0", "host_tiling", "using_host_source", "c_div0",
+           "canonical_dtype", "c_ceil_div0", "current_host_source", "host_tiling",
+           "using_host_source", "c_div0",
            "c_rem0", "tensor_descs", "to_i32",
            "to_i64", "to_u64"]
 
@@ -523,6 +524,11 @@ def using_host_source(source: Any) -> Iterator[None]:
         yield
     finally:
         _HOST_SOURCE.reset(token)
+
+
+def current_host_source() -> Any:
+    """The host source :func:`using_host_source` installed, or ``None`` (the ports')."""
+    return _HOST_SOURCE.get()
 
 
 def host_tiling(port: Callable[..., TilingResult], ctx: TilingContext, platform: Any,
