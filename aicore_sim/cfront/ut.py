@@ -28,7 +28,6 @@ from __future__ import annotations
 import bisect
 import ctypes
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -398,10 +397,9 @@ class Session:
         return 0
 
     def _simulate(self, launch: Launch, pointers: list[int], site: str) -> None:
-        from aicore_sim.cli.common import json_default
+        from aicore_sim.cfront import run_folder
         from aicore_sim.sim.recording import Recording
-        from aicore_sim.util.staging import discard, new_stage, publish, safe_name
-        from aicore_sim.views.summary import summarize
+        from aicore_sim.util.staging import safe_name
 
         args: list[Any] = []
         tensors: dict[str, np.ndarray] = {}
@@ -438,36 +436,12 @@ class Session:
                 written.append(name)
                 np.copyto(user, out)
         folder = self.out / safe_name(f"{launch.test}-{launch.index}")
-        tmp = new_stage(folder)
-        try:
-            summary = summarize(rec)
-            summary["case"] = f"{launch.test} launch {launch.index}"
-            summary["ut"] = {"test": launch.test, "launch": launch.index, "at": site,
+        run_folder.write(rec, folder, f"{launch.test} launch {launch.index}", self.platform,
+                         self.mode, self.trace, ("ut", {
+                             "test": launch.test, "launch": launch.index, "at": site,
                              "kernel": launch.entry, "block_dim": launch.block_dim,
                              "tiling_key": launch.tiling_key, "arguments": described,
-                             "written": written}
-            if written:
-                (tmp / "outputs").mkdir()
-                for name in written:  # the bytes as the kernel left them
-                    np.save(tmp / "outputs" / f"{name}.npy", tensors[name])
-            trace = rec.trace
-            if trace is not None and self.trace != "none":
-                from aicore_sim.export.perfetto import write_trace
-
-                w = write_trace(trace, tmp / "trace.json", detail=self.trace,
-                                metadata={"case": summary["case"], "platform":
-                                          self.platform.name, "mode": self.mode})
-                summary["trace_file"] = w.path.name
-            if "cores" in summary:
-                from aicore_sim.export.msprof import write_msprof
-
-                write_msprof(tmp, summary, self.platform)
-            (tmp / "summary.json").write_text(json.dumps(summary, indent=1,
-                                                         default=json_default) + "\n")
-            publish(tmp, folder)
-        except BaseException:
-            discard(tmp)
-            raise
+                             "written": written}), {name: tensors[name] for name in written})
         launch.folder = folder
 
 

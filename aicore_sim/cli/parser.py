@@ -13,6 +13,7 @@ from typing import Any
 import aicore_sim.cli.cases as cases
 import aicore_sim.cli.coverage as coverage
 import aicore_sim.cli.diff as diff
+import aicore_sim.cli.exec_cmd as exec_cmd
 import aicore_sim.cli.plot as plot
 import aicore_sim.cli.run as run
 import aicore_sim.cli.tiling as tiling
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_parser(sub)
     plot.add_parser(sub)  # a run folder's timeline drawn again
     ut.add_parser(sub)  # upstream's kernel unit tests (gtest)
+    exec_cmd.add_parser(sub)  # an operator's aclnn example program
     coverage.add_parser(sub)  # an operator source tree's coverage table
 
     # correlate, calibrate
