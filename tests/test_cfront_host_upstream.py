@@ -217,3 +217,24 @@ def test_verify_matrix_from_the_op_source(tmp_path, capsys, cxx_cache) -> None:
     out = capsys.readouterr().out
     assert rc == 0, out[-2000:]
     assert "24 / 24 cases passed, 0 of 60 outputs failed, 0 not run" in out
+
+
+def test_sweep_axis_op_source_gives_the_ports_cycles(tmp_path, cxx_cache) -> None:
+    """``op_source = ["port", DIR]``: each point tiled by the op's own C++ (and run by its
+    kernel) has the port's tiling and makespan, a tiling knob overridden alike."""
+    import json
+
+    from aicore_sim.cli import main
+
+    op_dir = Path(_ROOT) / "moe" / "moe_token_unpermute_with_ep_grad"  # type: ignore[arg-type]
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nmode = "timing-only"\n[axes]\ncase = ["range_start"]\n'
+                    f'op_source = ["port", "{op_dir}"]\n[tiling]\ninputReserveNum = [1, "auto"]\n')
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "s"), "--workers", "1",
+                 "--no-progress"]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "s" / "results.jsonl").read_text().splitlines()]
+    by = {(r["axes"]["op_source"] != "port", json.dumps(r["overrides"])): r for r in rows}
+    assert len(by) == 4 and all(r["status"] == "ok" for r in rows)
+    for knob in ('{"inputReserveNum": 1}', "{}"):
+        port, cxx = by[(False, knob)], by[(True, knob)]
+        assert (cxx["tiling"], cxx["makespan_cycles"]) == (port["tiling"], port["makespan_cycles"])

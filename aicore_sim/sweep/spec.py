@@ -19,6 +19,8 @@ A sweep file has three tables (JSON: three objects with the same names)::
     strategy = ["upstream"]       # named tiling strategies of the op
     kernel_source = ["port", "ops-transformer/moe/<op>/op_kernel"]   # the op's Python port,
                                   #   or its own C++ kernel sources (docs/cpp_kernels.md)
+    op_source = ["port", "ops-transformer/moe/<op>"]   # the port's tiling, or the op's own host
+                                  #   tiling C++ and kernel (run --op-src)
 
     [tiling]                      # tiling overrides: lists of ints, "auto" = the strategy's value
     indicesReserveNum = [64, 128, "auto"]
@@ -155,7 +157,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
     axes: dict[str, list[Any]] = {}
     raw_axes = checked.get("axes", {})
     raw_tiling = checked.get("tiling", {})
-    valid = ["case", *case_axes, *PLATFORM_AXES, "strategy", "kernel_source", *knobs]
+    valid = ["case", *case_axes, *PLATFORM_AXES, "strategy", "kernel_source", "op_source",
+             *knobs]
     for key in raw_tiling:
         if key not in knobs:
             raise SpecError(f"tiling.{key}: not a tiling field the op lets a sweep set; valid: "
@@ -181,6 +184,19 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                              "sources)")
         return str(p.resolve())
 
+    def op_source(v: str) -> str:
+        if v == PORT:
+            return v
+        from aicore_sim.cfront.host import HostSource
+
+        p = Path(v).expanduser()
+        if not p.exists() and base is not None and (base / p).exists():
+            p = base / p
+        try:
+            return str(HostSource.of(p).op_dir)
+        except InputError as e:
+            raise ValueError(str(e).removeprefix("--op-src: ")) from None
+
     def platform(v: str) -> str:
         from aicore_sim.sim.platform import load_platform
 
@@ -198,6 +214,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
         "platform": schema.Custom(platform, "a preset name or a platform file", (str,)),
         "strategy": schema.Choice(tuple(op.strategies)),
         "kernel_source": schema.Custom(kernel_source, f'"{PORT}" or a path', (str,)),
+        "op_source": schema.Custom(op_source, f'"{PORT}" or an operator\'s source folder',
+                                   (str,)),
         **{k: _KNOB for k in knobs},
     }
     try:

@@ -153,7 +153,35 @@ def _record_key(point: Point, case: Any, platform: Platform, plan: Any) -> tuple
     from aicore_sim.sim.recording import record_fields
 
     return (point.op, repr(case), point.seed, plan.record_key(), *record_fields(platform),
-            point.axes.get("kernel_source"))
+            point.axes.get("kernel_source"), point.axes.get("op_source"))
+
+
+def _host_tiling(point: Point) -> Any:
+    """The context a point's host tiling runs in: its ``op_source``'s C++, else the port's."""
+    from contextlib import nullcontext
+
+    from aicore_sim.sweep.spec import PORT
+
+    src = point.axes.get("op_source")
+    if src in (None, PORT):
+        return nullcontext()
+    from aicore_sim.ascendc.host import using_host_source
+    from aicore_sim.cfront.host import HostSource
+
+    return using_host_source(HostSource.of(src))
+
+
+def _kernel_source(point: Point) -> str | None:
+    """The point's kernel sources: ``kernel_source``, else its ``op_source``'s ``op_kernel``."""
+    from aicore_sim.sweep.spec import PORT
+
+    given = point.axes.get("kernel_source")
+    src = point.axes.get("op_source")
+    if given in (None, PORT) and src not in (None, PORT):
+        from aicore_sim.cfront.host import HostSource
+
+        return str(HostSource.of(src).kernel_dir)
+    return given
 
 
 def _planned(point: Point) -> tuple[Any, Any, Platform, Any]:
@@ -163,7 +191,8 @@ def _planned(point: Point) -> tuple[Any, Any, Platform, Any]:
     case_axes, plat_axes, strategy, knobs = split_axes(op, point.axes)
     platform = build_platform(plat_axes)
     case = op.resolve_case(point.axes["case"], case_axes)
-    return op, case, platform, op.plan(case, platform, strategy, knobs)
+    with _host_tiling(point):
+        return op, case, platform, op.plan(case, platform, strategy, knobs)
 
 
 def record_group(point: Point) -> str:
@@ -213,7 +242,8 @@ def run_point(point: Point) -> dict[str, Any]:
         row["strategy"] = strategy
         row["overrides"] = knobs
         try:
-            plan = op.plan(case, platform, strategy, knobs)
+            with _host_tiling(point):
+                plan = op.plan(case, platform, strategy, knobs)
         except Exception as e:  # the host tiling rejected the case itself
             rule = getattr(e, "rule", None)
             if rule is None:
@@ -230,8 +260,9 @@ def run_point(point: Point) -> dict[str, Any]:
         rec = _RECORDS.get(rkey) if rkey is not None else None
         row["record_reused"] = rec is not None
         if rec is None:
-            rec = op.launch(case, platform, plan, mode=point.mode, seed=point.seed,
-                            kernel_source=point.axes.get("kernel_source"))
+            with _host_tiling(point):
+                rec = op.launch(case, platform, plan, mode=point.mode, seed=point.seed,
+                                kernel_source=_kernel_source(point))
             if rkey is not None:  # its what-if replays share its record and its costs
                 _RECORDS[rkey] = rec
                 # the cached record lives on: keep the cyclic collector from rescanning its
@@ -274,8 +305,9 @@ def verify_point(point: Point) -> dict[str, Any]:
     out: dict[str, Any] = {"key": point.key, "label": point_label(point)}
     try:
         op, case, platform, plan = _planned(point)
-        out.update(op.verify(case, platform, plan, seed=point.seed,
-                             kernel_source=point.axes.get("kernel_source")))
+        with _host_tiling(point):
+            out.update(op.verify(case, platform, plan, seed=point.seed,
+                                 kernel_source=_kernel_source(point)))
     except Exception as e:  # noqa: BLE001
         out.update(status="error", detail=f"{type(e).__name__}: {e}")
     out["wall_s"] = round(time.perf_counter() - t0, 4)
