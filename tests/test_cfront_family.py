@@ -73,8 +73,13 @@ def test_coverage_of_the_moe_family(cli, cxx_cache, tmp_path) -> None:
     # from their sources alone (host tiling and kernel C++ at the checkout's commit): three
     # end to end and exact; the grad op's smallest case takes the IR's default range {-1, -1},
     # which the checkout's tiling wraps to an empty window where the model (V3) reads none
+    # and every operator modelled from its sources alone (op_models/moe_family)
+    from aicore_sim.ops import registry
+
+    family = [n for n in registry.op_names()
+              if type(registry.get_op(n)).__name__ == "SourceOpModel"]
     exact = [n for n, r in rows.items() if r["golden_exact"] and r["first_missing"] is None]
-    assert exact == ["moe_token_permute_with_ep", "moe_token_permute_with_ep_grad",
-                     "moe_token_unpermute_with_ep"]
+    assert exact == sorted(["moe_token_permute_with_ep", "moe_token_permute_with_ep_grad",
+                            "moe_token_unpermute_with_ep", *family])
     assert rows["moe_token_unpermute_with_ep_grad"]["golden_exact"] is False
     assert all(r["first_missing"] for n, r in rows.items() if n not in exact)

@@ -104,3 +104,22 @@ def host_tiling_of(args: Any) -> Any:
     source = op_source(args)
     return nullcontext() if source is None else using_host_source(source)
 
+
+def launches_folder(out: str | None, stem: str) -> Path:
+    """The folder a program's launches write their run folders in: ``--out`` (claimed, new or
+    empty) or ``traces/<time>-<stem>``; created."""
+    from aicore_sim.util.claim import claim
+    from aicore_sim.util.staging import check_target_folder, safe_name, unique_stamp
+
+    if out:
+        folder = claim(out, "--out")
+        try:
+            check_target_folder(folder)
+        except OSError:
+            raise UsageError(f"--out {out}: exists and is not an empty folder") from None
+    else:
+        folder = unique_stamp(Path("traces"), safe_name(stem))
+        claim(folder, "--out")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+

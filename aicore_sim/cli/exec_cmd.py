@@ -14,12 +14,10 @@ import gc
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import OP_SRC_HELP, platform_arg
+from aicore_sim.cli.common import OP_SRC_HELP, launches_folder, platform_arg
 from aicore_sim.cli.options import nonempty
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM, MODES
 from aicore_sim.sim.errors import UsageError
-from aicore_sim.util.claim import claim
-from aicore_sim.util.staging import check_target_folder, safe_name, unique_stamp
 
 _EXAMPLES = """\
 examples:
@@ -83,16 +81,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
     platform = platform_arg(args.platform or DEFAULT_PLATFORM)
     host = op_source(args)
     lib = aclnn.build_program(program.resolve(), list(models.values()))
-    if args.out:
-        out = claim(args.out, "--out")
-        try:
-            check_target_folder(out)
-        except OSError:
-            raise UsageError(f"--out {args.out}: exists and is not an empty folder") from None
-    else:
-        out = unique_stamp(Path("traces"), safe_name(program.stem))
-        claim(out, "--out")
-    out.mkdir(parents=True, exist_ok=True)
+    out = launches_folder(args.out, program.stem)
     session = aclnn.Session(lib, models, platform, out, mode=args.mode, trace=args.trace,
                             host=host)
     was = gc.isenabled()

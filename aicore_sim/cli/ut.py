@@ -13,12 +13,10 @@ import gc
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import platform_arg
+from aicore_sim.cli.common import launches_folder, platform_arg
 from aicore_sim.cli.options import nonempty
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM, MODES
 from aicore_sim.sim.errors import UsageError
-from aicore_sim.util.claim import claim
-from aicore_sim.util.staging import check_target_folder, safe_name, unique_stamp
 
 _EXAMPLES = """\
 examples:
@@ -84,16 +82,7 @@ def cmd_ut(args: argparse.Namespace) -> int:
     defines = tuple((d.partition("=")[0], d.partition("=")[2]) for d in args.defines)
     b = ut.UtBuild(test.resolve(), src.resolve(), tuple(entries), platform, defines)
     lib = ut.build_library(b)
-    if args.out:
-        out = claim(args.out, "--out")
-        try:
-            check_target_folder(out)
-        except OSError:
-            raise UsageError(f"--out {args.out}: exists and is not an empty folder") from None
-    else:
-        out = unique_stamp(Path("traces"), safe_name(test.stem))
-        claim(out, "--out")
-    out.mkdir(parents=True, exist_ok=True)
+    out = launches_folder(args.out, test.stem)
     session = ut.Session(lib, platform, out, mode=args.mode, trace=args.trace,
                          strict=args.strict)
     gtest_args = [f"--gtest_filter={args.filter}"] if args.filter else []

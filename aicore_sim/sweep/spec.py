@@ -173,12 +173,14 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
                 return str(base / p)
         return v
 
+    def local(v: str) -> Path:  # a path, relative to the spec's folder when it is there
+        p = Path(v).expanduser()
+        return base / p if not p.exists() and base is not None and (base / p).exists() else p
+
     def kernel_source(v: str) -> str:
         if v == PORT:
             return v
-        p = Path(v).expanduser()
-        if not p.exists() and base is not None and (base / p).exists():
-            p = base / p
+        p = local(v)
         if not p.exists():
             raise ValueError(f"{v}: no such folder or file (\"{PORT}\" or the kernel's C++ "
                              "sources)")
@@ -189,11 +191,8 @@ def parse_spec(doc: Mapping[str, Any], name: str = "sweep", base: Path | None = 
             return v
         from aicore_sim.cfront.host import HostSource
 
-        p = Path(v).expanduser()
-        if not p.exists() and base is not None and (base / p).exists():
-            p = base / p
         try:
-            return str(HostSource.of(p).op_dir)
+            return str(HostSource.of(local(v)).op_dir)
         except InputError as e:
             raise ValueError(str(e).removeprefix("--op-src: ")) from None
 

@@ -229,15 +229,39 @@ struct Port {
     Tensor tensor;
 };
 
-// the context of one tiling call: what it reads (shapes, types, attributes, platform) and
-// what it writes (tiling key, block dim, workspace sizes, the tiling bytes)
-class TilingContext {
+// what every context of a call reads: the node, its inputs (IR order; by instance index an
+// absent optional input owns no instance, a required one always does) and its attributes
+class NodeView {
 public:
     const char* GetNodeName() const { return node_.GetNodeName(); }
     const char* GetNodeType() const { return node_.GetNodeType(); }
     const ComputeNodeInfo* GetComputeNodeInfo() const { return &node_; }
     size_t GetComputeNodeInputNum() const { return node_.GetInputsNum(); }
+    const RuntimeAttrs* GetAttrs() const { return &attrs; }
 
+    ComputeNodeInfo node_;
+    std::vector<Port> inputs;
+    std::vector<bool> required;
+    RuntimeAttrs attrs;
+
+protected:
+    const Port* ir(size_t i) const {
+        return i < inputs.size() && inputs[i].present ? &inputs[i] : nullptr;
+    }
+    const Port* instance(size_t index) const {
+        size_t n = 0;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            if (!inputs[i].present && !(i < required.size() && required[i])) continue;
+            if (n++ == index) return inputs[i].present ? &inputs[i] : nullptr;
+        }
+        return nullptr;
+    }
+};
+
+// the context of one tiling call: what it reads (shapes, types, attributes, platform) and
+// what it writes (tiling key, block dim, workspace sizes, the tiling bytes)
+class TilingContext : public NodeView {
+public:
     const StorageShape* GetInputShape(size_t index) const {
         const Port* p = instance(index);
         return p ? &p->tensor.shape_ : nullptr;
@@ -317,11 +341,7 @@ public:
     }
 
     // filled by the simulator (runner.h) before the call, read after it
-    ComputeNodeInfo node_;
-    std::vector<Port> inputs;       // IR order
-    std::vector<bool> required;     // IR order: a required input always owns an instance
     std::vector<Port> outputs;
-    RuntimeAttrs attrs;
     bool attrs_null = false;  // a null attribute set
     fe::PlatFormInfos* platform = nullptr;
     const void* compile_info = nullptr;
@@ -336,19 +356,6 @@ public:
     std::vector<size_t> workspace;
     size_t workspace_num = 0;
 
-private:
-    const Port* ir(size_t i) const {
-        return i < inputs.size() && inputs[i].present ? &inputs[i] : nullptr;
-    }
-    const Port* instance(size_t index) const {
-        size_t n = 0;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-            // an absent optional input owns no instance; a required one always does
-            if (!inputs[i].present && !(i < required.size() && required[i])) continue;
-            if (n++ == index) return inputs[i].present ? &inputs[i] : nullptr;
-        }
-        return nullptr;
-    }
 };
 
 // the context of a tiling's parse step (compile info); aicore-sim calls none
@@ -358,34 +365,6 @@ public:
     T* GetCompiledInfo() { return nullptr; }
     fe::PlatFormInfos* GetPlatformInfo() const { return nullptr; }
     const char* GetNodeName() const { return ""; }
-};
-
-// the part of a call infershape and infer-datatype read: inputs (IR order) and attributes
-class NodeView {
-public:
-    const char* GetNodeName() const { return node_.GetNodeName(); }
-    const char* GetNodeType() const { return node_.GetNodeType(); }
-    const ComputeNodeInfo* GetComputeNodeInfo() const { return &node_; }
-    size_t GetComputeNodeInputNum() const { return node_.GetInputsNum(); }
-    const RuntimeAttrs* GetAttrs() const { return &attrs; }
-
-    ComputeNodeInfo node_;
-    std::vector<Port> inputs;
-    std::vector<bool> required;
-    RuntimeAttrs attrs;
-
-protected:
-    const Port* ir(size_t i) const {
-        return i < inputs.size() && inputs[i].present ? &inputs[i] : nullptr;
-    }
-    const Port* instance(size_t index) const {
-        size_t n = 0;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-            if (!inputs[i].present && !(i < required.size() && required[i])) continue;
-            if (n++ == index) return inputs[i].present ? &inputs[i] : nullptr;
-        }
-        return nullptr;
-    }
 };
 
 template <typename T>
