@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from aicore_sim.cli import main
+from op_models.moe_token_unpermute_with_ep_grad.tests.test_tiling import (
+    UT_FAILED,
+    UT_SUCCESS,
+    fields_of,
+)
 from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingContext
-from tests.test_tiling import UT_FAILED, UT_SUCCESS, fields_of
 
 INPUT_NAMES = ("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "probs")
 
