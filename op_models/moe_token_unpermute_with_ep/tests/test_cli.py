@@ -1,7 +1,7 @@
 """The forward through the command line: ``cases``, ``run`` (bundled case and case file),
-``verify --matrix`` (in this process, tiny shapes: the ``cli`` fixture of ``tests/conftest.py``)
-and the examples/ forward + backward script (a real subprocess). ``verify`` of the upstream ATK
-records is in ``tests/test_fwd_atk.py``."""
+``verify --matrix`` (in this process, tiny shapes: the ``cli`` fixture of the root
+``conftest.py``) and the examples/ forward + backward script (a real subprocess). ``verify`` of
+the upstream ATK records is in ``test_atk.py``."""
 
 from __future__ import annotations
 
