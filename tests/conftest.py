@@ -1,17 +1,20 @@
-"""Shared fixtures and constants of the test suite.
+"""Shared constants and helpers the tests import (``from tests.conftest import TINY``), in
+``tests/`` and in each operator's ``op_models/<op>/tests/``; the fixtures that use them and the
+collection order are in the root ``conftest.py``, whose folder holds both test trees.
 
 * :data:`TINY`: the ``tiny`` platform preset (2 AIV cores, 8192 usable UB bytes) the small test
   kernels run on; a frozen :class:`~aicore_sim.sim.platform.Platform`, so one instance is shared.
-* ``cli`` (fixture): the ``aicore-sim`` command line run **in this process**
+* :func:`run_cli` (the ``cli`` fixture): the ``aicore-sim`` command line run **in this process**
   (:func:`aicore_sim.cli.main` with its argv), returning exit code, stdout and stderr like
   ``subprocess.run`` does, without paying an interpreter start and the package's imports for
-  every call. The global state the command line changes is put back afterwards (see
-  :func:`run_cli`), and warnings reach its stderr as they would in a plain interpreter, so a
-  test that wants exactly one line on stderr still sees a stray warning. Tests that call
+  every call. The global state the command line changes is put back afterwards
+  (:func:`_process_state`), and warnings reach its stderr as they would in a plain interpreter,
+  so a test that wants exactly one line on stderr still sees a stray warning. Tests that call
   ``main`` directly get the same restoring from an autouse fixture.
-* ``cli_subprocess`` (fixture): the same command as a real ``python -m aicore_sim`` child, for the
-  few tests whose subject is the process itself (exit through the console entry, signals,
-  resource limits, a fresh interpreter discovering plug-ins).
+* :func:`run_cli_subprocess` (the ``cli_subprocess`` fixture): the same command as a real
+  ``python -m aicore_sim`` child, for the few tests whose subject is the process itself (exit
+  through the console entry, signals, resource limits, a fresh interpreter discovering
+  plug-ins).
 """
 
 from __future__ import annotations
@@ -23,13 +26,10 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from aicore_sim import cli as _cli
 from aicore_sim.sim.platform import load_platform
@@ -99,14 +99,6 @@ def _process_state() -> Iterator[None]:
         sys.unraisablehook = saved_hook
 
 
-@pytest.fixture(autouse=True)
-def _restore_process_state() -> Iterator[None]:
-    """Every test: tests that call ``aicore_sim.cli.main`` directly (with ``capsys``) leave
-    the process as they found it, as :func:`run_cli` does."""
-    with _process_state():
-        yield
-
-
 def run_cli(*args: object, cwd: str | Path | None = None) -> CliResult:
     """``aicore-sim ARGS`` run in this process (in ``cwd`` when given).
 
@@ -151,41 +143,3 @@ def run_cli_subprocess(*args: object, cwd: str | Path, pythonpath: tuple[Path, .
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, (*pythonpath, REPO))))
     return subprocess.run([sys.executable, "-m", "aicore_sim", *map(str, args)], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=timeout, **kwargs)
-
-
-# Files of few but long tests (the upstream ATK records, the validation subset, the whole
-# equivalence matrix, sweeps, a pip install, real processes), collected first: pytest-xdist
-# (--dist loadfile, --no-loadscope-reorder in pyproject.toml) hands files to its workers in
-# collection order, so these start early instead of leaving one worker busy at the end.
-_LONG_FILES = ("test_sweep_interrupt.py", "test_sweep.py", "test_board_fidelity.py",
-               "test_input_contract.py", "test_verify_matrix.py", "test_record_modes.py",
-               "test_document_fuzz.py", "test_verify_atk.py", "test_contract.py",
-               "test_cli.py", "test_plugin.py", "test_option_fuzz.py")
-"""The files with the most test time (pytest --durations=0, summed per file), longest first."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: i for i, name in enumerate(_LONG_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable otherwise
-
-
-@pytest.fixture(scope="session")
-def cli():
-    """``cli(*args, cwd=None)``: the command line in this process (:func:`run_cli`)."""
-    return run_cli
-
-
-@pytest.fixture(scope="session")
-def cli_subprocess():
-    """``cli_subprocess(*args, cwd, ...)``: the command line in a child process."""
-    return run_cli_subprocess
-
-
-@pytest.fixture
-def cxx_cache(monkeypatch):
-    """``$AICORE_SIM_CACHE`` set to the test suite's own kernel cache, in the system's
-    temporary folder (never the user's cache): builds are keyed by their contents, so a
-    kernel or googletest compiled by an earlier run or another worker is reused; its path."""
-    path = Path(tempfile.gettempdir()) / f"aicore-sim-tests-{os.getuid()}" / "cxx-cache"
-    monkeypatch.setenv("AICORE_SIM_CACHE", str(path))
-    return path

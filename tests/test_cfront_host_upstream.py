@@ -3,8 +3,9 @@ shim (``aicore_sim.cfront.host``), answer every upstream tiling unit-test case a
 ports do: status, key, block dim, workspace and every tiling-data field.
 
 The cases are the ports' own transcriptions of upstream's ``tests/ut/op_host`` (their
-contexts and platforms, in ``tests/test_*tiling.py``); the C++ is the checkout's
-``moe/<op>/op_host/*_tiling.cpp`` at the commit ``AICORE_SIM_OPS_TRANSFORMER`` names (5778144).
+contexts and platforms, in each op's ``op_models/<op>/tests/test_tiling.py``); the C++ is the
+checkout's ``moe/<op>/op_host/*_tiling.cpp`` at the commit ``AICORE_SIM_OPS_TRANSFORMER`` names
+(5778144).
 Three grad-op cases differ by design: the grad op's port follows a later tiling ("V3", its
 module docstring), and 5778144's own unit test expects what its C++ gives - pinned below with
 the values of that unit test. Skipped without a checkout.
@@ -31,12 +32,9 @@ pytestmark = pytest.mark.skipif(
     reason="AICORE_SIM_OPS_TRANSFORMER does not name an ops-transformer checkout (the upstream "
            "host tilings these tests compile)")
 
-UT_MODULES = {
-    "moe_token_unpermute_with_ep_grad": "tests.test_tiling",
-    "moe_token_unpermute_with_ep": "tests.test_fwd_tiling",
-    "moe_token_permute_with_ep": "tests.test_permute_tiling",
-    "moe_token_permute_with_ep_grad": "tests.test_permute_grad_tiling",
-}
+UT_MODULES = {op: f"op_models.{op}.tests.test_tiling"
+              for op in ("moe_token_unpermute_with_ep_grad", "moe_token_unpermute_with_ep",
+                         "moe_token_permute_with_ep", "moe_token_permute_with_ep_grad")}
 
 # 5778144's own UT expectations where the grad op's V3 port differs (test_moe_token_unpermute_
 # with_ep_grad_tiling.cpp at 5778144): range {-1, -1} is wrapped to start = end = 30 - 1 = 29

@@ -48,9 +48,9 @@ from aicore_sim.sim.memory import UB_ALIGN
 from aicore_sim.sim.program import Hazard
 from aicore_sim.sim.trace import CoreTrace, Trace
 from op_models.moe_token_unpermute_with_ep_grad import kernel_prob_not_none
+from op_models.moe_token_unpermute_with_ep_grad.tests.test_kernel import BF16, P2, make, run
 from tests import kernels
 from tests.conftest import TINY
-from tests.test_op_kernel import BF16, P2, make, run
 
 # --------------------------------------------------------------------------------------------
 # the reference: slow but obvious

@@ -1,6 +1,6 @@
 """End-to-end tests of the ``aicore-sim`` command line on the small ``tiny`` case.
 
-Most run the command in this process (the ``cli`` fixture, ``tests/conftest.py``); the default
+Most run the command in this process (the ``cli`` fixture, the root ``conftest.py``); the default
 run and the memory refusal run a real ``python -m aicore_sim`` (the console entry's exit, and
 an address-space limit on the process). Bad case files must exit 2 with one line naming the
 field and the rule, and leave nothing in the output folder.

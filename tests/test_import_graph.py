@@ -241,8 +241,50 @@ def _submodule_graph(files: dict[str, Path]) -> dict[str, set[str]]:
 OP_CYCLES: list[list[str]] = []  # none: api imports no model, tiling_space no model
 
 
+def _operator_files(root: Path = ROOT) -> dict[str, Path]:
+    """The modules of ``op_models/`` less each operator's tests (``op_models/<op>/tests/``):
+    tests are no part of an operator - they import it, it never imports them, and the wheel
+    leaves them out (pyproject.toml)."""
+    op_root = root / "op_models"
+    return {_module_name(p, root): p for p in op_root.rglob("*.py")
+            if "tests" not in p.relative_to(op_root).parts}
+
+
 def test_op_models_have_no_import_cycles() -> None:
-    files = {_module_name(p): p for p in OP_ROOT.rglob("*.py")}
+    files = _operator_files()
+    assert "op_models.moe_token_unpermute_with_ep.tests.test_kernel" not in files
     graph = _submodule_graph(files)
     assert "op_models.moe_token_unpermute_with_ep.kernel_unpermute" in graph
     assert _cycles(graph) == OP_CYCLES
+
+
+def _test_imports(files: dict[str, Path], root: Path = ROOT) -> dict[str, list[str]]:
+    """What operator modules import of test code (``tests/``, an op's ``tests/``, conftest)."""
+    found = {}
+    for name, path in files.items():
+        bad = sorted(i for i in _imports(path, root)
+                     if "tests" in i.split(".") or i.split(".")[-1] == "conftest")
+        if bad:
+            found[name] = bad
+    return found
+
+
+def test_operators_import_no_test_code() -> None:
+    """An operator importing a test module would work from the source tree and break once
+    installed from the wheel, which ships no tests."""
+    files = _operator_files()
+    assert "op_models.moe_common" in files
+    assert _test_imports(files) == {}
+
+
+def test_the_test_code_check_can_fail(tmp_path) -> None:
+    pkg = tmp_path / "op_models" / "x"
+    (pkg / "tests").mkdir(parents=True)
+    (pkg / "tests" / "test_api.py").write_text("from op_models.x import api\n")
+    (pkg / "api.py").write_text("from op_models.x.tests.test_api import helper\n"
+                                "from tests.conftest import TINY\n")
+    files = _operator_files(tmp_path)
+    assert sorted(files) == ["op_models.x.api"]
+    assert _test_imports(files, tmp_path) == {"op_models.x.api": [
+        "op_models.x.tests.test_api", "op_models.x.tests.test_api.helper", "tests.conftest",
+        "tests.conftest.TINY"]}

@@ -58,6 +58,8 @@ def test_the_fingerprint_follows_the_files(tmp_path: Path, monkeypatch) -> None:
     first = fingerprint("no such op")  # an op that cannot be found: the simulator alone
     (tmp_path / "__pycache__" / "x.py").write_text("# compiled caches do not count\n")
     (tmp_path / "notes.md").write_text("prose does not count\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("# nor do tests (op_models/<op>/tests/)\n")
     assert fingerprint("no such op") == first
     cost.write_text("issue_cycles = 20.64\n")
     assert fingerprint("no such op") != first

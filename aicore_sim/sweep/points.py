@@ -52,7 +52,8 @@ _OWN_PACKAGE = Path(__file__).resolve().parents[1]  # aicore_sim
 def model_fingerprint(op: str) -> str:
     """Hash of the files every result of operator ``op`` depends on besides its point: the
     simulator's Python sources and data files (costs, platforms) and those of the top-level
-    package holding the op's tiling space (its port, tiling and shared helpers). A few ms,
+    package holding the op's tiling space (its port, tiling and shared helpers), less any
+    ``tests`` folder in them (an op's tests decide no row; a wheel ships none). A few ms,
     once per process and op."""
     dirs = [_OWN_PACKAGE]
     try:
@@ -65,7 +66,7 @@ def model_fingerprint(op: str) -> str:
     h = hashlib.sha256()
     for d in dict.fromkeys(dirs):
         files = sorted(f for pattern in ("*.py", "*.toml") for f in d.rglob(pattern)
-                       if "__pycache__" not in f.parts)
+                       if not {"__pycache__", "tests"} & set(f.relative_to(d).parts))
         for f in files:
             h.update(f.relative_to(d).as_posix().encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]

@@ -30,7 +30,7 @@ Deviations from upstream
    (row id, prob) pair it reads belongs together, so every prob it writes is at its right
    place, but with K > 1 the slots ``L + K - 1 ..`` of a loop of L tokens are never written
    (``permute_probs`` keeps what the buffer held there). The golden does not model this; the
-   tests assert it (tests/test_permute_kernel.py).
+   tests assert it (this package's tests/test_kernel.py).
 5. What the two upstream classes repeat word for word (the members, the head of ``Init``,
    the window test, the staged copy-out of one prob, the copy-out of one chunk to every slot
    of a token) is written once in a private base / helpers; the statements and their order

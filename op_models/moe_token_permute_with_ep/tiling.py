@@ -19,7 +19,7 @@ github.com/libochao-huawei/ops-transformer), commit
 ``op_host/moe_token_permute_tiling_base.h``; the ``TilingBaseClass::DoTiling`` step order from
 ``common/include/op_host/tiling_base.h``. Its unit test
 ``tests/ut/op_host/test_moe_token_permute_with_ep_tiling.cpp`` at the same commit is ported in
-``tests/test_permute_tiling.py``.
+``tests/test_tiling.py`` (this package's).
 
 This is our own Python, written from a side-by-side reading of the upstream source. Class,
 method, member and struct field names and the order of the steps follow upstream so the two

@@ -11,7 +11,7 @@ github.com/libochao-huawei/ops-transformer), commit
 ``5778144076def6311557939ab5cbfe8303f13e8f``:
 ``moe/moe_token_permute_with_ep_grad/op_host/moe_token_permute_with_ep_grad_tiling.{h,cpp}``.
 Its unit test ``tests/ut/op_host/test_moe_token_permute_with_ep_grad_tiling.cpp`` at the same
-commit is ported in ``tests/test_permute_grad_tiling.py``.
+commit is ported in ``tests/test_tiling.py`` (this package's).
 
 The upstream source is the forward unpermute's tiling source with other names: the same
 constants, parameter structs (``MoeTokenUnpermuteWithEpParam``), checks and steps, and a tiling

@@ -11,7 +11,7 @@ github.com/libochao-huawei/ops-transformer), commit
 ``5778144076def6311557939ab5cbfe8303f13e8f``:
 ``moe/moe_token_unpermute_with_ep/op_host/moe_token_unpermute_with_ep_tiling.{h,cpp}``; its
 unit test ``tests/ut/op_host/test_moe_token_unpermute_with_ep_tiling.cpp`` at the same commit
-is ported in ``tests/test_fwd_tiling.py``.
+is ported in ``tests/test_tiling.py`` (this package's).
 
 This is our own Python, written from a side-by-side reading of the upstream source. Function
 names, parameter structs, the order of the steps and the tiling-data field names follow

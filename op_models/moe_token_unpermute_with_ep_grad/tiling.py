@@ -10,7 +10,7 @@ Upstream: github.com/hicann/ops-transformer,
 
 * Target behaviour ("V3"): tiling at commit ``6b18be490757f18e42a401373ee48efb50ab2181``; its unit
   test ``tests/ut/op_host/test_moe_token_unpermute_with_ep_grad_tiling.cpp`` at the same commit
-  (20 cases) is ported in ``tests/test_tiling.py``.
+  (20 cases) is ported in ``tests/test_tiling.py`` (this package's).
 * Also read: the older tiling and unit test at ``c29bc1069d3252c641e2aa059ec88f392d3f05ac``
   ("V0", 13 cases), whose arithmetic is the same.
 

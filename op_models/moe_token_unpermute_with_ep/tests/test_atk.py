@@ -21,7 +21,7 @@ from op_models.moe_token_unpermute_with_ep.atk import (
     record_call,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 ATK = REPO / ".." / "shared" / "reference" / "upstream_st" / "atk_aclnnMoeTokenUnpermuteWithEp.json"
 needs_atk = pytest.mark.skipif(not ATK.is_file(), reason="upstream ATK file not present")

@@ -1,8 +1,8 @@
 """``aicore-sim tiling`` reproduces every case of upstream's tiling unit test (V3 target).
 
-The contexts, platforms and expected fields are those of ``tests/test_tiling.py`` (transcribed
-from upstream ``moe/moe_token_unpermute_with_ep_grad/tests/ut/op_host/``); here each becomes a
-case file with positional attributes, run through the command line with upstream's fake
+The contexts, platforms and expected fields are those of ``test_tiling.py`` beside this file
+(transcribed from upstream ``moe/moe_token_unpermute_with_ep_grad/tests/ut/op_host/``); here each
+becomes a case file with positional attributes, run through the command line with upstream's fake
 platform (``ut-fake-910b``, with the UT's ``ub_size`` when it changes it). Odd platforms are
 tiled as upstream does - ``prob_none_tiny_ub`` with ub_size 256 (GetCoreMemSize 0) gives key 0
 and upstream's wrapped fields - while ``run`` refuses to simulate such a platform and says why.
@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from aicore_sim.cli import main
+from op_models.moe_token_unpermute_with_ep_grad.tests.test_tiling import (
+    UT_FAILED,
+    UT_SUCCESS,
+    fields_of,
+)
 from op_models.moe_token_unpermute_with_ep_grad.tiling import TilingContext
-from tests.test_tiling import UT_FAILED, UT_SUCCESS, fields_of
 
 INPUT_NAMES = ("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "probs")
 

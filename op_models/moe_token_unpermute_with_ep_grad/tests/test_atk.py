@@ -23,7 +23,7 @@ ATK_NAME = "atk_aclnnMoeTokenUnpermuteWithEpGrad.json"
 def _atk_file() -> Path:
     folder = os.environ.get("AICORE_SIM_UPSTREAM_ST")
     base = Path(folder) if folder else (
-        Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "upstream_st")
+        Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "upstream_st")
     f = base / ATK_NAME
     if not f.is_file():
         pytest.skip(f"upstream ST data not found ({ATK_NAME}; set AICORE_SIM_UPSTREAM_ST)")

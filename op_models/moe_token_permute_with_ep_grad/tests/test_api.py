@@ -91,7 +91,7 @@ def test_default_range_is_an_empty_window():
 
 def test_infer_outputs_follow_the_docs():
     """token_grad (N, H) with N = 8 slots / K 2 = 4, probs_grad (N, K); upstream's infershape
-    would give (6 rows / 2, 8) = (3, 8) here (tests/test_permute_grad_tiling.py)."""
+    would give (6 rows / 2, 8) = (3, 8) here (test_tiling.py)."""
     specs = {"permuted_tokens_output_grad": ((6, 8), BF16), "sorted_indices": ((8,), np.int32),
              "permuted_probs_output_grad": ((6,), BF16)}
     out = infer_outputs(specs, {"num_topk": 2})

@@ -2,8 +2,8 @@
 InitBuffer calls take, on both paths, and every such point verifies bit-exact.
 
 ``ub_bytes`` decides which points a sweep or a search calls infeasible (rule ``ub_budget``), so
-it is held against the kernel's real buffers here, as ``tests/test_fwd_tiling_space.py`` does
-for the forward.
+it is held against the kernel's real buffers here, as the forward's
+``op_models/moe_token_unpermute_with_ep/tests/test_tiling_space.py`` does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The forward through the command line: ``cases``, ``run`` (bundled case and case file),
-``verify --matrix`` (in this process, tiny shapes: the ``cli`` fixture of ``tests/conftest.py``)
-and the examples/ forward + backward script (a real subprocess). ``verify`` of the upstream ATK
-records is in ``tests/test_fwd_atk.py``."""
+``verify --matrix`` (in this process, tiny shapes: the ``cli`` fixture of the root
+``conftest.py``) and the examples/ forward + backward script (a real subprocess). ``verify`` of
+the upstream ATK records is in ``test_atk.py``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_cases_lists_the_forward(tmp_path, cli):

@@ -1,0 +1,1 @@
+"""Tests of op_models/moe_token_unpermute_with_ep_grad/ (kept out of the wheel: pyproject.toml)."""
