@@ -68,7 +68,7 @@ COMMANDS = {
 
 FAULTS = ("SIGINT", "SIGTERM", "SIGQUIT", "SIGKILL-worker", "SIGKILL-parent", "stdout-closed",
           "RLIMIT_FSIZE", "RLIMIT_CPU", "RLIMIT_AS", "read-only", "second-writer",
-          "input-truncated")
+          "input-truncated", "SIGKILL-tracker")
 MOMENTS = (0.2, 0.4, 0.7, 1.0, 1.6, 2.4)
 
 
@@ -209,7 +209,7 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
     pgid = p.pid
     try:
         if fault in ("SIGINT", "SIGTERM", "SIGQUIT", "SIGKILL-parent", "SIGKILL-worker",
-                     "second-writer", "input-truncated"):
+                     "second-writer", "input-truncated", "SIGKILL-tracker"):
             try:
                 p.wait(timeout=moment)
             except subprocess.TimeoutExpired:
@@ -222,6 +222,12 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
                         note = f"killed worker {victims[-1]}"
                     else:
                         note = "no worker at that moment"
+                elif fault == "SIGKILL-tracker":  # multiprocessing's (a sweep's pool)
+                    trackers = [k for k in _children(p.pid) if _is_tracker(k)]
+                    for k in trackers:
+                        os.kill(k, signal.SIGKILL)
+                    note = (f"killed resource tracker {trackers[0]}" if trackers else
+                            "no resource tracker at that moment")
                 elif fault == "second-writer":
                     second = _start(argv, folder, fault, subprocess.PIPE, None)
                 elif fault == "input-truncated":

@@ -233,11 +233,54 @@ def test_a_killed_verify_worker_fails_the_case_it_ran(monkeypatch) -> None:
 
 
 # ----------------------------------------------------------------------------------------
+# multiprocessing's resource tracker killed under a sweep: no traceback
+# ----------------------------------------------------------------------------------------
+
+
+def test_a_killed_resource_tracker_prints_no_traceback(tmp_path: Path) -> None:
+    """A sweep's process pool registers its semaphores with multiprocessing's resource tracker.
+    Killed (a kill -9 of the command's children), the standard library starts another at
+    the next use that was never told those names: each unregistered as the pool closed was a
+    KeyError traceback (five: the pool's queues' semaphores), after a warning line."""
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "s.toml").write_text('[sweep]\nname = "t"\nmode = "timing-only"\n[axes]\n'
+                                     'case = ["tiny"]\nhbm_gbps = [800, 1600]\n')
+    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", "sweep", "s.toml", "--out", "o",
+                          "--workers", "1", "--no-progress", "--no-report"], cwd=tmp_path,
+                         env=faults._env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    trackers: list[int] = []
+    deadline = time.monotonic() + 30
+    try:
+        while p.poll() is None and time.monotonic() < deadline:
+            for k in faults._children(p.pid):
+                if k not in trackers and faults._is_tracker(k):
+                    trackers.append(k)
+                    if len(trackers) == 1:  # the pool's (it starts with the pool)
+                        os.kill(k, signal.SIGKILL)
+            time.sleep(0.002)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    # the first tracker killed, a second started when the pool next used one
+    assert len(trackers) == 2, (trackers, err)
+    assert (p.returncode, err.decode()) == (
+        0, "sweep t: 2 points, mode timing-only, results in o/\n")  # nothing else
+    assert len((tmp_path / "o" / "results.jsonl").read_text().splitlines()) == 2
+
+
+# ----------------------------------------------------------------------------------------
 # a seeded sample of the fault injections (cheap commands; the benchmark runs every one)
 # ----------------------------------------------------------------------------------------
 
 _CHEAP = [(c, f, m) for c in ("run", "tiling") for f in faults.FAULTS
-          for m in faults.MOMENTS if f not in ("RLIMIT_CPU", "read-only", "second-writer")]
+          for m in faults.MOMENTS if f not in ("RLIMIT_CPU", "read-only", "second-writer",
+                                               "SIGKILL-tracker")]  # no tracker in run
 SAMPLE = random.Random(34).sample(_CHEAP, 3)
 
 

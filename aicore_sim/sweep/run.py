@@ -43,7 +43,7 @@ from aicore_sim.sweep.worker import (
     verify_point,
     worker_init,
 )
-from aicore_sim.util.background import end_pool
+from aicore_sim.util.background import end_pool, steady_resource_tracker
 
 OWN_FILES = frozenset({RESULTS_JSONL, RESULTS_CSV, VERIFY_JSONL, SPEC_JSON, "report.md",
                        "heatmap.png", "pareto.png", "bound_by.png"})
@@ -107,6 +107,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
         quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
         if quiet not in sys.warnoptions:
             sys.warnoptions.append(quiet)
+        steady_resource_tracker()  # a killed tracker is replaced and told the pool's names
         ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init)
         try:
             yield ex
