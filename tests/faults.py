@@ -85,6 +85,12 @@ class Outcome:
     note: str = ""
 
 
+def pid_after(seconds: float) -> int:
+    """A process pool's task: its worker's pid, after ``seconds`` (tests/test_faults.py)."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
 def _prepare(folder: Path) -> None:
     (folder / "out").mkdir(parents=True, exist_ok=True)
     (folder / "out" / SENTINEL).write_text(SENTINEL_TEXT)
@@ -394,4 +400,4 @@ def check(o: Outcome, folder: Path, target: str | None, kind: str) -> list[str]:
     return bad
 
 
-__all__ = ["COMMANDS", "FAULTS", "MOMENTS", "Outcome", "check", "inject"]
+__all__ = ["COMMANDS", "FAULTS", "MOMENTS", "Outcome", "check", "inject", "pid_after"]

@@ -275,6 +275,59 @@ def test_a_killed_resource_tracker_prints_no_traceback(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------------------
+# a sweep pool whose worker dies holding the task queue's lock ends (was: hung for ever)
+# ----------------------------------------------------------------------------------------
+
+_HANG = """
+import multiprocessing, os, signal
+from concurrent.futures.process import BrokenProcessPool
+from aicore_sim.sweep.run import make_executor
+from tests.faults import pid_after
+
+with make_executor(2) as ex:  # the sweep's pool: workers ignore SIGTERM
+    seen = set()
+    while len(seen) < 2:  # until both workers have taken a task: both back in get()
+        seen |= {f.result() for f in [ex.submit(os.getpid) for _ in range(2)]}
+    # the worker reading the queue (holding its read lock) takes this task and lets the
+    # lock go; the other takes it and reads while this one sleeps, then waits for it
+    ran = ex.submit(pid_after, 0.3).result()
+    holder = next(c.pid for c in multiprocessing.active_children() if c.pid != ran)
+    os.kill(holder, signal.SIGKILL)
+    try:  # the pool finds the dead worker: every future fails, the pool is broken
+        ex.submit(os.getpid).result()
+    except BrokenProcessPool:
+        pass
+    print("broken", flush=True)
+print("ended", flush=True)
+"""
+
+
+def test_a_sweep_pool_whose_worker_died_holding_the_queue_lock_ends(tmp_path: Path) -> None:
+    """A worker SIGKILLed while it holds the task queue's read lock leaves the other worker
+    blocked on that lock for ever, deaf to the SIGTERM the standard pool ends it with (sweep
+    workers ignore SIGTERM): the pool's shutdown waited for it for ever (the fault runs' sweep
+    hangs). The sweep's executor now kills the workers of a broken pool."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", _HANG], cwd=tmp_path, env=faults._env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=15)  # ~1.3 s; a regression hangs: killed, failed
+        hung = False
+    except subprocess.TimeoutExpired:
+        hung = True
+    finally:
+        if faults._group_alive(p.pid):
+            os.killpg(p.pid, signal.SIGKILL)
+    if hung:
+        out, err = p.communicate()
+        pytest.fail(f"the pool hung after a worker died holding the queue's lock: {out!r}")
+    assert (p.returncode, out.decode(), err.decode()) == (0, "broken\nended\n", "")
+
+
+# ----------------------------------------------------------------------------------------
 # a seeded sample of the fault injections (cheap commands; the benchmark runs every one)
 # ----------------------------------------------------------------------------------------
 
