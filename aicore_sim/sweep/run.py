@@ -4,7 +4,9 @@ One code path for every back end: :func:`run_points` takes any
 ``concurrent.futures.Executor`` - a ``ProcessPoolExecutor`` with an explicit start method
 (``spawn``), a Dask ``client.get_executor(pure=False)`` (``pure=False`` so Dask never merges
 identical submissions), or the in-process :class:`SerialExecutor` - and submits one task per
-batch of points (:func:`~aicore_sim.sweep.points.batches`: the chunking). Rows are appended as
+batch of points (:func:`~aicore_sim.sweep.points.iter_batches`: the chunking), the points
+streamed: built and planned a window at a time, at most :data:`INFLIGHT` batches unfinished,
+so a sweep of 100000 points never holds them all. Rows are appended as
 batches finish to ``results.jsonl`` and ``results.csv`` with a flush and an fsync per row, so a
 killed sweep loses no finished row; ``--resume`` skips every point whose key is already in
 ``results.jsonl`` (a torn last line is dropped first).
@@ -17,13 +19,20 @@ import json
 import multiprocessing
 import sys
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    as_completed,
+    wait,
+)
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.sweep.points import Point, batches, expand, spec_hash
+from aicore_sim.sweep.points import Point, count_points, iter_batches, iter_points, spec_hash
 from aicore_sim.sweep.rows import (
     RESULTS_CSV,
     RESULTS_JSONL,
@@ -186,21 +195,30 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
                 smoothing=0.1)
 
 
-def run_points(points: list[Point], executor: Executor, writer: ResultWriter | None = None,
-               progress: bool = True, max_batch: int = 32, desc: str = "sweep"
-               ) -> list[dict[str, Any]]:
-    """Run ``points`` on ``executor``; write each row as its batch finishes; return the rows.
+INFLIGHT = 256
+"""Batches submitted to an executor and not yet finished, at most: the points further on are
+built and planned only as batches finish (a pool's queue stays full; memory stays bounded)."""
 
-    A batch whose task fails as a whole (e.g. a worker process killed) becomes ``error`` rows
-    for its points; the sweep goes on.
+
+def run_points(points: Iterable[Point], executor: Executor, writer: ResultWriter | None = None,
+               progress: bool = True, max_batch: int = 32, desc: str = "sweep",
+               total: int | None = None) -> list[dict[str, Any]]:
+    """Run ``points`` (any iterable: consumed as batches are submitted, :data:`INFLIGHT` at
+    most unfinished) on ``executor``; write each row as its batch finishes; return the rows.
+
+    ``total`` is how many points there are (for the progress bar; ``len(points)`` when
+    omitted). A batch whose task fails as a whole (e.g. a worker process killed) becomes
+    ``error`` rows for its points; the sweep goes on.
     """
     rows: list[dict[str, Any]] = []
     counts = {"ok": 0, "infeasible": 0, "error": 0}
-    bar = _progress(len(points), desc, progress)
+    if total is None:
+        total = len(points)  # type: ignore[arg-type]
+    bar = _progress(total, desc, progress)
     futures: dict[Future, list[Point]] = {}
 
     def take(fut: Future) -> None:
-        b = futures[fut]
+        b = futures.pop(fut)
         try:
             got = fut.result()
         except Exception as e:  # noqa: BLE001 - the task itself failed
@@ -222,14 +240,16 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
 
     serial = isinstance(executor, SerialExecutor)  # done at submit: write its rows at once
     try:
-        for b in batches(points, max_batch, record_grouper()):
+        for b in iter_batches(points, max_batch, record_grouper()):
             fut = executor.submit(run_batch, b)
             futures[fut] = b
             if serial:
                 take(fut)
-        if not serial:
-            for fut in as_completed(futures):
-                take(fut)
+            while len(futures) >= INFLIGHT:
+                for f in wait(futures, return_when=FIRST_COMPLETED).done:
+                    take(f)
+        for fut in as_completed(list(futures)):
+            take(fut)
     except BaseException:
         for f in futures:
             f.cancel()
@@ -325,24 +345,24 @@ def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: b
     """Run every point of ``spec`` not yet in ``out`` (with ``resume``), then verify, report."""
     t0 = time.perf_counter()
     out = Path(out)
-    points = expand(spec)
+    total = count_points(spec)
     existing = check_out(spec, out, resume)
     done = {r["key"] for r in existing if r.get("status") != "error"}  # errors run again
-    todo = [p for p in points if p.key not in done]
+    del existing
+    todo = (p for p in iter_points(spec) if p.key not in done)  # built as batches are sent
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / SPEC_JSON, json.dumps({**asdict(spec), "spec_hash": spec_hash(spec)},
                                              indent=1) + "\n")
+    # every row in ``out`` is one of this spec's points (check_out: the folder is empty or,
+    # with --resume, holds the rows of this very spec and build), so ``done`` are points
     with ResultWriter(out, columns(spec.op)) as w:
-        rows = run_points(todo, executor, w, progress, max_batch)
-    outcome = SweepOutcome(len(points), len(points) - len(todo), rows)
-    keys = {p.key for p in points}
-    outcome.final = [r for r in read_rows(out) if r["key"] in keys]
+        rows = run_points(todo, executor, w, progress, max_batch, total=total - len(done))
+    outcome = SweepOutcome(total, total - len(rows), rows)
+    outcome.final = read_rows(out)
     if verify:
-        keys = {p.key for p in points}
-        all_rows = [r for r in read_rows(out) if r["key"] in keys]
         already = {v["key"] for v in read_rows(out / VERIFY_JSONL)}
         best = [dict(r, _op=spec.op, _mode=spec.mode, _seed=spec.seed)
-                for r in best_rows(all_rows, spec.verify_top) if r["key"] not in already]
+                for r in best_rows(outcome.final, spec.verify_top) if r["key"] not in already]
         outcome.verified = verify_rows(best, executor, out, progress)
     if report:
         from aicore_sim.sweep.report import write_report
