@@ -106,8 +106,8 @@ def owner_ended(pid: int, start: int, where: str) -> bool:
     except PermissionError:
         pass  # it exists (another user's)
     f = _stat_fields(pid)
-    if f is None:
-        return not Path(f"/proc/{pid}").exists() and Path("/proc/self").exists()
+    if f is None:  # it exists but cannot be seen (another user's, hidden): not judged
+        return False
     if f[0] in ("Z", "X"):  # killed, not yet reaped by its parent
         return True
     try:
