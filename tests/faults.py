@@ -12,7 +12,10 @@ process group (``python -m aicore_sim``), the fault lands ``moment`` seconds aft
 * stderr holds no traceback and, when the command failed, ends with one ``aicore-sim:`` line;
 * nothing half-written: a run folder is whole or absent, a report's JSON parses, a sweep's
   results hold one row per point at most;
-* no hidden staging (``.tmp``) or lock file left, except after a SIGKILL of the command itself;
+* no hidden staging (``.tmp``) or lock file left; after a SIGKILL of the command itself (which
+  it cannot catch) the same command is run again on the same outputs, and none may be left
+  once that next run has ended (it removes what the killed one left), nor may it fail with a
+  traceback or an exit code outside 0, 1, 2;
 * no process of the command's group left once it ended;
 * the user's own file next to the outputs is unchanged.
 """
@@ -65,7 +68,7 @@ COMMANDS = {
 
 FAULTS = ("SIGINT", "SIGTERM", "SIGQUIT", "SIGKILL-worker", "SIGKILL-parent", "stdout-closed",
           "RLIMIT_FSIZE", "RLIMIT_CPU", "RLIMIT_AS", "read-only", "second-writer",
-          "input-truncated")
+          "input-truncated", "SIGKILL-tracker")
 MOMENTS = (0.2, 0.4, 0.7, 1.0, 1.6, 2.4)
 
 
@@ -80,6 +83,12 @@ class Outcome:
     wall_s: float
     broken: list[str] = field(default_factory=list)
     note: str = ""
+
+
+def pid_after(seconds: float) -> int:
+    """A process pool's task: its worker's pid, after ``seconds`` (tests/test_faults.py)."""
+    time.sleep(seconds)
+    return os.getpid()
 
 
 def _prepare(folder: Path) -> None:
@@ -206,7 +215,7 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
     pgid = p.pid
     try:
         if fault in ("SIGINT", "SIGTERM", "SIGQUIT", "SIGKILL-parent", "SIGKILL-worker",
-                     "second-writer", "input-truncated"):
+                     "second-writer", "input-truncated", "SIGKILL-tracker"):
             try:
                 p.wait(timeout=moment)
             except subprocess.TimeoutExpired:
@@ -219,6 +228,12 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
                         note = f"killed worker {victims[-1]}"
                     else:
                         note = "no worker at that moment"
+                elif fault == "SIGKILL-tracker":  # multiprocessing's (a sweep's pool)
+                    trackers = [k for k in _children(p.pid) if _is_tracker(k)]
+                    for k in trackers:
+                        os.kill(k, signal.SIGKILL)
+                    note = (f"killed resource tracker {trackers[0]}" if trackers else
+                            "no resource tracker at that moment")
                 elif fault == "second-writer":
                     second = _start(argv, folder, fault, subprocess.PIPE, None)
                 elif fault == "input-truncated":
@@ -253,6 +268,8 @@ def inject(command: str, fault: str, moment: float, folder: Path, timeout: float
         o.broken.append("a process of the command's group is left")
         os.killpg(pgid, signal.SIGKILL)
     o.broken += check(o, folder, target, kind)
+    if fault == "SIGKILL-parent" and o.code == -9:
+        o.broken += _next_run(o, argv, folder, timeout)
     if fault == "read-only":
         if mounted:
             subprocess.run(["umount", str(folder / "out")], check=False)
@@ -282,6 +299,38 @@ def _allowed(fault: str, code: int) -> bool:
         return code in (-9, 0, 1, 2)
     sig = {"SIGINT": 130, "SIGTERM": 143, "SIGQUIT": 131}.get(fault)
     return code in (0, 1, 2) or code == sig
+
+
+def _hidden(folder: Path) -> list[str]:
+    """The hidden staging (``.tmp``) and lock files under ``folder``."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob(".*")
+                  if p.name.endswith((".tmp", ".lock")))
+
+
+def _next_run(o: Outcome, argv: list[str], folder: Path, timeout: float) -> list[str]:
+    """Run the SIGKILLed command again on the same outputs; the broken invariants: what the
+    killed one left must be gone once this one has ended."""
+    before = _hidden(folder)
+    p = _start(argv, folder, "none", subprocess.PIPE, None)
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return ["the next run hung"]
+    o.note += f"; left {before}, next run exit {p.returncode}"
+    bad = []
+    if "Traceback" in err.decode(errors="replace"):
+        bad.append("the next run: a traceback on stderr")
+    if p.returncode not in (0, 1, 2):
+        bad.append(f"the next run: exit {p.returncode}")
+    deadline = time.monotonic() + 5
+    while _group_alive(p.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _hidden(folder)
+    if left:
+        bad.append(f"hidden files left after the next run: {left}")
+    return bad
 
 
 def _check_second(o: Outcome, code2: int, err2: str, kind: str, folder: Path) -> list[str]:
@@ -316,9 +365,8 @@ def check(o: Outcome, folder: Path, target: str | None, kind: str) -> list[str]:
     sentinel = folder / "out" / SENTINEL
     if not sentinel.exists() or sentinel.read_text() != SENTINEL_TEXT:
         bad.append("the user's file was changed")
-    if o.code != -9:
-        left = [str(p.relative_to(folder)) for p in folder.rglob(".*")
-                if p.name.endswith((".tmp", ".lock"))]
+    if o.code != -9:  # after a SIGKILL: checked once the next run has ended (_next_run)
+        left = _hidden(folder)
         if left:
             bad.append(f"hidden files left: {left}")
     if target is not None:
@@ -352,4 +400,4 @@ def check(o: Outcome, folder: Path, target: str | None, kind: str) -> list[str]:
     return bad
 
 
-__all__ = ["COMMANDS", "FAULTS", "MOMENTS", "Outcome", "check", "inject"]
+__all__ = ["COMMANDS", "FAULTS", "MOMENTS", "Outcome", "check", "inject", "pid_after"]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from aicore_sim.util.claim import ClaimError, claim, lock_path, release_all
+from aicore_sim.util import leftovers
+from aicore_sim.util.claim import ClaimError, claim, lock_path, release_all, remove_dead
+from aicore_sim.util.staging import discard, new_stage
 from tests import faults
 
 # ----------------------------------------------------------------------------------------
@@ -23,7 +25,7 @@ def test_a_second_claim_of_one_output_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "a" / "b" / "run"
     try:
         assert claim(out, "--out") == out  # the parents a/b are made for the lock file
-        assert lock_path(out).read_text() == f"{os.getpid()}\n"
+        assert lock_path(out).read_text() == f"{os.getpid()}\n{leftovers.tag()}\n"
         with pytest.raises(ClaimError) as e:  # flock: one holder per open file, even here
             claim(str(out), "--out")
         assert str(e.value) == (f"--out {out}: another aicore-sim (pid {os.getpid()}) is "
@@ -61,6 +63,97 @@ def test_a_second_sweep_on_one_folder_is_refused(tmp_path: Path, cli) -> None:
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("aicore-sim: error: --out res: another aicore-sim (pid ")
     assert r.stderr.count("\n") == 1 and not (tmp_path / "res").exists()
+
+
+# ----------------------------------------------------------------------------------------
+# what a SIGKILL leaves, the next command removes; nothing of a live command
+# ----------------------------------------------------------------------------------------
+
+
+def test_only_what_ended_owners_left_is_removed(tmp_path: Path) -> None:
+    import fcntl
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # a pid now unused
+    me, start, here = leftovers.parse_tag(leftovers.tag())
+    names = {
+        f".run.{gone}-12345-{here}.abcdefgh.tmp": "dir",  # owner ended
+        f".v.json.{me}-{start + 1}-{here}.k2_x9zzq.tmp": "file",  # my pid, but reused
+        f".a.png.{gone}-12345-{here}.aaaaaaaa.png": "file",  # owner ended
+        f".far.{gone}-12345-{'f' * 6}.abcdefgh.tmp": "dir",  # another host's: not judged
+        f".live.{leftovers.tag()}.abcdefgh.tmp": "dir",  # mine: live
+        ".old.abcdefgh.tmp": "dir",  # no owner in its name
+        f".run.{gone}-12345-{here}.abcdefgh.txt": "file",  # not a temporary's suffix
+        ".x.aicore-sim.lock": f"{gone}\n{gone}-12345-{here}\n",  # its claimer ended
+        ".y.aicore-sim.lock": f"{gone}\n{gone}-12345-{here}\n",  # ...but someone holds it
+        ".e.aicore-sim.lock": "",  # being claimed now (nothing written yet)
+    }
+    claim(tmp_path / "z", "--out")  # a live claim's lock, held by this process
+    for n, what in names.items():
+        if what == "dir":
+            (tmp_path / n).mkdir()
+            (tmp_path / n / "f").write_text("x")
+        else:
+            (tmp_path / n).write_text("x" if what == "file" else what)
+    held = os.open(tmp_path / ".y.aicore-sim.lock", os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        assert remove_dead(tmp_path) == sorted([
+            ".x.aicore-sim.lock", f".a.png.{gone}-12345-{here}.aaaaaaaa.png",
+            f".run.{gone}-12345-{here}.abcdefgh.tmp",
+            f".v.json.{me}-{start + 1}-{here}.k2_x9zzq.tmp"])
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([
+            f".far.{gone}-12345-ffffff.abcdefgh.tmp", f".live.{leftovers.tag()}.abcdefgh.tmp",
+            ".old.abcdefgh.tmp", f".run.{gone}-12345-{here}.abcdefgh.txt",
+            ".y.aicore-sim.lock", ".e.aicore-sim.lock", ".z.aicore-sim.lock"])
+    finally:
+        release_all()
+        os.close(held)
+
+
+def test_the_next_run_removes_what_a_sigkilled_run_left(tmp_path: Path, cli) -> None:
+    """A run killed with SIGKILL while its folder is staged leaves the hidden stage and its
+    lock file; the next run on the same output removes both and publishes its folder, and
+    leaves alone the stage of a command still running beside it (this process's)."""
+    import re
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / faults.SENTINEL).write_text(faults.SENTINEL_TEXT)
+    live = new_stage(out / "other")  # a live command's stage (this process's)
+    argv = ["run", "--case", "tiny", "--mode", "functional", "--trace", "none", "--out",
+            "out/run"]
+    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", *argv], cwd=tmp_path,
+                         env=faults._env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        # the stage lives ~0.1 s (record, checks, outputs) after ~0.4 s of start-up
+        while p.poll() is None and time.monotonic() < deadline and not any(
+                n.startswith(".run.") and n.endswith(".tmp") for n in os.listdir(out)):
+            time.sleep(0.001)
+        p.kill()
+    finally:
+        p.wait()
+    assert p.returncode == -signal.SIGKILL, p.stderr.read()
+    p.stderr.close()
+    left = sorted(os.listdir(out))
+    assert len(left) == 4, left
+    # the live stage, the killed run's stage (named after its pid) and lock, the user's file
+    assert re.fullmatch(rf"\.run\.{p.pid}-\d+-{leftovers.host()}\.[a-z0-9_]{{8}}\.tmp",
+                        left[1]), left
+    assert [left[0], *left[2:]] == [live.name, ".run.aicore-sim.lock", faults.SENTINEL]
+    try:
+        r = cli(*argv, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert sorted(os.listdir(out)) == [live.name, faults.SENTINEL, "run"]
+        assert (out / "run" / "summary.json").is_file()
+    finally:
+        discard(live)
 
 
 # ----------------------------------------------------------------------------------------
@@ -140,11 +233,107 @@ def test_a_killed_verify_worker_fails_the_case_it_ran(monkeypatch) -> None:
 
 
 # ----------------------------------------------------------------------------------------
+# multiprocessing's resource tracker killed under a sweep: no traceback
+# ----------------------------------------------------------------------------------------
+
+
+def test_a_killed_resource_tracker_prints_no_traceback(tmp_path: Path) -> None:
+    """A sweep's process pool registers its semaphores with multiprocessing's resource tracker.
+    Killed (a kill -9 of the command's children), the standard library starts another at
+    the next use that was never told those names: each unregistered as the pool closed was a
+    KeyError traceback (five: the pool's queues' semaphores), after a warning line."""
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "s.toml").write_text('[sweep]\nname = "t"\nmode = "timing-only"\n[axes]\n'
+                                     'case = ["tiny"]\nhbm_gbps = [800, 1600]\n')
+    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", "sweep", "s.toml", "--out", "o",
+                          "--workers", "1", "--no-progress", "--no-report"], cwd=tmp_path,
+                         env=faults._env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    trackers: list[int] = []
+    deadline = time.monotonic() + 30
+    try:
+        while p.poll() is None and time.monotonic() < deadline:
+            for k in faults._children(p.pid):
+                if k not in trackers and faults._is_tracker(k):
+                    trackers.append(k)
+                    if len(trackers) == 1:  # the pool's (it starts with the pool)
+                        os.kill(k, signal.SIGKILL)
+            time.sleep(0.002)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    # the first tracker killed, a second started when the pool next used one
+    assert len(trackers) == 2, (trackers, err)
+    assert (p.returncode, err.decode()) == (
+        0, "sweep t: 2 points, mode timing-only, results in o/\n")  # nothing else
+    assert len((tmp_path / "o" / "results.jsonl").read_text().splitlines()) == 2
+
+
+# ----------------------------------------------------------------------------------------
+# a sweep pool whose worker dies holding the task queue's lock ends (was: hung for ever)
+# ----------------------------------------------------------------------------------------
+
+_HANG = """
+import multiprocessing, os, signal
+from concurrent.futures.process import BrokenProcessPool
+from aicore_sim.sweep.run import make_executor
+from tests.faults import pid_after
+
+with make_executor(2) as ex:  # the sweep's pool: workers ignore SIGTERM
+    seen = set()
+    while len(seen) < 2:  # until both workers have taken a task: both back in get()
+        seen |= {f.result() for f in [ex.submit(os.getpid) for _ in range(2)]}
+    # the worker reading the queue (holding its read lock) takes this task and lets the
+    # lock go; the other takes it and reads while this one sleeps, then waits for it
+    ran = ex.submit(pid_after, 0.3).result()
+    holder = next(c.pid for c in multiprocessing.active_children() if c.pid != ran)
+    os.kill(holder, signal.SIGKILL)
+    try:  # the pool finds the dead worker: every future fails, the pool is broken
+        ex.submit(os.getpid).result()
+    except BrokenProcessPool:
+        pass
+    print("broken", flush=True)
+print("ended", flush=True)
+"""
+
+
+def test_a_sweep_pool_whose_worker_died_holding_the_queue_lock_ends(tmp_path: Path) -> None:
+    """A worker SIGKILLed while it holds the task queue's read lock leaves the other worker
+    blocked on that lock for ever, deaf to the SIGTERM the standard pool ends it with (sweep
+    workers ignore SIGTERM): the pool's shutdown waited for it for ever (the fault runs' sweep
+    hangs). The sweep's executor now kills the workers of a broken pool."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", _HANG], cwd=tmp_path, env=faults._env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=15)  # ~1.3 s; a regression hangs: killed, failed
+        hung = False
+    except subprocess.TimeoutExpired:
+        hung = True
+    finally:
+        if faults._group_alive(p.pid):
+            os.killpg(p.pid, signal.SIGKILL)
+    if hung:
+        out, err = p.communicate()
+        pytest.fail(f"the pool hung after a worker died holding the queue's lock: {out!r}")
+    assert (p.returncode, out.decode(), err.decode()) == (0, "broken\nended\n", "")
+
+
+# ----------------------------------------------------------------------------------------
 # a seeded sample of the fault injections (cheap commands; the benchmark runs every one)
 # ----------------------------------------------------------------------------------------
 
 _CHEAP = [(c, f, m) for c in ("run", "tiling") for f in faults.FAULTS
-          for m in faults.MOMENTS if f not in ("RLIMIT_CPU", "read-only", "second-writer")]
+          for m in faults.MOMENTS if f not in ("RLIMIT_CPU", "read-only", "second-writer",
+                                               "SIGKILL-tracker")]  # no tracker in run
 SAMPLE = random.Random(34).sample(_CHEAP, 3)
 
 

@@ -489,3 +489,54 @@ def test_a_case_that_cannot_run_in_a_worker(tmp_path, capsys):
     assert got[0][0] == got[1][0] == 1
     assert [line for line in got[0][1].splitlines() if "wall" not in line] == \
         [line for line in got[1][1].splitlines() if "wall" not in line]
+
+
+# --------------------------------------------------------------------------------------------
+# cases built one at a time: checked once before the work, then built as they run
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_matrix_is_checked_then_built_as_it_runs(tmp_path, monkeypatch):
+    from aicore_sim.cli.parser import build_parser
+    from aicore_sim.verify import runner
+
+    (tmp_path / "m.json").write_text(json.dumps({**MINI, "name": "mini"}))
+    built = []
+    real = runner._from_matrix_case
+    monkeypatch.setattr(runner, "_from_matrix_case",
+                        lambda *a: built.append(a[1].name) or real(*a))
+    args = build_parser().parse_args(["verify", "--matrix", str(tmp_path / "m.json"),
+                                      "--limit", "10", "--tiling", "inputReserveNum=1"])
+    cases, meta = runner.cases_from_args(args)
+    # 2 dtypes x 3 probs x 3 ranges x 2 platforms = 36, cut to 10: each built once, to check
+    assert len(cases) == len(built) == 10 and cases.names == built
+    it = iter(cases)
+    first = next(it)
+    assert len(built) == 11  # built again as it is reached, not all ten at once
+    assert (first.name, first.tiling) == (built[0], {"inputReserveNum": 1})
+    assert [c.name for c in it] == built[1:10] and len(built) == 20
+
+
+def test_forked_jobs_are_built_a_chunk_at_a_time(monkeypatch):
+    from aicore_sim.verify import runner
+    from aicore_sim.verify.report import CaseResult
+
+    class Case:
+        def __init__(self, name: str) -> None:
+            self.name, self.source = name, "test"
+            self.platform = type("P", (), {"name": "tiny"})()
+
+    monkeypatch.setattr(runner, "run_case",
+                        lambda vc, mode, *rest: CaseResult(vc.name, "test", "tiny", mode))
+    monkeypatch.setattr(runner, "FORK_CHUNK", 3)
+    drawn = []
+
+    def jobs():
+        for i in range(7):
+            drawn.append(i)
+            yield (Case(f"c{i}"), "functional", None, None, False, None)
+    got = runner._forked(jobs(), 2)
+    first = next(got)
+    assert (first.case, drawn) == ("c0", [0, 1, 2])  # one chunk of 3 forked to the pool
+    # chunks 0-2, 3-5, 6: every result, in order
+    assert [r.case for r in got] == [f"c{i}" for i in range(1, 7)] and len(drawn) == 7

@@ -12,7 +12,7 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aicore_sim.cli.options import (
     MAX_POINTS,
@@ -26,6 +26,9 @@ from aicore_sim.cli.options import (
 from aicore_sim.util.background import usable_cpus
 from aicore_sim.util.claim import claim
 from aicore_sim.util.staging import Interrupted, Terminated
+
+if TYPE_CHECKING:
+    from aicore_sim.sweep.rows import Tally
 
 _SWEEP_EXAMPLES = """\
 examples:
@@ -114,7 +117,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         with make_executor(args.workers, args.scheduler, spec.op) as ex:
             res = run_sweep(spec, out, ex, resume=args.resume, verify=args.verify,
                             progress=not args.no_progress, report=not args.no_report,
-                            max_batch=args.batch)
+                            max_batch=args.batch, keep_rows=False)
     except SpecError as e:
         raise _usage(str(e)) from None
     except KeyboardInterrupt:
@@ -126,11 +129,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                               f"reached; kept {_kept(out)} rows for --resume", 1) from None
         raise Interrupted(f"terminated ({e}); kept {_kept(out)} rows for --resume",
                           128 + e.signum) from None
-    counts: dict[str, int] = {}
-    for r in res.rows:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    rate = len(res.rows) / res.wall_s * 60 if res.wall_s else 0.0
-    print(f"{len(res.rows)} points run ({', '.join(f'{v} {k}' for k, v in counts.items())}), "
+    ran = res.ran  # counted as they were written: the rows themselves are not kept
+    rate = ran.n / res.wall_s * 60 if res.wall_s else 0.0
+    print(f"{ran.n} points run ({', '.join(f'{v} {k}' for k, v in ran.counts.items())}), "
           f"{res.skipped} skipped as already done, {res.wall_s:.1f} s ({rate:.0f} points/min)")
     for v in res.verified:
         print(f"verify {v.get('label') or v['key']} [{v['key'][:8]}]: {v['status']} "
@@ -138,10 +139,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if res.report is not None:
         print(f"report: {res.report}")
     bad = any(v["status"] != "verified" for v in res.verified)
-    final: dict[str, int] = {}  # the exit code follows every point's final state, not only
-    for r in res.final:          # the points this run ran (a --resume after a failure)
-        final[r["status"]] = final.get(r["status"], 0) + 1
-    return 1 if _points_failed(res.final, final) or bad else 0
+    # the exit code follows every point's final state, not only the points this run ran (a
+    # --resume after a failure)
+    return 1 if _points_failed(res.tally) or bad else 0
 
 
 def _kept(out: Path) -> int:
@@ -153,18 +153,18 @@ def _kept(out: Path) -> int:
     return sum(1 for line in text.splitlines() if line.strip().endswith("}"))
 
 
-def _points_failed(rows: list[dict[str, Any]], counts: dict[str, int]) -> bool:
+def _points_failed(tally: Tally) -> bool:
     """Print (one line on stdout, after the tally and the verify lines: stderr holds the
     sweep's header line) and return whether the points run are no result: a point ended in
     ``error`` (a simulation failure, not an infeasible or invalid tiling), or points ran and
-    not one gave figures."""
-    errors = [r for r in rows if r.get("status") == "error"]
-    if errors:
-        e = errors[0]
-        print(f"check failed: {len(errors)} of {len(rows)} points failed (status error), "
+    not one gave figures (``tally``: every point's last row)."""
+    counts = tally.counts
+    e = tally.first_error
+    if e is not None:
+        print(f"check failed: {counts['error']} of {tally.n} points failed (status error), "
               f"first {e.get('key')}: {' '.join(str(e.get('error')).split())}")
         return True
-    if rows and not counts.get("ok"):
+    if tally.n and not counts.get("ok"):
         print(f"check failed: no point gave figures "
               f"({', '.join(f'{v} {k}' for k, v in counts.items())}); see the rule and error "
               "columns of results.jsonl")

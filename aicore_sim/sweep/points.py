@@ -15,7 +15,7 @@ import hashlib
 import itertools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,23 +114,52 @@ def case_file_platform(case: Any) -> str | None:
     return json.dumps(p, sort_keys=True)
 
 
-def expand(spec: SweepSpec) -> list[Point]:
-    """All points of ``spec`` (cartesian product), duplicates removed, in spec order. Without
-    a ``platform`` axis a point of a case file runs on the platform that file names."""
-    names = list(spec.axes)
+def _distinct(values: list[Any]) -> list[Any]:
+    """``values`` without repeats (the first kept), compared as a point's key compares them
+    (their JSON text)."""
     seen: set[str] = set()
-    out: list[Point] = []
-    for values in itertools.product(*(spec.axes[n] for n in names)):
+    out = []
+    for v in values:
+        text = json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+        if text not in seen:
+            seen.add(text)
+            out.append(v)
+    return out
+
+
+def count_points(spec: SweepSpec) -> int:
+    """How many points :func:`iter_points` yields (counted, not built)."""
+    n = 1
+    for values in spec.axes.values():
+        n *= len(_distinct(values))
+    return n
+
+
+def iter_points(spec: SweepSpec) -> Iterator[Point]:
+    """The points of ``spec`` (cartesian product), one at a time, duplicates removed, in spec
+    order. Without a ``platform`` axis a point of a case file runs on the platform that file
+    names.
+
+    Two points have one key exactly when their axes are equal (the key hashes the axes as
+    JSON, ``auto`` values dropped: every point has the same axis names, so none is dropped
+    from one point only), so repeats are removed from each axis's values: the product of
+    the rest yields each point once, at its first place in the full product."""
+    names = list(spec.axes)
+    plats: dict[str, str | None] = {}  # case -> the platform its file names
+    for values in itertools.product(*(_distinct(spec.axes[n]) for n in names)):
         axes = dict(zip(names, values))
         if "platform" not in axes and "case" in axes:
-            plat = case_file_platform(axes["case"])
-            if plat is not None:
-                axes["platform"] = plat
-        p = make_point(spec.op, spec.mode, spec.seed, axes)
-        if p.key not in seen:
-            seen.add(p.key)
-            out.append(p)
-    return out
+            case = str(axes["case"])
+            if case not in plats:
+                plats[case] = case_file_platform(axes["case"])
+            if plats[case] is not None:
+                axes["platform"] = plats[case]
+        yield make_point(spec.op, spec.mode, spec.seed, axes)
+
+
+def expand(spec: SweepSpec) -> list[Point]:
+    """All points of ``spec`` as a list (:func:`iter_points`)."""
+    return list(iter_points(spec))
 
 
 def batches(points: list[Point], max_batch: int = 32,
@@ -150,3 +179,20 @@ def batches(points: list[Point], max_batch: int = 32,
             out.append(g[i:i + max_batch])
     out.sort(key=len, reverse=True)
     return out
+
+
+WINDOW = 16384
+"""Points :func:`iter_batches` plans at a time: a sweep of at most this many points is
+batched exactly as :func:`batches` batches the whole list."""
+
+
+def iter_batches(points: Iterable[Point], max_batch: int = 32,
+                 group_of: Callable[[Point], str] = Point.record_group,
+                 window: int | None = None) -> Iterator[list[Point]]:
+    """:func:`batches` of the stream ``points``, ``window`` (default :data:`WINDOW`) points at
+    a time: the points of a record group further apart than that are recorded once per
+    window; none is drawn from ``points`` before the batches of the window before it are
+    taken."""
+    it = iter(points)
+    while chunk := list(itertools.islice(it, max(1, window or WINDOW))):
+        yield from batches(chunk, max_batch, group_of)

@@ -2,7 +2,9 @@
 
 Step of the flow: between the sweep runner (:mod:`.run`, which writes rows as points finish)
 and the report (:mod:`.report`, which reads them): one flush + fsync per row, a torn last line
-(a write cut by a kill) dropped before appending or reading.
+(a write cut by a kill) dropped before appending or reading. Rows are read a line at a time
+(:func:`iter_rows`); a sweep's outcome counts them (:class:`Tally`, :func:`tally_rows`)
+rather than holding 100000 of them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import csv
 import io
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,24 +43,69 @@ def _repair_tail(path: Path) -> None:
         f.truncate(cut)
 
 
+def iter_rows(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The rows of a ``results.jsonl`` (or verify.jsonl) as they are in the file, one line
+    at a time (a point run again appears again); unparsable lines are skipped."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / RESULTS_JSONL
+    try:
+        f = open(p, encoding="utf-8")
+    except FileNotFoundError:
+        return
+    with f:
+        for line in f:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and "key" in row:
+                yield row
+
+
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """Rows of a ``results.jsonl`` (or verify.jsonl), one per key: a point run again (a
     ``--resume`` retrying an ``error`` row) is its last row, in the place of its first;
     unparsable lines are skipped."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / RESULTS_JSONL
     rows: dict[str, dict[str, Any]] = {}
-    if not p.exists():
-        return []
-    for line in p.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and "key" in row:
-            rows[row["key"]] = row
+    for row in iter_rows(path):
+        rows[row["key"]] = row
     return list(rows.values())
+
+
+@dataclass
+class Tally:
+    """Rows counted as they pass (none kept): how many, how many of each status (in the order
+    the statuses first appear) and the first ``error`` row."""
+
+    n: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    first_error: dict[str, Any] | None = None
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.n += 1
+        status = row.get("status")
+        self.counts[status] = self.counts.get(status, 0) + 1
+        if status == "error" and self.first_error is None:
+            self.first_error = row
+
+
+def tally_rows(path: str | Path) -> Tally:
+    """:class:`Tally` of :func:`read_rows` ``(path)`` - each key's last row, in the place of
+    its first - without holding the rows: a pass for each key's last status, and one more
+    for the first error's row when there is one."""
+    last: dict[str, Any] = {}
+    for row in iter_rows(path):
+        last[row["key"]] = row.get("status")
+    t = Tally(n=len(last))
+    for status in last.values():
+        t.counts[status] = t.counts.get(status, 0) + 1
+    first = next((k for k, status in last.items() if status == "error"), None)
+    if first is not None:
+        for row in iter_rows(path):
+            if row["key"] == first:
+                t.first_error = row
+    return t
 
 
 def _csv_cell(v: Any) -> Any:

@@ -4,7 +4,9 @@ One code path for every back end: :func:`run_points` takes any
 ``concurrent.futures.Executor`` - a ``ProcessPoolExecutor`` with an explicit start method
 (``spawn``), a Dask ``client.get_executor(pure=False)`` (``pure=False`` so Dask never merges
 identical submissions), or the in-process :class:`SerialExecutor` - and submits one task per
-batch of points (:func:`~aicore_sim.sweep.points.batches`: the chunking). Rows are appended as
+batch of points (:func:`~aicore_sim.sweep.points.iter_batches`: the chunking), the points
+streamed: built and planned a window at a time, at most :data:`INFLIGHT` batches unfinished,
+so a sweep of 100000 points never holds them all. Rows are appended as
 batches finish to ``results.jsonl`` and ``results.csv`` with a flush and an fsync per row, so a
 killed sweep loses no finished row; ``--resume`` skips every point whose key is already in
 ``results.jsonl`` (a torn last line is dropped first).
@@ -17,22 +19,32 @@ import json
 import multiprocessing
 import sys
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    as_completed,
+    wait,
+)
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.sweep.points import Point, batches, expand, spec_hash
+from aicore_sim.sweep.points import Point, count_points, iter_batches, iter_points, spec_hash
 from aicore_sim.sweep.rows import (
     RESULTS_CSV,
     RESULTS_JSONL,
     SPEC_JSON,
     VERIFY_JSONL,
     ResultWriter,
+    Tally,
     append_jsonl,
     atomic_write,
+    iter_rows,
     read_rows,
+    tally_rows,
 )
 from aicore_sim.sweep.spec import SpecError, SweepSpec
 from aicore_sim.sweep.worker import (
@@ -43,7 +55,7 @@ from aicore_sim.sweep.worker import (
     verify_point,
     worker_init,
 )
-from aicore_sim.util.background import end_pool
+from aicore_sim.util.background import end_pool, steady_resource_tracker
 
 OWN_FILES = frozenset({RESULTS_JSONL, RESULTS_CSV, VERIFY_JSONL, SPEC_JSON, "report.md",
                        "heatmap.png", "pareto.png", "bound_by.png"})
@@ -107,6 +119,7 @@ def make_executor(workers: int = 2, scheduler: str | None = None, op: str | None
         quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
         if quiet not in sys.warnoptions:
             sys.warnoptions.append(quiet)
+        steady_resource_tracker()  # a killed tracker is replaced and told the pool's names
         ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=worker_init)
         try:
             yield ex
@@ -185,21 +198,32 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
                 smoothing=0.1)
 
 
-def run_points(points: list[Point], executor: Executor, writer: ResultWriter | None = None,
-               progress: bool = True, max_batch: int = 32, desc: str = "sweep"
-               ) -> list[dict[str, Any]]:
-    """Run ``points`` on ``executor``; write each row as its batch finishes; return the rows.
+INFLIGHT = 256
+"""Batches submitted to an executor and not yet finished, at most: the points further on are
+built and planned only as batches finish (a pool's queue stays full; memory stays bounded)."""
 
-    A batch whose task fails as a whole (e.g. a worker process killed) becomes ``error`` rows
-    for its points; the sweep goes on.
+
+def run_points(points: Iterable[Point], executor: Executor, writer: ResultWriter | None = None,
+               progress: bool = True, max_batch: int = 32, desc: str = "sweep",
+               total: int | None = None, tally: Tally | None = None, keep: bool = True
+               ) -> list[dict[str, Any]]:
+    """Run ``points`` (any iterable: consumed as batches are submitted, :data:`INFLIGHT` at
+    most unfinished) on ``executor``; write each row as its batch finishes and count it in
+    ``tally``; return the rows (none with ``keep`` false: a long sweep's rows are on disk).
+
+    ``total`` is how many points there are (for the progress bar; ``len(points)`` when
+    omitted). A batch whose task fails as a whole (e.g. a worker process killed) becomes
+    ``error`` rows for its points; the sweep goes on.
     """
     rows: list[dict[str, Any]] = []
     counts = {"ok": 0, "infeasible": 0, "error": 0}
-    bar = _progress(len(points), desc, progress)
+    if total is None:
+        total = len(points)  # type: ignore[arg-type]
+    bar = _progress(total, desc, progress)
     futures: dict[Future, list[Point]] = {}
 
     def take(fut: Future) -> None:
-        b = futures[fut]
+        b = futures.pop(fut)
         try:
             got = fut.result()
         except Exception as e:  # noqa: BLE001 - the task itself failed
@@ -213,7 +237,10 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
         for r in got:
             if writer is not None:
                 writer.write(r)
-            rows.append(r)
+            if tally is not None:
+                tally.add(r)
+            if keep:
+                rows.append(r)
             counts[r["status"]] = counts.get(r["status"], 0) + 1
         bar.update(len(got))
         bar.set_postfix(ok=counts["ok"], infeasible=counts["infeasible"],
@@ -221,14 +248,16 @@ def run_points(points: list[Point], executor: Executor, writer: ResultWriter | N
 
     serial = isinstance(executor, SerialExecutor)  # done at submit: write its rows at once
     try:
-        for b in batches(points, max_batch, record_grouper()):
+        for b in iter_batches(points, max_batch, record_grouper()):
             fut = executor.submit(run_batch, b)
             futures[fut] = b
             if serial:
                 take(fut)
-        if not serial:
-            for fut in as_completed(futures):
-                take(fut)
+            while len(futures) >= INFLIGHT:
+                for f in wait(futures, return_when=FIRST_COMPLETED).done:
+                    take(f)
+        for fut in as_completed(list(futures)):
+            take(fut)
     except BaseException:
         for f in futures:
             f.cancel()
@@ -278,7 +307,11 @@ def verify_rows(rows: list[dict[str, Any]], executor: Executor, out: Path | None
 
 @dataclass
 class SweepOutcome:
-    """What a sweep did: counts, rows of this run, verification results, report path."""
+    """What a sweep did: counts, rows of this run, verification results, report path.
+
+    ``ran`` counts the rows of this run and ``tally`` every point's last row in the folder
+    (this run's and those a ``--resume`` kept); ``rows`` and ``final`` are those rows
+    themselves, kept only when :func:`run_sweep` is asked to (``keep_rows``)."""
 
     total: int
     skipped: int
@@ -287,12 +320,15 @@ class SweepOutcome:
     report: Path | None = None
     wall_s: float = 0.0
     final: list[dict[str, Any]] = field(default_factory=list)  # every point's last row
+    ran: Tally = field(default_factory=Tally)
+    tally: Tally = field(default_factory=Tally)
 
 
-def check_out(spec: SweepSpec, out: Path, resume: bool) -> list[dict[str, Any]]:
-    """The rows already in ``out`` after the checks that the folder is this sweep's to write
-    (SpecError otherwise, before anything is written): no file a sweep does not write, no
-    results without ``--resume``, and with it the same spec (hash in ``spec.json``)."""
+def check_out(spec: SweepSpec, out: Path, resume: bool) -> dict[str, Any]:
+    """The points already in ``out`` (key -> the status of its last row, in the order of
+    :func:`read_rows`) after the checks that the folder is this sweep's to write (SpecError
+    otherwise, before anything is written): no file a sweep does not write, no results
+    without ``--resume``, and with it the same spec (hash in ``spec.json``)."""
     if out.exists() and not out.is_dir():
         raise SpecError(f"--out {out}: exists and is not a folder")
     names = {p.name for p in out.iterdir() if not p.name.startswith(".")} if out.is_dir() else set()
@@ -301,7 +337,9 @@ def check_out(spec: SweepSpec, out: Path, resume: bool) -> list[dict[str, Any]]:
         what = ", ".join(foreign or sorted(names))
         raise SpecError(f"--out {out}: holds files a sweep did not write ({what}); a sweep "
                         "writes only into an empty folder or its own: choose another --out")
-    existing = read_rows(out)
+    existing: dict[str, Any] = {}
+    for r in iter_rows(out):  # the rows themselves are not kept: a sweep may hold 100000
+        existing[r["key"]] = r.get("status")
     if existing and not resume:
         raise SpecError(f"--out {out}: already holds {len(existing)} results; pass --resume to "
                         "continue that sweep or choose another folder")
@@ -318,30 +356,49 @@ def check_out(spec: SweepSpec, out: Path, resume: bool) -> list[dict[str, Any]]:
     return existing
 
 
+def best_rows_in(out: Path, top: int = 1) -> list[dict[str, Any]]:
+    """:func:`best_rows` of :func:`read_rows` ``(out)``, holding only each point's group and
+    rank, and then the rows chosen."""
+    last: dict[str, tuple | None] = {}  # key -> (group, rank) of its last row when ok
+    for r in iter_rows(out):
+        last[r["key"]] = (r.get("group") or "", rank(r)) if r.get("status") == "ok" else None
+    by: dict[str, list[tuple]] = {}
+    for v in last.values():
+        if v is not None:
+            by.setdefault(v[0], []).append(v[1])
+    order = [rk[-1] for g in by.values() for rk in sorted(g)[:top]]  # rank ends with the key
+    want = set(order)
+    rows = {r["key"]: r for r in iter_rows(out) if r["key"] in want}
+    return [rows[k] for k in order]
+
+
 def run_sweep(spec: SweepSpec, out: str | Path, executor: Executor, *, resume: bool = False,
               verify: bool = False, progress: bool = True, report: bool = True,
-              max_batch: int = 32) -> SweepOutcome:
-    """Run every point of ``spec`` not yet in ``out`` (with ``resume``), then verify, report."""
+              max_batch: int = 32, keep_rows: bool = True) -> SweepOutcome:
+    """Run every point of ``spec`` not yet in ``out`` (with ``resume``), then verify, report.
+    Without ``keep_rows`` the rows are only counted (:class:`SweepOutcome`)."""
     t0 = time.perf_counter()
     out = Path(out)
-    points = expand(spec)
-    existing = check_out(spec, out, resume)
-    done = {r["key"] for r in existing if r.get("status") != "error"}  # errors run again
-    todo = [p for p in points if p.key not in done]
+    total = count_points(spec)
+    done = {k for k, status in check_out(spec, out, resume).items()
+            if status != "error"}  # errors run again
+    todo = (p for p in iter_points(spec) if p.key not in done)  # built as batches are sent
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / SPEC_JSON, json.dumps({**asdict(spec), "spec_hash": spec_hash(spec)},
                                              indent=1) + "\n")
+    # every row in ``out`` is one of this spec's points (check_out: the folder is empty or,
+    # with --resume, holds the rows of this very spec and build), so ``done`` are points
+    ran = Tally()
     with ResultWriter(out, columns(spec.op)) as w:
-        rows = run_points(todo, executor, w, progress, max_batch)
-    outcome = SweepOutcome(len(points), len(points) - len(todo), rows)
-    keys = {p.key for p in points}
-    outcome.final = [r for r in read_rows(out) if r["key"] in keys]
+        rows = run_points(todo, executor, w, progress, max_batch, total=total - len(done),
+                          tally=ran, keep=keep_rows)
+    outcome = SweepOutcome(total, total - ran.n, rows, ran=ran, tally=tally_rows(out))
+    if keep_rows:
+        outcome.final = read_rows(out)
     if verify:
-        keys = {p.key for p in points}
-        all_rows = [r for r in read_rows(out) if r["key"] in keys]
-        already = {v["key"] for v in read_rows(out / VERIFY_JSONL)}
+        already = {v["key"] for v in iter_rows(out / VERIFY_JSONL)}
         best = [dict(r, _op=spec.op, _mode=spec.mode, _seed=spec.seed)
-                for r in best_rows(all_rows, spec.verify_top) if r["key"] not in already]
+                for r in best_rows_in(out, spec.verify_top) if r["key"] not in already]
         outcome.verified = verify_rows(best, executor, out, progress)
     if report:
         from aicore_sim.sweep.report import write_report

@@ -3,7 +3,9 @@
 Step of the flow: the last one - every file a command publishes on its own (a report, a plot,
 a trace, a compiled kernel library, a sweep's spec) is written under a hidden temporary name
 beside its target and renamed into place once complete; a failure or an interrupt removes the
-temporary file. (A run folder is staged as a whole: :mod:`aicore_sim.util.staging`.)
+temporary file. (A run folder is staged as a whole: :mod:`aicore_sim.util.staging`.) The
+temporary's name carries its owner, and the temporaries a killed owner left in that folder are
+removed first (:mod:`aicore_sim.util.leftovers`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from aicore_sim.util import leftovers
 
 __all__ = ["atomic_path", "write_atomic"]
 
@@ -30,10 +34,14 @@ def atomic_path(path: Path, *, suffix: str = ".tmp", mode: int | None = 0o666,
     """Yield a hidden empty file beside ``path`` to write; when the block ends it becomes
     ``path`` (with ``mode`` less the umask; ``None`` keeps the file's own, e.g. a linker's),
     on any exception it is removed. ``before_publish(tmp)`` runs on the complete file just
-    before the rename: if it raises, nothing is published."""
+    before the rename: if it raises, nothing is published. ``suffix`` is one of
+    :data:`~aicore_sim.util.leftovers.SUFFIXES`."""
     path = Path(path)
+    assert suffix in leftovers.SUFFIXES, suffix
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    leftovers.remove_dead(path.parent)
+    fd, name = tempfile.mkstemp(prefix=leftovers.prefix(path.name), suffix=suffix,
+                                dir=path.parent)
     os.close(fd)
     tmp = Path(name)
     try:

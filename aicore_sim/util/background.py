@@ -11,10 +11,12 @@ in this process when :meth:`Background.result` is first called, so the results a
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -119,7 +121,8 @@ class Background:
             self._proc = None
 
 
-__all__ = ["Background", "available", "die_with_parent", "quiet_child", "usable_cpus"]
+__all__ = ["Background", "available", "die_with_parent", "end_pool", "quiet_child",
+           "steady_resource_tracker", "usable_cpus"]
 
 
 def end_pool(ex: Any) -> None:
@@ -132,3 +135,74 @@ def end_pool(ex: Any) -> None:
             p.kill()
     for p in procs:
         p.join(timeout=5)
+
+
+def steady_resource_tracker() -> None:
+    """Make multiprocessing's resource tracker in this process survive its own death.
+
+    A process pool of the ``spawn`` start method (a sweep's) registers its semaphores with the
+    resource tracker, a process of its own that unlinks them should this process die first. If
+    the tracker is killed (``kill -9`` of the command's children, the OOM killer), the standard
+    library starts a new one at the next use, with a warning that resources may leak, and
+    never tells it the names registered with the old one: each unregistered when the pool
+    closes is a ``KeyError`` traceback on stderr from the new tracker; and one dying between
+    the standard library's check that it lives and its write fails the command with a broken
+    pipe. Here the tracker, found dead, is replaced without the warning and told every name
+    still registered, so the unregistrations match and a later ``kill -9`` of this process
+    still leaks nothing; a write that meets a dead one is made again to its replacement."""
+    from multiprocessing import resource_tracker as rt
+
+    tracker = rt._resource_tracker
+    if isinstance(tracker, _steady_tracker_class()):
+        return
+    tracker._steady = threading.RLock()  # one replacement at a time
+    tracker._live = set()  # (name, resource type) registered and not yet unregistered
+    tracker.__class__ = _steady_tracker_class()
+    # the module's functions are the old methods, bound when it was imported
+    rt.ensure_running, rt.register = tracker.ensure_running, tracker.register
+    rt.unregister, rt.getfd = tracker.unregister, tracker.getfd
+
+
+_STEADY: list[type] = []
+
+
+def _steady_tracker_class() -> type:
+    if _STEADY:
+        return _STEADY[0]
+    from multiprocessing.resource_tracker import ResourceTracker
+
+    class SteadyTracker(ResourceTracker):
+        """The resource tracker of :func:`steady_resource_tracker`."""
+
+        def register(self, name, rtype):  # noqa: ANN001 - the standard library's signature
+            self._live.add((name, rtype))
+            super().register(name, rtype)
+
+        def unregister(self, name, rtype):  # noqa: ANN001
+            super().unregister(name, rtype)
+            self._live.discard((name, rtype))
+
+        def _send(self, cmd, name, rtype):  # noqa: ANN001
+            try:
+                super()._send(cmd, name, rtype)
+            except BrokenPipeError:  # it died between the check and the write: once more
+                super()._send(cmd, name, rtype)  # (replaced, told the names, then sent)
+
+        def ensure_running(self):
+            with self._steady:
+                replaced = self._fd is not None and not self._check_alive()
+                if replaced:  # dead: its pipe closed and its process reaped, as the
+                    with self._lock:  # standard library does before a new one (no warning)
+                        os.close(self._fd)
+                        with contextlib.suppress(ChildProcessError, TypeError):
+                            os.waitpid(self._pid, 0)
+                        self._fd = self._pid = None
+                        if hasattr(self, "_exitcode"):
+                            self._exitcode = None
+                super().ensure_running()
+                if replaced:
+                    for name, rtype in list(self._live):
+                        os.write(self._fd, f"REGISTER:{name}:{rtype}\n".encode("ascii"))
+
+    _STEADY.append(SteadyTracker)
+    return SteadyTracker

@@ -11,6 +11,12 @@ the output, ``.<name>.aicore-sim.lock``: the kernel drops it when the holder end
 ends, so a crashed holder leaves at worst an unlocked file that the next claim takes over.
 :func:`release_all` (the command line calls it when a command ends) removes the lock files
 and the folders a claim made that stayed empty.
+
+A command killed with SIGKILL cannot clean up: once a claim holds its lock it removes, in the
+output's folder (and in the output itself when it is a folder, such as a sweep's), what
+killed commands left there - the lock files no process holds and the hidden temporaries of
+owners that have ended (:func:`aicore_sim.util.leftovers.remove_dead`); nothing of a live
+command.
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ import contextlib
 import errno
 import fcntl
 import os
+import time
 from pathlib import Path
 
+from aicore_sim.util import leftovers
+
 LOCK_SUFFIX = ".aicore-sim.lock"
+_BUSY_TRIES = 3  # a held lock is tried again this many times, 10 ms apart, before refusing
 
 
 class ClaimError(Exception):
@@ -41,7 +51,7 @@ def lock_path(path: Path) -> Path:
 
 def _holder(lock: Path) -> str:
     try:
-        pid = lock.read_text(encoding="ascii").strip()
+        pid = lock.read_text(encoding="ascii").partition("\n")[0].strip()
     except (OSError, UnicodeDecodeError):
         return "another aicore-sim"
     return f"another aicore-sim (pid {pid})" if pid.isdigit() else "another aicore-sim"
@@ -91,6 +101,7 @@ def claim(path: str | Path, option: str) -> Path:
         raise ClaimError(f"{option} {raw}: cannot create folder {parent} ({e.strerror}) "
                          "(rule output_writable)") from None
     lock = lock_path(p)
+    busy = moved = 0
     while True:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -101,12 +112,21 @@ def claim(path: str | Path, option: str) -> Path:
                              "(rule output_writable)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            who = _holder(lock)
+        except OSError:  # held: by a command writing the output, or for an instant by a
+            try:  # claim removing a killed command's lock file (no longer at the path then)
+                held = os.path.samestat(os.fstat(fd), os.stat(lock))
+            except OSError:
+                held = False
+            busy, moved = busy + held, moved + (not held)
+            if busy > _BUSY_TRIES or moved > 100:
+                who = _holder(lock)
+                os.close(fd)
+                _remove_made(made)
+                raise ClaimError(f"{option} {raw}: {who} is writing it; wait for it to end or "
+                                 f"choose another {option} (rule output_busy)") from None
             os.close(fd)
-            _remove_made(made)
-            raise ClaimError(f"{option} {raw}: {who} is writing it; wait for it to end or "
-                             f"choose another {option} (rule output_busy)") from None
+            time.sleep(0 if not held else 0.01)
+            continue
         try:  # the file locked is still the one at the path (not removed by its last holder)
             same = os.path.samestat(os.fstat(fd), os.stat(lock))
         except OSError:
@@ -116,15 +136,56 @@ def claim(path: str | Path, option: str) -> Path:
         os.close(fd)
     try:
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{os.getpid()}\n{leftovers.tag()}\n".encode())
     except OSError:
-        pass  # the pid is only for the second writer's message
+        pass  # for the second writer's message and for the claims after a SIGKILL
     if not os.access(parent, os.W_OK | os.X_OK):
         _release(lock, fd, made)
         raise ClaimError(f"{option} {raw}: folder {parent} is not writable "
                          "(rule output_writable)")
     _HELD.append((lock, fd, made, os.getpid()))
+    for folder in (parent, p):
+        remove_dead(folder)
     return p
+
+
+def _remove_unheld_lock(lock: Path) -> bool:
+    """Remove lock file ``lock`` if the claimer it names has ended and no process holds it
+    (a killed command's); whether removed. A claim that opened it meanwhile finds it is no
+    longer the file at the path, and makes a new one."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        lines = os.read(fd, 200).decode("ascii", "replace").split("\n")
+        who = leftovers.parse_tag(lines[1]) if len(lines) > 1 else None
+        if who is None or not leftovers.owner_ended(*who):
+            return False  # a live claimer's, or one claiming it now (not yet written)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: refused
+        if not os.path.samestat(os.fstat(fd), os.stat(lock)):
+            return False
+        os.unlink(lock)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def remove_dead(folder: Path) -> list[str]:
+    """Remove, in ``folder``, what killed commands left: lock files no process holds and
+    hidden temporaries whose owner has ended; their names (none when ``folder`` is not a
+    folder)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    gone = leftovers.remove_dead(folder)
+    with contextlib.suppress(OSError):
+        for e in os.scandir(folder):
+            if e.name.startswith(".") and e.name.endswith(LOCK_SUFFIX) and \
+                    e.is_file(follow_symlinks=False) and _remove_unheld_lock(Path(e.path)):
+                gone.append(e.name)
+    return sorted(gone)
 
 
 def _release(lock: Path, fd: int, made: list[Path]) -> None:
@@ -147,4 +208,4 @@ def release_all() -> None:
     _HELD[:] = keep
 
 
-__all__ = ["LOCK_SUFFIX", "ClaimError", "claim", "lock_path", "release_all"]
+__all__ = ["LOCK_SUFFIX", "ClaimError", "claim", "lock_path", "release_all", "remove_dead"]

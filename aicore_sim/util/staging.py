@@ -3,7 +3,9 @@
 Step of the flow: the last one - every command that writes a folder (``run``) or a report
 (``verify``) builds it under a hidden temporary name next to its target and renames it into
 place only when everything is written, so a failure, Ctrl-C or ``kill`` leaves nothing behind
-(neither a half-written folder nor the hidden temporary one).
+(neither a half-written folder nor the hidden temporary one). SIGKILL, which no process can
+catch, leaves the hidden folder: its name carries its owner, and the next command staging in
+that folder (or claiming an output there) removes it (:mod:`aicore_sim.util.leftovers`).
 
 :func:`install_signal_handlers` turns SIGTERM (and SIGHUP, SIGQUIT, SIGXCPU) into
 :class:`Terminated`, an
@@ -32,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.util import leftovers
 from aicore_sim.util.atomic import write_atomic
 
 
@@ -144,11 +147,14 @@ def unique_stamp(folder: Path, stem: str, suffixes: tuple[str, ...] = ("",),
 
 
 def new_stage(out: Path) -> Path:
-    """A new hidden empty folder next to ``out`` (``.<name>.<random>.tmp``)."""
+    """A new hidden empty folder next to ``out`` (``.<name>.<owner>.<random>.tmp``); the hidden
+    temporaries a killed command left there are removed first."""
     made = not out.parent.exists()
     out.parent.mkdir(parents=True, exist_ok=True)
+    leftovers.remove_dead(out.parent)
     try:
-        return Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        return Path(tempfile.mkdtemp(prefix=leftovers.prefix(out.name), suffix=".tmp",
+                                     dir=out.parent))
     except OSError:
         if made:  # nothing is left behind: not even the folder made for it
             with contextlib.suppress(OSError):

@@ -18,8 +18,9 @@ import argparse
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from aicore_sim.verify import VerifyError
 from aicore_sim.verify.report import CaseResult, format_case, summary_of, write_reports
 from aicore_sim.verify.standards import Standard, parse_standard
 
-__all__ = ["VerifyCase", "cases_from_args", "run_case", "run_cases", "verify_main"]
+__all__ = ["Cases", "VerifyCase", "cases_from_args", "run_case", "run_cases", "verify_main"]
 
 Spec = tuple[tuple[int, ...], np.dtype]
 
@@ -104,35 +105,37 @@ def _atk_model(name: str) -> Any:
 
 
 def _atk_cases(path: Path, sel: str | None, platform: Platform, first: int | None = None,
-               max_cases: int | None = None) -> list[VerifyCase]:
+               max_cases: int | None = None) -> Callable[[], Iterator[VerifyCase]]:
     """The records ``sel`` picks (at most ``first`` of them; more than ``max_cases`` refused
-    before a case is built) as cases."""
+    before a case is built) as cases: a function giving them one at a time (the file is read
+    once, here)."""
     from aicore_sim.verify.atk import load_atk, select_records
 
     records = load_atk(path)
-    out = []
-    models: dict[str, Any] = {}
     picked = select_records(len(records), sel)[:first]
     if max_cases is not None:
         _check_count(len(picked), max_cases)
-    for i in picked:
-        rec = records[i]
-        if rec.aclnn_name not in models:
-            models[rec.aclnn_name] = _atk_model(rec.aclnn_name)
-        model = models[rec.aclnn_name]
-        if model is None:
-            raise VerifyError(f"{path.name}: record {i}: aclnn_name {rec.aclnn_name!r} has no "
-                              f"op model (rule atk_op)")
-        try:
-            call = model.atk_call(rec.tensors, rec.attrs, seed=i)
-        except ValueError as e:
-            raise VerifyError(f"{path.name}: record {i}: {e}") from None
-        acc = rec.acc.lower()
-        std = parse_standard("bit-exact" if acc == "md5" else "threshold")
-        name = f"atk{i:03d}-{call['label']}"
-        out.append(VerifyCase(model, name, platform, call["input_specs"], call["make_inputs"],
-                              dict(call["attrs"]), f"{path.name}#{i}", std, call["expected"]))
-    return out
+
+    def build() -> Iterator[VerifyCase]:
+        models: dict[str, Any] = {}
+        for i in picked:
+            rec = records[i]
+            if rec.aclnn_name not in models:
+                models[rec.aclnn_name] = _atk_model(rec.aclnn_name)
+            model = models[rec.aclnn_name]
+            if model is None:
+                raise VerifyError(f"{path.name}: record {i}: aclnn_name {rec.aclnn_name!r} has "
+                                  f"no op model (rule atk_op)")
+            try:
+                call = model.atk_call(rec.tensors, rec.attrs, seed=i)
+            except ValueError as e:
+                raise VerifyError(f"{path.name}: record {i}: {e}") from None
+            acc = rec.acc.lower()
+            std = parse_standard("bit-exact" if acc == "md5" else "threshold")
+            name = f"atk{i:03d}-{call['label']}"
+            yield VerifyCase(model, name, platform, call["input_specs"], call["make_inputs"],
+                             dict(call["attrs"]), f"{path.name}#{i}", std, call["expected"])
+    return build
 
 
 MAX_CASES = 20_000
@@ -146,8 +149,39 @@ def _check_count(n: int, limit: int) -> None:
                           "pick some with --limit / --records, or raise it with --max-cases N")
 
 
-def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[str, Any]]:
-    """The cases named on the command line, and what the matrix sets (mode, standard)."""
+class Cases:
+    """The cases of a ``verify`` command: counted and checked before the work, then built one
+    at a time each time they are iterated - a matrix of 20000 cases is never a list of 20000
+    cases (a case holds its input specs and makers: tens of KB for some ops).
+
+    ``parts`` are functions each giving an iterator of cases (a case argument's, an ATK
+    file's, the matrix's); the first ``limit`` of them all are the cases, each passed through
+    ``adjust``. Building a case again gives the same case (names, seeds and specs are
+    functions of the arguments). ``names``: the cases' names, in order."""
+
+    def __init__(self, parts: list[Callable[[], Iterator[VerifyCase]]], names: list[str],
+                 limit: int | None = None,
+                 adjust: Callable[[VerifyCase], VerifyCase] | None = None) -> None:
+        self._parts, self.names, self._limit = parts, names, limit
+        self._adjust = adjust
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[VerifyCase]:
+        it = islice(chain.from_iterable(part() for part in self._parts), len(self.names))
+        return it if self._adjust is None else map(self._adjust, it)
+
+    def adjusted(self, fn: Callable[[VerifyCase], VerifyCase]) -> Cases:
+        """These cases, each passed through ``fn`` as it is built."""
+        inner = self._adjust
+        return Cases(self._parts, self.names, self._limit,
+                     fn if inner is None else (lambda c: fn(inner(c))))
+
+
+def cases_from_args(args: argparse.Namespace) -> tuple[Cases, dict[str, Any]]:
+    """The cases named on the command line (built once here, to check them, and again when
+    iterated), and what the matrix sets (mode, standard)."""
     from aicore_sim.ops.casefile import load_case
     from aicore_sim.verify.atk import is_atk_file
 
@@ -159,18 +193,28 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
             raise VerifyError(f"--platform {args.platform}: {e.args[0] if e.args else e} "
                               f"(rule platform)") from None
     default_plat = plat_override or load_platform("ascend910b1")
-    out: list[VerifyCase] = []
+    parts: list[Callable[[], Iterator[VerifyCase]]] = []
+    names: list[str] = []  # of every case built (the first --limit of them are run)
+    atk = False  # a case of an ATK file was built
+
+    def add(part: Callable[[], Iterator[VerifyCase]]) -> None:
+        nonlocal atk
+        for c in part():  # built once to check it (a bad record, case file...): exit 2 now
+            names.append(c.name)
+            atk = atk or bool(c.source.count("#"))
+        parts.append(part)
+
     meta: dict[str, Any] = {}
     for spec in args.cases:
         p = Path(spec)
         if p.is_file() and is_atk_file(p):
-            out += _atk_cases(p, args.records, default_plat, args.limit,
-                              getattr(args, "max_cases", None) or MAX_CASES)
+            add(_atk_cases(p, args.records, default_plat, args.limit,
+                           getattr(args, "max_cases", None) or MAX_CASES))
         elif p.is_file() or spec.endswith(".json"):
             vc = _from_casefile(load_case(p), str(p), args.seed)
             if plat_override is not None:
                 vc.platform = plat_override
-            out.append(vc)
+            add(lambda vc=vc: iter((vc,)))  # one case: kept as built
         else:
             from aicore_sim.ops.registry import UnknownOpError, find_case
 
@@ -179,52 +223,55 @@ def cases_from_args(args: argparse.Namespace) -> tuple[list[VerifyCase], dict[st
             except UnknownOpError:
                 raise VerifyError(f"CASE {spec}: not a file and not a bundled case name "
                                   f"('aicore-sim cases' lists them) (rule case)") from None
-            out.append(_from_case(model, case, default_plat, "bundled", args.seed))
+            vc = _from_case(model, case, default_plat, "bundled", args.seed)
+            add(lambda vc=vc: iter((vc,)))
     limit = getattr(args, "max_cases", None) or MAX_CASES
     if args.matrix:
-        from itertools import islice
-
         from aicore_sim.ops.registry import get_op
         from aicore_sim.verify.matrix import iter_cases, load_matrix
 
         m = load_matrix(args.matrix)
         meta = {"matrix": m.name, "matrix_mode": m.mode, "matrix_standard": m.standard}
         model = get_op(m.op)
-        total = len(out) + len(m)  # counted, not built: a product of the axes' lengths
+        total = len(names) + len(m)  # counted, not built: a product of the axes' lengths
         _check_count(total if args.limit is None else min(total, args.limit), limit)
-        take = len(m) if args.limit is None else max(0, args.limit - len(out))
-        out += [_from_matrix_case(model, mc, f"matrix {m.source}", m.mode)
-                for mc in islice(iter_cases(m), take)]
-    _check_count(len(out) if args.limit is None else min(len(out), args.limit), limit)
-    if args.records and not any(c.source.count("#") for c in out):
+        take = len(m) if args.limit is None else max(0, args.limit - len(names))
+        add(lambda: (_from_matrix_case(model, mc, f"matrix {m.source}", m.mode)
+                     for mc in islice(iter_cases(m), take)))
+    _check_count(len(names) if args.limit is None else min(len(names), args.limit), limit)
+    if args.records and not atk:
         raise VerifyError("--records applies to ATK json files only, and none was given "
                           "(rule records)")
     if args.limit is not None:
         if args.limit < 1:
             raise VerifyError(f"--limit {args.limit}: expected N >= 1 (rule limit)")
-        out = out[: args.limit]
-    if not out:
+        del names[args.limit:]
+    if not names:
         raise VerifyError("nothing to verify: give CASE arguments or --matrix (rule no_cases)")
-    names = [c.name for c in out]
     if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
+        from collections import Counter
+
+        times = Counter(names)
+        dup = next(n for n in names if times[n] > 1)
         raise VerifyError(f"case name {dup} appears twice; expected outputs are kept per case "
                           f"name (rule duplicate_case)")
+    out = Cases(parts, names, args.limit)
     settings = dict(getattr(args, "tiling", None) or [])
     if settings:  # every case runs with these tiling fields set (they win over a case file's)
-        out = [replace(c, tiling={**(c.tiling or {}), **settings}) for c in out]
+        out = out.adjusted(lambda c: replace(c, tiling={**(c.tiling or {}), **settings}))
     op_src = getattr(args, "op_src", None)
     if op_src:  # every case runs the op's own host tiling C++ and kernel
         from aicore_sim.cfront.host import HostSource
 
         host = HostSource.of(op_src)
-        out = [replace(c, op_source=str(host.op_dir), kernel_source=str(host.kernel_dir))
-               for c in out]
+        out = out.adjusted(lambda c: replace(c, op_source=str(host.op_dir),
+                                             kernel_source=str(host.kernel_dir)))
     src = getattr(args, "kernel_src", None)
     if src:  # every case runs the op's own C++ kernel
         if not Path(src).exists():
             raise VerifyError(f"--kernel-src {src}: does not exist (rule kernel_source)")
-        out = [replace(c, kernel_source=str(Path(src).resolve())) for c in out]
+        kernel = str(Path(src).resolve())
+        out = out.adjusted(lambda c: replace(c, kernel_source=kernel))
     return out, meta
 
 
@@ -268,7 +315,7 @@ def _load_expected(f: Path, spec: Spec, case: str, output: str, header_only: boo
     return None if header_only else np.array(arr)
 
 
-def check_dump(cases: list[VerifyCase], folder: Path) -> None:
+def check_dump(cases: Iterable[VerifyCase], folder: Path) -> None:
     """No file ``--dump-golden`` would write exists already (checked before any run): a file
     the user has there is never replaced."""
     if folder.exists() and not folder.is_dir():
@@ -282,11 +329,11 @@ def check_dump(cases: list[VerifyCase], folder: Path) -> None:
                                   f"dump_exists)")
 
 
-def check_expected(cases: list[VerifyCase], folder: Path) -> None:
+def check_expected(cases: Iterable[VerifyCase], folder: Path) -> None:
     """Every expected file exists and fits its output's shape and dtype (before any run)."""
     if not folder.is_dir():
         raise VerifyError(f"--expected {folder}: not a folder (rule expected_dir)")
-    single = len(cases) == 1
+    single = len(cases) == 1  # type: ignore[arg-type]
     for c in cases:
         for out, spec in c.output_specs().items():
             if spec is not None:
@@ -441,9 +488,22 @@ def _killed(vc: VerifyCase, mode: str, pid: int, exitcode: int | None) -> CaseRe
         f"WorkerDied: the worker process (pid {pid}) running this case was {how}"))
 
 
-def _forked(jobs: list[tuple], workers: int):
-    """The results of ``jobs`` in order, run by ``workers`` forked processes (each case is
-    independent: its inputs, run, expected outputs and comparison happen in one worker).
+FORK_CHUNK = 1024
+"""Jobs of a forked verify built and handed to one pool of workers at a time (the workers
+inherit them when they fork): memory stays bounded, a pool is forked per chunk."""
+
+
+def _forked(jobs: Iterable[tuple], workers: int):
+    """The results of ``jobs`` (any iterable: :data:`FORK_CHUNK` built at a time) in order,
+    run by ``workers`` forked processes (each case is independent: its inputs, run,
+    expected outputs and comparison happen in one worker)."""
+    it = iter(jobs)
+    while chunk := list(islice(it, FORK_CHUNK)):
+        yield from _forked_chunk(chunk, workers)
+
+
+def _forked_chunk(jobs: list[tuple], workers: int):
+    """The results of ``jobs`` in order, run by ``workers`` forked processes.
 
     A worker that dies (killed, out of memory) fails the case it was running, named with the
     signal; the cases not finished then run again in a new pool."""
@@ -529,7 +589,7 @@ def _remote_job(source: dict[str, Any], i: int, rest: tuple) -> CaseResult:
     key = repr(sorted(source.items()))
     if key not in _REMOTE_CASES:
         _REMOTE_CASES.clear()
-        _REMOTE_CASES[key] = cases_from_args(argparse.Namespace(**source))[0]
+        _REMOTE_CASES[key] = list(cases_from_args(argparse.Namespace(**source))[0])
     return run_case(_REMOTE_CASES[key][i], *rest)
 
 
@@ -540,58 +600,76 @@ def _importable(op: str) -> str:
     return get_op(op).name
 
 
-def _on_cluster(jobs: list[tuple], scheduler: str, source: dict[str, Any]):
+def _on_cluster(jobs: Iterable[tuple], scheduler: str, source: dict[str, Any]):
     """The results of ``jobs`` in order, run on a Dask cluster (``scheduler``: an address or
-    ``local:N``, as ``sweep --scheduler``); each worker rebuilds the cases from ``source``."""
+    ``local:N``, as ``sweep --scheduler``); each worker rebuilds the cases from ``source``.
+    At most ``FORK_CHUNK`` jobs are submitted ahead of the result awaited."""
+    from collections import deque
+
     from aicore_sim.sweep.run import make_executor
 
-    with make_executor(scheduler=scheduler, op=jobs[0][0].model.name, check=_importable) as ex:
-        futures = [ex.submit(_remote_job, source, i, job[1:]) for i, job in enumerate(jobs)]
-        for f, job in zip(futures, jobs):
-            try:
-                yield f.result()
-            except VerifyError:
-                raise
-            except Exception as e:  # noqa: BLE001 - the worker running it died (KilledWorker)
-                vc, mode = job[0], job[1]
-                yield CaseResult(vc.name, vc.source, vc.platform.name, mode,
-                                 error=f"{type(e).__name__} on the cluster: {e}")
+    it = iter(jobs)
+    first = next(it, None)
+    if first is None:
+        return
+    with make_executor(scheduler=scheduler, op=first[0].model.name, check=_importable) as ex:
+        ahead: deque = deque()
+        for i, job in enumerate(chain((first,), it)):
+            ahead.append((ex.submit(_remote_job, source, i, job[1:]), job))
+            if len(ahead) >= FORK_CHUNK:
+                yield _cluster_result(*ahead.popleft())
+        while ahead:
+            yield _cluster_result(*ahead.popleft())
 
 
-def run_cases(cases: list[VerifyCase], mode: str | None = None, standard: Standard | None = None,
-              expected_dir: Path | None = None, dump_dir: Path | None = None,
-              progress: bool = True, echo: Callable[[str], None] | None = None,
+def _cluster_result(f: Any, job: tuple) -> CaseResult:
+    try:
+        return f.result()
+    except VerifyError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the worker running it died (KilledWorker)
+        vc, mode = job[0], job[1]
+        return CaseResult(vc.name, vc.source, vc.platform.name, mode,
+                          error=f"{type(e).__name__} on the cluster: {e}")
+
+
+def run_cases(cases: Iterable[VerifyCase], mode: str | None = None,
+              standard: Standard | None = None, expected_dir: Path | None = None,
+              dump_dir: Path | None = None, progress: bool = True,
+              echo: Callable[[str], None] | None = None,
               default_standard: Standard | None = None, workers: int = 1,
               scheduler: str | None = None, source: dict[str, Any] | None = None
               ) -> list[CaseResult]:
-    """Run every case; ``standard`` overrides the cases' own, else ``default_standard``.
-    ``workers`` > 1 runs the cases in that many forked processes (Linux); ``scheduler`` on a
-    Dask cluster instead, whose workers rebuild the cases from ``source`` (the command's case
-    options, as :func:`cases_from_args` reads them). Results and their order as with one."""
+    """Run every case (a list, or :class:`Cases`: built as they run); ``standard``
+    overrides the cases' own, else ``default_standard``. ``workers`` > 1 runs the cases in
+    that many forked processes (Linux); ``scheduler`` on a Dask cluster instead, whose
+    workers rebuild the cases from ``source`` (the command's case options, as
+    :func:`cases_from_args` reads them). Results and their order as with one."""
     from tqdm import tqdm
 
     from aicore_sim.util.background import available
 
     if expected_dir is not None:
         check_expected(cases, expected_dir)
-    single = len(cases) == 1
+    n = len(cases)  # type: ignore[arg-type]
+    single = n == 1
     fallback = default_standard or parse_standard("bit-exact")
-    jobs = [(vc, mode or vc.mode or "functional", standard or vc.standard or fallback,
-             expected_dir, single, dump_dir) for vc in cases]
-    if scheduler is not None and jobs:
+    jobs = ((vc, mode or vc.mode or "functional", standard or vc.standard or fallback,
+             expected_dir, single, dump_dir) for vc in cases)
+    if scheduler is not None and n:
         if source is None:
             raise ValueError("run_cases: a scheduler needs the cases' source options")
         done = _on_cluster(jobs, scheduler, source)
-    elif workers > 1 and len(jobs) > 1 and available():
+    elif workers > 1 and n > 1 and available():
         done = _forked(jobs, workers)
     else:
         done = (run_case(*job) for job in jobs)
     results = []
-    bar = tqdm(total=len(cases), unit="case", disable=not progress or len(cases) <= 1,
+    bar = tqdm(total=n, unit="case", disable=not progress or n <= 1,
                file=sys.stderr, dynamic_ncols=True)
     try:
-        for r, vc in zip(done, cases):  # done first: its generator then runs to its end
-            bar.set_postfix_str(vc.name, refresh=False)
+        for r in done:
+            bar.set_postfix_str(r.case, refresh=False)
             results.append(r)
             if echo is not None:
                 for line in format_case(r):
@@ -611,9 +689,10 @@ def verify_main(args: argparse.Namespace) -> int:
     expected = Path(args.expected) if args.expected else None
     dump = Path(args.dump_golden) if args.dump_golden else None
     if args.mode is None and meta.get("matrix_mode"):
-        cases = [c if c.mode else replace(c, mode=meta["matrix_mode"]) for c in cases]
+        matrix_mode = meta["matrix_mode"]
+        cases = cases.adjusted(lambda c: c if c.mode else replace(c, mode=matrix_mode))
     stem = Path(args.report) if args.report else unique_stamp(  # never overwrites
-        Path("reports"), safe_name(cases[0].name) if cases else "", (".json", ".md"),
+        Path("reports"), safe_name(cases.names[0]) if len(cases) else "", (".json", ".md"),
         prefix="verify-")
     if stem.suffix.lower() in (".json", ".md"):  # as write_reports reads it
         stem = stem.with_suffix("")
