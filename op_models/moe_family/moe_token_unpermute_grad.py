@@ -20,20 +20,16 @@ the kernel's and is fixed, so the golden follows it and is bit-exact:
    its double buffers (:func:`hidden_chunks` - the operator's own budget: rows padded to 512
    bytes, up to 256 slots' probabilities resident at a time, 48 vector cores of the 910B);
    the chunks' dot products are added one after the other to a float32 zero.
-2. One chunk of ``L`` float32 products is reduced to a single value as follows. Take a
-   width ``W`` = 4096, 512 or 64 (the largest with ``W <= L``) and a threshold ``2W``.
-   While more than ``2W`` values remain, the upper part from ``ceil(n/2)`` rounded up to 8
-   is added element by element onto the lower part. Then the values past ``W`` are added
-   onto the first ones. The ``W`` values are then summed in groups of 8 by an adjacent-pair
-   tree (a 32-byte block), giving ``W/8`` values. That is repeated down to 8 values, which a
-   last adjacent-pair tree sums to one. A chunk shorter than 64 is summed directly by one
-   adjacent-pair tree over 64 lanes, the missing lanes +0.
+2. One chunk's products are summed in the order of
+   :mod:`op_models.moe_family._fp32_sum` (halving adds, 32-byte block pair trees, a last pair
+   tree; a chunk of exactly 4096, 512 or 64 values takes that width).
 3. The float32 total is rounded once to the probabilities' dtype (nearest, ties to even).
 
 The output shapes are the documentation's, and they are also what the operator's infershape
 gives: ``permuted_tokens_grad`` is ``(tokens * top_k, hidden)`` and ``probs_grad`` is
-``(tokens, top_k)`` in the probabilities' dtype. Without ``probs`` that infershape leaves
-``probs_grad`` unset, so the model says the output is not produced (``infer``).
+``(tokens, top_k)`` in the probabilities' dtype. Without ``probs`` that infershape gives
+``probs_grad`` a 0-d shape, where the documentation has no such output (the kernel writes
+none), so the model's ``infer`` says it is not produced.
 """
 
 from __future__ import annotations
@@ -46,6 +42,7 @@ import numpy as np
 
 from aicore_sim import AttrSpec, TensorSpec
 from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
+from op_models.moe_family._fp32_sum import chunk_sum
 
 FLOATS = ("bfloat16", "float16", "float32")
 UB_BYTES = 192 * 1024
@@ -84,33 +81,6 @@ def hidden_chunks(hidden: int, tokens: int, top_k: int, tok_bytes: int, prob_byt
     return [chunk] * (loops - 1) + [hidden - (loops - 1) * chunk]
 
 
-def _pair_tree(x: np.ndarray) -> np.ndarray:
-    """Adjacent-pair tree sum over the last axis (a power of two long), float32 throughout."""
-    while x.shape[-1] > 1:
-        x = x[..., 0::2] + x[..., 1::2]
-    return x[..., 0]
-
-
-def reduce_chunk(x: np.ndarray) -> np.ndarray:
-    """The kernel's sum of one chunk: ``x`` is ``(rows, L)`` float32, the result ``(rows,)``."""
-    n = x.shape[1]
-    if n < 64:
-        padded = np.zeros((x.shape[0], 64), np.float32)
-        padded[:, :n] = x
-        return _pair_tree(padded)
-    width = 4096 if n >= 4096 else 512 if n >= 512 else 64
-    buf = x.copy()
-    total, half = n, _up(-(-n // 2), 8)
-    while total > 2 * width:
-        buf[:, :total - half] = buf[:, :total - half] + buf[:, half:total]
-        total, half = half, _up(-(-half // 2), 8)
-    buf[:, :total - width] = buf[:, :total - width] + buf[:, width:total]
-    vals = buf[:, :width]
-    while vals.shape[1] > 8:
-        vals = _pair_tree(vals.reshape(vals.shape[0], -1, 8))
-    return _pair_tree(vals)
-
-
 def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
     grad, idx = inputs["unpermuted_tokens_grad"], inputs["sorted_indices"].astype(np.int64)
     probs, tokens = inputs["probs"], inputs["permuted_tokens"]
@@ -127,7 +97,7 @@ def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
     total = np.zeros(idx.size, np.float32)
     start = 0
     for length in hidden_chunks(h, n, k, grad.dtype.itemsize, probs.dtype.itemsize):
-        total = total + reduce_chunk(products[:, start:start + length])
+        total = total + chunk_sum(products[:, start:start + length], from_width=True)
         start += length
     return {"permuted_tokens_grad": out, "probs_grad": total.reshape(n, k).astype(probs.dtype)}
 
