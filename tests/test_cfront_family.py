@@ -25,6 +25,35 @@ def test_dtype_macros_of_a_definition() -> None:
     assert macros == {"DTYPE_X": np.dtype(np.float32), "DTYPE_Y": np.dtype(np.float32)}
 
 
+_OPTIONAL_DEF = """
+static const std::vector<ge::DataType> rowTypes = {ge::DT_BF16, ge::DT_FLOAT16, ge::DT_BF16};
+class Gate : public OpDef {
+    explicit Gate(const char* name) : OpDef(name) {
+        this->Input("x").ParamType(REQUIRED).DataType(rowTypes);
+        this->Input("w").ParamType(OPTIONAL).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT});
+        this->Output("y").ParamType(REQUIRED).DataType(rowTypes);
+        config310p.Input("w").DataType({ge::DT_INT8});
+    }
+};
+"""
+
+
+def test_absent_optional_tensors_take_the_matching_column() -> None:
+    # the columns of the op's own tensors (not another config's); an absent optional input's
+    # macro comes from the first column every given tensor matches
+    bf16 = family.dtype_macros(_OPTIONAL_DEF)["DTYPE_X"]
+    assert family.dtype_columns(_OPTIONAL_DEF) == {
+        "x": ["bfloat16", "float16", "bfloat16"], "w": ["bfloat16", "float16", "float32"],
+        "y": ["bfloat16", "float16", "bfloat16"]}
+    f16 = np.dtype(np.float16)
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": f16, "y": f16}) == {"DTYPE_W": f16}
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": bf16, "y": bf16}) == {
+        "DTYPE_W": bf16}
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": np.dtype(np.float32)}) == {}
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": bf16, "w": np.dtype(np.float32),
+                                                      "y": bf16}) == {}
+
+
 def test_only_a2_a3_operators_are_listed() -> None:
     assert [n for n, _, _ in family.operators(TREE)] == ["lacks_api", "scale_rows"]
 
