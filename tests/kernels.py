@@ -18,7 +18,6 @@ from aicore_sim.ascendc import (
     DataCopyExtParams,
     DataCopyPad,
     DataCopyPadExtParams,
-    Duplicate,
     GetBlockIdx,
     GlobalTensor,
     HardEvent,
@@ -140,6 +139,8 @@ def scalar_read(x, y, tiling) -> None:
 def fill_then_scalar_store(x, y, tiling) -> None:
     """A vector Duplicate of 8 int32, then a scalar store into the same block with no
     explicit flag (auto-sync orders it after the fill), then out on MTE3 after S_MTE3."""
+    from aicore_sim.ascendc import Duplicate  # here: the line numbers above are asserted on
+
     yg = GlobalTensor(int32)
     yg.SetGlobalBuffer(y)
     pipe = TPipe()
