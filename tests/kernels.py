@@ -136,6 +136,24 @@ def scalar_read(x, y, tiling) -> None:
     DataCopyPad(yg, t, DataCopyExtParams(1, 32, 0, 0))
 
 
+def fill_then_scalar_store(x, y, tiling) -> None:
+    """A vector Duplicate of 8 int32, then a scalar store into the same block with no
+    explicit flag (auto-sync orders it after the fill), then out on MTE3 after S_MTE3."""
+    from aicore_sim.ascendc import Duplicate  # here: the line numbers above are asserted on
+
+    yg = GlobalTensor(int32)
+    yg.SetGlobalBuffer(y)
+    pipe = TPipe()
+    b = TBuf(name="row")
+    pipe.InitBuffer(b, 32)
+    t = b.Get(int32)
+    Duplicate(t, 7, 8)
+    t.SetValue(3, 42)
+    SetFlag(HardEvent.S_MTE3, EVENT_ID0)
+    WaitFlag(HardEvent.S_MTE3, EVENT_ID0)
+    DataCopyPad(yg, t, DataCopyExtParams(1, 32, 0, 0))
+
+
 def set_without_wait(x, y, tiling) -> None:
     """A SetFlag nobody waits for: left pending at kernel end."""
     SetFlag(HardEvent.V_MTE2, EVENT_ID0)

@@ -142,3 +142,21 @@ def test_without_auto_sync_an_unfenced_scalar_read_is_a_race():
     r2 = launch(kernels.scalar_read, ["x", "y", {}], {"x": x, "y": np.zeros_like(x)},
                 {"y": (np.int32, (8,))}, TINY, block_dim=1)
     assert r2.hazards == []
+
+
+def test_a_scalar_store_waits_for_the_vector_fill_it_overwrites():
+    """Auto-sync orders a SetValue after the last non-scalar writer of its bytes: the stored
+    element survives the earlier Duplicate in the timed image, with no hazard; built without
+    auto-sync the store runs ahead of the fill and the checker names the race."""
+    y = np.zeros(8, np.int32)
+    r = launch(kernels.fill_then_scalar_store, ["x", "y", {}], {"x": y, "y": y.copy()},
+               {"y": (np.int32, (8,))}, TINY, block_dim=1)
+    rows = _rows(r)
+    fill, store = rows[0], rows[1]
+    assert fill[0].startswith("VECTOR Duplicate") and store[0].startswith("SCALAR SetValue.UB")
+    assert store[1] >= fill[2]  # the store starts once the fill has completed
+    assert r.outputs["y"].tolist() == [7, 7, 7, 42, 7, 7, 7, 7] and r.hazards == []
+    r2 = launch(kernels.fill_then_scalar_store, ["x", "y", {}], {"x": y, "y": y.copy()},
+                {"y": (np.int32, (8,))}, TINY, block_dim=1, auto_sync=False)
+    race = [h for h in r2.hazards if h.kind == "race"]
+    assert race and "VECTOR Duplicate" in race[0].message and "SetValue.UB" in race[0].message

@@ -25,6 +25,35 @@ def test_dtype_macros_of_a_definition() -> None:
     assert macros == {"DTYPE_X": np.dtype(np.float32), "DTYPE_Y": np.dtype(np.float32)}
 
 
+_OPTIONAL_DEF = """
+static const std::vector<ge::DataType> rowTypes = {ge::DT_BF16, ge::DT_FLOAT16, ge::DT_BF16};
+class Gate : public OpDef {
+    explicit Gate(const char* name) : OpDef(name) {
+        this->Input("x").ParamType(REQUIRED).DataType(rowTypes);
+        this->Input("w").ParamType(OPTIONAL).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT});
+        this->Output("y").ParamType(REQUIRED).DataType(rowTypes);
+        config310p.Input("w").DataType({ge::DT_INT8});
+    }
+};
+"""
+
+
+def test_absent_optional_tensors_take_the_matching_column() -> None:
+    # the columns of the op's own tensors (not another config's); an absent optional input's
+    # macro comes from the first column every given tensor matches
+    bf16 = family.dtype_macros(_OPTIONAL_DEF)["DTYPE_X"]
+    assert family.dtype_columns(_OPTIONAL_DEF) == {
+        "x": ["bfloat16", "float16", "bfloat16"], "w": ["bfloat16", "float16", "float32"],
+        "y": ["bfloat16", "float16", "bfloat16"]}
+    f16 = np.dtype(np.float16)
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": f16, "y": f16}) == {"DTYPE_W": f16}
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": bf16, "y": bf16}) == {
+        "DTYPE_W": bf16}
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": np.dtype(np.float32)}) == {}
+    assert family.absent_dtype_macros(_OPTIONAL_DEF, {"x": bf16, "w": np.dtype(np.float32),
+                                                      "y": bf16}) == {}
+
+
 def test_only_a2_a3_operators_are_listed() -> None:
     assert [n for n, _, _ in family.operators(TREE)] == ["lacks_api", "scale_rows"]
 
@@ -70,10 +99,11 @@ def test_coverage_of_the_moe_family(cli, cxx_cache, tmp_path) -> None:
                "moe_token_permute_with_ep", "moe_token_permute_with_ep_grad"):
         assert (rows[op]["kernel_compiles"], rows[op]["host_compiles"], rows[op]["runs"]) \
             == (True, True, True), op
-    # from their sources alone (host tiling and kernel C++ at the checkout's commit): three
-    # end to end and exact; the grad op's smallest case takes the IR's default range {-1, -1},
-    # which the checkout's tiling wraps to an empty window where the model (V3) reads none
-    # and every operator modelled from its sources alone (op_models/moe_family)
+    # from their sources alone (host tiling and kernel C++ at the checkout's commit): the
+    # ports' three and every operator modelled from its sources alone (op_models/moe_family)
+    # end to end and exact; the ep grad op's smallest case takes the IR's default range
+    # {-1, -1}, which the checkout's tiling wraps to an empty window where the model (V3)
+    # reads none
     from aicore_sim.ops import registry
 
     family = [n for n in registry.op_names()

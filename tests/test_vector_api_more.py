@@ -110,6 +110,26 @@ def test_init_global_memory_fills_and_is_priced_as_a_write():
     assert cost.occupancy_cycles(fills[0], TINY) == 292
 
 
+def test_init_output_takes_bfloat16_and_follows_init_buffer():
+    """InitOutput is the library's Duplicate-and-copy from the stack UB: any 16/32-bit type,
+    bfloat16 too, and legal after the TPipe's buffers (InitGlobalMemory is neither)."""
+    bf16 = np.dtype(bfloat16)
+
+    def kernel(z):
+        g = GlobalTensor(bf16)
+        g.SetGlobalBuffer(z)
+        pipe = TPipe()
+        pipe.InitBuffer(TBuf(name="b"), 64)
+        InitOutput(g[4], 8)
+        InitOutput(g[12], 4, 1.5)
+        with pytest.raises(KernelError, match="InitGlobalMemory<bfloat16>: the element type"):
+            InitGlobalMemory(g, 4, 1.0)
+
+    z = np.full(16, 3, bf16)
+    r = launch(kernel, ["z"], {"z": z}, {"z": (bf16, (16,))}, TINY, block_dim=1)
+    assert r.outputs["z"].astype(np.float32).tolist() == [3] * 4 + [0] * 8 + [1.5] * 4
+
+
 def test_phy_addr_and_to_float():
     seen = {}
 

@@ -229,20 +229,30 @@ def InitGlobalMemory(gmWorkspaceAddr: GlobalTensor, size: int, value) -> None:
     _init_gm("InitGlobalMemory", gmWorkspaceAddr, size, value)
 
 
+# InitOutput: the library fills a UB buffer with Duplicate and copies it out, so any 16- or
+# 32-bit element type Duplicate fills, bfloat16 included
+_INIT_OUTPUT_TYPES = _INIT_TYPES + ("bfloat16",)
+
+
 def InitOutput(gmWorkspaceAddr: GlobalTensor, size: int, value=0) -> None:
-    """``InitOutput<T>(gm, size, value = 0)``: as :func:`InitGlobalMemory`."""
-    _init_gm("InitOutput", gmWorkspaceAddr, size, value)
+    """``InitOutput<T>(gm, size, value = 0)``: ``size`` elements of GM set to ``value``, priced
+    as :func:`InitGlobalMemory`'s write. Unlike it, any 16- or 32-bit type (bfloat16 too: the
+    library duplicates the value in UB and copies it out), and allowed after ``InitBuffer``
+    (its UB is the stack space past the TPipe's buffers)."""
+    _init_gm("InitOutput", gmWorkspaceAddr, size, value, _INIT_OUTPUT_TYPES, after_pipe=True)
 
 
-def _init_gm(name: str, g: GlobalTensor, size: int, value) -> None:
+def _init_gm(name: str, g: GlobalTensor, size: int, value,
+             types: tuple[str, ...] = _INIT_TYPES, after_pipe: bool = False) -> None:
     rec = program.current()
     if not isinstance(g, GlobalTensor):
         raise KernelError(f"{name}: expected a GlobalTensor, got {g!r}")
     g._check_bound(name)
-    if str(g.dtype) not in _INIT_TYPES:
+    if str(g.dtype) not in types:
         raise KernelError(f"{name}<{g.dtype}>: the element type must be one of "
-                          f"{', '.join(_INIT_TYPES)}")
-    if any(a.pipe == rec.ub.pipe for a in rec.ub.allocations) or rec.ub.top:
+                          f"{', '.join(types)}")
+    if not after_pipe and (any(a.pipe == rec.ub.pipe for a in rec.ub.allocations)
+                           or rec.ub.top):
         raise KernelError(f"{name}: only allowed before any InitBuffer of the core's TPipe "
                           "(the library uses the UB for it)")
     n = int(size)

@@ -258,7 +258,11 @@ class LocalTensor:
         return rec.ub_bytes[op.addr : op.end].view(self.dtype)[0]
 
     def SetValue(self, offset: int, value) -> None:
+        """Scalar UB write; in the replay the scalar unit first waits for the last non-scalar
+        writer of those bytes (auto-sync), so a vector fill issued before it cannot land
+        after it."""
         rec = program.current()
         op = self[offset].operand(1, f"LocalTensor '{self.buf}'.SetValue", align=0)
+        dep = rec.last_ub_writer(op.addr, op.nbytes) if rec.auto_sync else None
         rec.emit(Instr(Pipe.SCALAR, Opcode.SET_VALUE_UB, dst=op, nbytes=op.nbytes,
-                       scalar=float(np.asarray(value, dtype=np.float64))))
+                       scalar=float(np.asarray(value, dtype=np.float64)), dep=dep))

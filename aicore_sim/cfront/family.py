@@ -70,22 +70,44 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
 
 
+def dtype_columns(def_text: str) -> dict[str, list[str | None]]:
+    """Each of the operator's own (``this->``) inputs and outputs -> its dtype columns in its
+    definition, as canonical names (``None``: a GE dtype not known here); an input or output
+    without a ``DataType`` list is left out."""
+    text = _strip_comments(def_text)
+    lists = dict(_LIST.findall(text))  # named dtype lists: .DataType(tokenTypes)
+    out: dict[str, list[str | None]] = {}
+    for _kind, name, chain in _IO.findall(text):
+        m = _DTYPES.search(chain)
+        if not m or name in out:
+            continue
+        items = m.group(1) if m.group(1) is not None else lists.get(m.group(2), "")
+        out[name] = [_GE_DTYPES.get(x.strip().removeprefix("ge::"))
+                     for x in items.split(",") if x.strip()]
+    return out
+
+
 def dtype_macros(def_text: str) -> dict[str, Any]:
     """``DTYPE_<NAME>`` -> the numpy dtype of the first dtype column of the operator's own
     (``this->``) inputs and outputs in its definition (an unknown GE dtype: no macro)."""
-    text = _strip_comments(def_text)
-    lists = dict(_LIST.findall(text))  # named dtype lists: .DataType(tokenTypes)
-    out: dict[str, Any] = {}
-    for _kind, name, chain in _IO.findall(text):
-        m = _DTYPES.search(chain)
-        if not m:
-            continue
-        items = m.group(1) if m.group(1) is not None else lists.get(m.group(2), "")
-        first = items.split(",")[0].strip().removeprefix("ge::")
-        if first in _GE_DTYPES:
-            key = f"DTYPE_{name.upper()}"
-            out.setdefault(key, _dtype(_GE_DTYPES[first]))
-    return out
+    return {f"DTYPE_{name.upper()}": _dtype(col[0])
+            for name, col in dtype_columns(def_text).items() if col and col[0]}
+
+
+def absent_dtype_macros(def_text: str, present: dict[str, Any]) -> dict[str, Any]:
+    """``DTYPE_<NAME>`` of the tensors a call leaves out, from the definition's first dtype
+    column whose entries match every given tensor's dtype (``present``: name -> dtype): the
+    binary a real build compiles for that column defines every tensor's macro, an absent
+    optional one's too. No matching column: none."""
+    cols = dtype_columns(def_text)
+    given = {n: np.dtype(d).name if np.dtype(d) != _dtype("bfloat16") else "bfloat16"
+             for n, d in present.items() if d is not None and n in cols}
+    width = min((len(c) for c in cols.values()), default=0)
+    for j in range(width):
+        if all(cols[n][j] == dt for n, dt in given.items()):
+            return {f"DTYPE_{n.upper()}": _dtype(c[j]) for n, c in cols.items()
+                    if n not in given and c[j] is not None}
+    return {}
 
 
 def _dtype(name: str) -> Any:
@@ -265,5 +287,5 @@ def table(rows: list[OpCoverage]) -> str:
     return "\n".join(out)
 
 
-__all__ = ["NO_MODEL", "OpCoverage", "coverage", "dtype_macros", "missing_item",
-           "operators", "table"]
+__all__ = ["NO_MODEL", "OpCoverage", "absent_dtype_macros", "coverage", "dtype_columns",
+           "dtype_macros", "missing_item", "operators", "table"]

@@ -181,6 +181,7 @@ class SourceOpModel(OpModelBase):
         specs = {**{k: None if v is None else v.dtype for k, v in kl.inputs.items()},
                  **{k: None if s is None else s[1] for k, s in pc.out_shapes.items()}}
         macros = {f"DTYPE_{k.upper()}": v for k, v in specs.items() if v is not None}
+        macros.update(_absent_macros(pending.source, specs))
         names = [t.name for t in (*self.inputs, *self.outputs)] + ["workspace"]
         raw = b"" if pc.tiling is None else pc.tiling.to_bytes()
         kernel = src.kernel_for_entry(pending.entry, names, raw, pc.tiling_key or 0,
@@ -213,6 +214,18 @@ class _Entry:
 
     def __call__(self, *args: Any) -> None:
         self.kernel(*args[:len(self.kernel.params)])
+
+
+def _absent_macros(source: Any, specs: Mapping[str, Any]) -> dict[str, Any]:
+    """``DTYPE_<NAME>`` of the optional tensors a call leaves out, as the binary of the
+    definition's dtype column the given tensors match defines them (a kernel may name an
+    absent input's type, e.g. as a template argument)."""
+    from aicore_sim.cfront.family import absent_dtype_macros
+
+    defs = sorted(Path(source.host_dir).glob("*_def.cpp"))
+    if not defs:
+        return {}
+    return absent_dtype_macros(defs[0].read_text(errors="replace"), dict(specs))
 
 
 def _attr_value(spec: AttrSpec, value: Any) -> Any:
