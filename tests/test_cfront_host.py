@@ -116,3 +116,6 @@ def test_infershape_and_datatype_from_the_sources(host) -> None:
         [(100, 64)], ["DT_FLOAT16"])
     assert host.infer(ScaleRowsCtx((TensorDesc((7, 3), "bfloat16"),)), 1) == (
         [(7, 3)], ["DT_BF16"])
+    # GE's unknown rank and unknown dimension (ge::UNKNOWN_DIM_NUM, ge::UNKNOWN_DIM)
+    assert host.infer(ScaleRowsCtx((TensorDesc((-2,), "float32"),)), 1) == (
+        [(-1, -1)], ["DT_FLOAT"])
