@@ -21,27 +21,38 @@ from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
 FLOATS = ("float16", "bfloat16", "float32")
 
 
-def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
-    x, row_idx, expert_idx = inputs["x"], inputs["row_idx"], inputs["expert_idx"]
+def route(row_idx: np.ndarray, expert_idx: np.ndarray, active_num: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The routing of the doc: the source token of each of the first ``min(N, active_num) *
+    K`` expanded rows, ``expanded_row_idx`` and ``expanded_expert_idx``."""
     n, k = expert_idx.shape
     order = np.argsort(expert_idx.reshape(-1).astype(np.int64), kind="stable")
     sorted_experts = expert_idx.reshape(-1)[order]
     sorted_rows = row_idx.reshape(-1)[order].astype(np.int64)
     expanded_row_idx = np.empty(n * k, np.int32)
     expanded_row_idx[sorted_rows] = np.arange(n * k, dtype=np.int32)
-    active = min(n, int(attrs["active_num"])) * k
-    expanded_x = x[sorted_rows[:active] % n]
-    return {"expanded_x": expanded_x, "expanded_row_idx": expanded_row_idx,
-            "expanded_expert_idx": sorted_experts.astype(np.int32)}
+    active = min(n, int(active_num)) * k
+    return sorted_rows[:active] % n, expanded_row_idx, sorted_experts.astype(np.int32)
+
+
+def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
+    tokens, expanded_row_idx, expanded_expert_idx = route(
+        inputs["row_idx"], inputs["expert_idx"], attrs["active_num"])
+    return {"expanded_x": inputs["x"][tokens], "expanded_row_idx": expanded_row_idx,
+            "expanded_expert_idx": expanded_expert_idx}
 
 
 def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
+    return draw(case, rng, EXPERTS.get(case.name, 8))
+
+
+def draw(case: SourceCase, rng: np.random.Generator, experts: int) -> dict[str, Any]:
+    """x uniform in [-2, 2); each token's K distinct experts of ``experts`` (as a gating
+    top-K gives them); ``row_idx[n, k] = k * N + n`` (the doc's layout)."""
     (n, h), xdt = case.inputs["x"]
     (_, k), _ = case.inputs["expert_idx"]
-    experts = EXPERTS.get(case.name, 8)
     dt = __import__("ml_dtypes").bfloat16 if xdt == "bfloat16" else np.dtype(xdt)
     x = rng.uniform(-2, 2, (n, h)).astype(dt)
-    # top-K distinct experts per token, as a gating top-K gives them
     expert_idx = np.argsort(rng.random((n, experts)), axis=1)[:, :k].astype(np.int32)
     row_idx = (np.arange(k, dtype=np.int32)[None, :] * n
                + np.arange(n, dtype=np.int32)[:, None]).astype(np.int32)
