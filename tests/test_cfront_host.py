@@ -36,6 +36,8 @@ def host(cxx_cache):
 
 
 def test_tiling_reads_the_case_and_the_platform(host) -> None:
+    """The platform reaches the tiling through the compile info its parse step fills (as GE
+    runs the step before a node's tilings)."""
     a2 = load_platform("ascend910b1")  # 48 AIV cores, UB 196352 bytes usable
     r = host.tiling(ScaleRowsCtx((TensorDesc((100, 64), "float32"),)), a2)
     # rowsPerCore ceil(100 / 48) = 3 -> block dim ceil(100 / 3) = 34; no bias: key 0; the

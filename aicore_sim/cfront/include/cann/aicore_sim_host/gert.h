@@ -351,13 +351,18 @@ private:
     }
 };
 
-// the context of a tiling's parse step (compile info); aicore-sim calls none
+// the context of a tiling's parse step: the op's compile-info struct to fill (constructed by
+// the runner before the step) and the platform, as the tiling that follows sees them
 class TilingParseContext {
 public:
     template <typename T>
-    T* GetCompiledInfo() { return nullptr; }
-    fe::PlatFormInfos* GetPlatformInfo() const { return nullptr; }
-    const char* GetNodeName() const { return ""; }
+    T* GetCompiledInfo() { return static_cast<T*>(compiled); }
+    fe::PlatFormInfos* GetPlatformInfo() const { return platform; }
+    const char* GetNodeName() const { return node; }
+
+    void* compiled = nullptr;
+    fe::PlatFormInfos* platform = nullptr;
+    const char* node = "";
 };
 
 // the part of a call infershape and infer-datatype read: inputs (IR order) and attributes
