@@ -229,20 +229,27 @@ def InitGlobalMemory(gmWorkspaceAddr: GlobalTensor, size: int, value) -> None:
     _init_gm("InitGlobalMemory", gmWorkspaceAddr, size, value)
 
 
+_OUTPUT_TYPES = ("float32", "float16", "bfloat16", "int32", "uint32", "int16", "uint16")
+
+
 def InitOutput(gmWorkspaceAddr: GlobalTensor, size: int, value=0) -> None:
-    """``InitOutput<T>(gm, size, value = 0)``: as :func:`InitGlobalMemory`."""
-    _init_gm("InitOutput", gmWorkspaceAddr, size, value)
+    """``InitOutput<T>(gm, size, value = 0)``: the same GM fill, from the basic API: it
+    duplicates ``value`` into the UB left free after the TPipe's buffers, so a kernel may call
+    it at any point (also after ``InitBuffer``), for any element type ``Duplicate`` takes."""
+    _init_gm("InitOutput", gmWorkspaceAddr, size, value, _OUTPUT_TYPES, before_buffers=False)
 
 
-def _init_gm(name: str, g: GlobalTensor, size: int, value) -> None:
+def _init_gm(name: str, g: GlobalTensor, size: int, value,
+             types: tuple[str, ...] = _INIT_TYPES, before_buffers: bool = True) -> None:
     rec = program.current()
     if not isinstance(g, GlobalTensor):
         raise KernelError(f"{name}: expected a GlobalTensor, got {g!r}")
     g._check_bound(name)
-    if str(g.dtype) not in _INIT_TYPES:
+    if str(g.dtype) not in types:
         raise KernelError(f"{name}<{g.dtype}>: the element type must be one of "
-                          f"{', '.join(_INIT_TYPES)}")
-    if any(a.pipe == rec.ub.pipe for a in rec.ub.allocations) or rec.ub.top:
+                          f"{', '.join(types)}")
+    if before_buffers and (any(a.pipe == rec.ub.pipe for a in rec.ub.allocations)
+                           or rec.ub.top):
         raise KernelError(f"{name}: only allowed before any InitBuffer of the core's TPipe "
                           "(the library uses the UB for it)")
     n = int(size)

@@ -91,28 +91,36 @@ EXPERTS: dict[str, int] = {}
 otherwise only how the rows are drawn)."""
 
 
-def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
-    """A forward routing's ``expanded_row_idx``: each token's K distinct experts, the rows
-    sorted by expert (stable), so ``expanded_row_idx[n * K + k]`` is the row of (n, k); with
-    drop/pad the row is ``expert * C + position`` in its expert, -1 past the capacity C."""
-    gshape, gdt = case.inputs["grad_expanded_x"]
-    (nk,), _ = case.inputs["expanded_row_idx"]
-    k = int(case.attrs["top_k"])
-    n, e = nk // k, EXPERTS.get(case.name, 8)
+def routed_rows(rng: np.random.Generator, n: int, k: int, e: int, capacity: int = 0
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """A forward routing of ``n`` tokens to ``k`` distinct experts of ``e`` each: the experts
+    ``(n * k,)`` and ``expanded_row_idx`` - the rows sorted by expert (stable), so entry ``n *
+    K + k`` is the row of (n, k); with a ``capacity`` C the row is ``expert * C + position``
+    in its expert, -1 past the capacity (drop/pad)."""
+    nk = n * k
     experts = np.argsort(rng.random((n, e)), axis=1)[:, :k].reshape(-1)
     order = np.argsort(experts, kind="stable")
-    if case.attrs.get("drop_pad_mode", 0) == 1:
-        c = gshape[1]
+    if capacity:
         counts = np.bincount(experts, minlength=e)
         start = np.concatenate(([0], np.cumsum(counts)[:-1]))
         pos = np.empty(nk, np.int64)
         pos[order] = np.arange(nk) - start[experts[order]]
-        idx = np.where(pos < c, experts * c + pos, -1)
+        idx = np.where(pos < capacity, experts * capacity + pos, -1)
     else:
         idx = np.empty(nk, np.int64)
         idx[order] = np.arange(nk)
+    return experts.astype(np.int32), idx.astype(np.int32)
+
+
+def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
+    gshape, gdt = case.inputs["grad_expanded_x"]
+    (nk,), _ = case.inputs["expanded_row_idx"]
+    k = int(case.attrs["top_k"])
+    drop_pad = case.attrs.get("drop_pad_mode", 0) == 1
+    _, idx = routed_rows(rng, nk // k, k, EXPERTS.get(case.name, 8),
+                         gshape[1] if drop_pad else 0)
     grad = rng.uniform(-2, 2, gshape).astype(_dtype(gdt))
-    return {"grad_expanded_x": grad, "expanded_row_idx": idx.astype(np.int32)}
+    return {"grad_expanded_x": grad, "expanded_row_idx": idx}
 
 
 def _case(name: str, n: int, k: int, h: int, dt: str, active: int = 0, capacity: int = 0,
