@@ -69,8 +69,8 @@ CASES = {c.name: c for c in (
     _case("quant_small_wide_active", 12, 4, 16400, "bfloat16", 4, 50.0, 0.0,
           description="H 16400 (one-core sort, gather of few active rows), 4 x 4 kept",
           seed=5),
-    _case("quant_small_multicore", 776, 8, 16, "float16", 300, 60.0, 2.0, experts=64,
-          description="6208 rows sorted on two cores, only 300 x 8 kept", seed=6),
+    _case("quant_small_multicore", 776, 8, 16, "float16", 100, 60.0, 2.0, experts=64,
+          description="6208 rows sorted on two cores, only 100 x 8 kept", seed=6),
     _case("quant_qwen3_moe", 4096, 8, 2048, "bfloat16", 4096, 60.0, 0.0, experts=128,
           description="Qwen3-MoE layer: 4096 tokens x top-8 of 128, H 2048", seed=3),
 )}
