@@ -70,11 +70,14 @@ def test_coverage_of_the_moe_family(cli, cxx_cache, tmp_path) -> None:
                "moe_token_permute_with_ep", "moe_token_permute_with_ep_grad"):
         assert (rows[op]["kernel_compiles"], rows[op]["host_compiles"], rows[op]["runs"]) \
             == (True, True, True), op
-    # from their sources alone (host tiling and kernel C++ at the checkout's commit): three
-    # end to end and exact; the grad op's smallest case takes the IR's default range {-1, -1},
-    # which the checkout's tiling wraps to an empty window where the model (V3) reads none
+    # from their sources alone (host tiling and kernel C++ at the checkout's commit): eight
+    # end to end and exact - three ported ops and the five of op_models/moe_family; the grad
+    # op's smallest case takes the IR's default range {-1, -1}, which the checkout's tiling
+    # wraps to an empty window where the model (V3) reads none
     exact = [n for n, r in rows.items() if r["golden_exact"] and r["first_missing"] is None]
-    assert exact == ["moe_token_permute_with_ep", "moe_token_permute_with_ep_grad",
+    assert exact == ["moe_finalize_routing_v2_grad", "moe_init_routing",
+                     "moe_init_routing_quant", "moe_init_routing_v2_grad", "moe_token_permute",
+                     "moe_token_permute_with_ep", "moe_token_permute_with_ep_grad",
                      "moe_token_unpermute_with_ep"]
     assert rows["moe_token_unpermute_with_ep_grad"]["golden_exact"] is False
     assert all(r["first_missing"] for n, r in rows.items() if n not in exact)

@@ -121,3 +121,43 @@ def test_infershape_and_datatype_from_the_sources(host) -> None:
     # GE's unknown rank and unknown dimension (ge::UNKNOWN_DIM_NUM, ge::UNKNOWN_DIM)
     assert host.infer(ScaleRowsCtx((TensorDesc((-2,), "float32"),)), 1) == (
         [(-1, -1)], ["DT_FLOAT"])
+
+
+_LIST_TILING = """#include "register/op_impl_registry.h"
+namespace optiling {
+static ge::graphStatus TilingListAttr(gert::TilingContext*) { return ge::GRAPH_SUCCESS; }
+IMPL_OP_OPTILING(ListAttr).Tiling(TilingListAttr);
+}
+"""
+_LIST_INFER = """#include "register/op_impl_registry.h"
+namespace ops {
+static ge::graphStatus InferListAttr(gert::InferShapeContext* context)
+{
+    const int64_t* window = context->GetAttrs()->GetListInt(0)->GetData();
+    gert::Shape* y = context->GetOutputShape(0);
+    y->SetDimNum(1);
+    y->SetDim(0, window[1] - window[0]);
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(ListAttr).InferShape(InferListAttr);
+}
+"""
+
+
+def test_a_list_attribute_reads_as_typed_elements(cxx_cache, tmp_path) -> None:
+    """``GetListInt(i)->GetData()`` is ``const int64_t*``, as gert's typed vector gives it."""
+    from aicore_sim.cfront.host import HostSource
+
+    (tmp_path / "list_attr" / "op_host").mkdir(parents=True)
+    (tmp_path / "list_attr" / "op_host" / "list_attr_tiling.cpp").write_text(_LIST_TILING)
+    (tmp_path / "list_attr" / "op_host" / "list_attr_infershape.cpp").write_text(_LIST_INFER)
+
+    class ListAttrCtx(TilingContext):
+        OP_TYPE = "ListAttr"
+        INPUTS = (("x", True),)
+        OUTPUTS = ("y",)
+        ATTRS = (("window", "int_list"),)
+
+    host = HostSource.of(tmp_path / "list_attr")
+    shapes, _ = host.infer(ListAttrCtx((TensorDesc((8,), "float32"),), {0: [3, 10]}), 1)
+    assert shapes == [(7,)]
