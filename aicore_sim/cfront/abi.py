@@ -32,7 +32,7 @@ from aicore_sim import ascendc
 from aicore_sim.ascendc import datacopy, utils
 from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor, TPosition
 from aicore_sim.ascendc.tpipe import TBuf, TPipe, TQueBind
-from aicore_sim.cfront import gm_tables
+from aicore_sim.cfront.gm_tables import find as find_gm_table
 from aicore_sim.sim import program, sources
 from aicore_sim.sim.dtypes import as_dtype
 from aicore_sim.sim.errors import KernelError
@@ -204,7 +204,7 @@ class CoreState:
         (then one more read-only tensor of the launch, see :mod:`gm_tables`)."""
         k = bisect.bisect_right(self.starts, addr) - 1
         if addr and (k < 0 or addr >= self.ends[k]):
-            table = gm_tables.find(addr)
+            table = find_gm_table(addr)
             if table is not None:
                 name = f"{table.name} (a table of the kernel binary)"
                 raw = np.ctypeslib.as_array(
