@@ -250,3 +250,56 @@ def test_one_array_passed_as_two_inputs_stays_two_gm_tensors(tmp_path):
     reads = [ins.src[0].buf for ins in cxx.program.streams[0] if ins.op.name == "COPY_GM_TO_UB"]
     assert reads == ["a", "b"]
     assert np.array_equal(cxx.outputs["z"], 2 * x)
+
+
+_GM_TABLE = """#include "kernel_operator.h"
+using namespace AscendC;
+namespace tables {
+const __gm__ int32_t ramp[64] = {
+     0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15,
+    16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+    32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+    48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+}
+extern "C" __global__ __aicore__ void gm_table(GM_ADDR z)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 32 * sizeof(int32_t));
+    LocalTensor<int32_t> t = buf.Get<int32_t>();
+    GlobalTensor<int32_t> rampGm, zGm;
+    rampGm.SetGlobalBuffer((__gm__ int32_t*)tables::ramp, 64);
+    zGm.SetGlobalBuffer((__gm__ int32_t*)z + GetBlockIdx() * 32, 32);
+    DataCopy(t, rampGm[GetBlockIdx() * 32], 32);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Adds(t, t, (int32_t)100, 32);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(zGm, t, 32);
+}
+"""
+
+
+def gm_table(z) -> None:
+    """The entry's signature (the C++ source runs in its place)."""
+
+
+@needs_cxx
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_gm_table_of_the_kernel_binary_is_a_read_only_gm_tensor(tmp_path, monkeypatch,
+                                                                   jobs):
+    """A ``__gm__`` constant array the kernel declares (on device: part of its image in GM)
+    is read as one more GM tensor, named after its symbol, by every core - recorded serially
+    or in two processes - and by the timed replay with effects."""
+    monkeypatch.setenv("AICORE_SIM_TIMED_REPLAY", "1")
+    (tmp_path / "gm_table.cpp").write_text(_GM_TABLE)
+    z = np.zeros(64, np.int32)
+    rec = Recording(gm_table, ["z"], {"z": z}, {"z": (np.dtype(np.int32), (64,))},
+                    load_platform("tiny"), block_dim=2, jobs=jobs,
+                    kernel_source=KernelSource.of(tmp_path / "gm_table.cpp"))
+    assert np.array_equal(rec.outputs["z"], np.arange(64) + 100)
+    reads = {ins.src[0].buf for s in rec.program.streams for ins in s
+             if ins.op.name == "COPY_GM_TO_UB"}
+    assert reads == {"tables::ramp (a table of the kernel binary)"}
+    assert not rec.hazards and rec.trace.makespan > 0

@@ -36,6 +36,8 @@ def host(cxx_cache):
 
 
 def test_tiling_reads_the_case_and_the_platform(host) -> None:
+    """The platform reaches the tiling through the compile info its parse step fills (as GE
+    runs the step before a node's tilings)."""
     a2 = load_platform("ascend910b1")  # 48 AIV cores, UB 196352 bytes usable
     r = host.tiling(ScaleRowsCtx((TensorDesc((100, 64), "float32"),)), a2)
     # rowsPerCore ceil(100 / 48) = 3 -> block dim ceil(100 / 3) = 34; no bias: key 0; the
@@ -116,3 +118,46 @@ def test_infershape_and_datatype_from_the_sources(host) -> None:
         [(100, 64)], ["DT_FLOAT16"])
     assert host.infer(ScaleRowsCtx((TensorDesc((7, 3), "bfloat16"),)), 1) == (
         [(7, 3)], ["DT_BF16"])
+    # GE's unknown rank and unknown dimension (ge::UNKNOWN_DIM_NUM, ge::UNKNOWN_DIM)
+    assert host.infer(ScaleRowsCtx((TensorDesc((-2,), "float32"),)), 1) == (
+        [(-1, -1)], ["DT_FLOAT"])
+
+
+_LIST_TILING = """#include "register/op_impl_registry.h"
+namespace optiling {
+static ge::graphStatus TilingListAttr(gert::TilingContext*) { return ge::GRAPH_SUCCESS; }
+IMPL_OP_OPTILING(ListAttr).Tiling(TilingListAttr);
+}
+"""
+_LIST_INFER = """#include "register/op_impl_registry.h"
+namespace ops {
+static ge::graphStatus InferListAttr(gert::InferShapeContext* context)
+{
+    const int64_t* window = context->GetAttrs()->GetListInt(0)->GetData();
+    gert::Shape* y = context->GetOutputShape(0);
+    y->SetDimNum(1);
+    y->SetDim(0, window[1] - window[0]);
+    return ge::GRAPH_SUCCESS;
+}
+IMPL_OP_INFERSHAPE(ListAttr).InferShape(InferListAttr);
+}
+"""
+
+
+def test_a_list_attribute_reads_as_typed_elements(cxx_cache, tmp_path) -> None:
+    """``GetListInt(i)->GetData()`` is ``const int64_t*``, as gert's typed vector gives it."""
+    from aicore_sim.cfront.host import HostSource
+
+    (tmp_path / "list_attr" / "op_host").mkdir(parents=True)
+    (tmp_path / "list_attr" / "op_host" / "list_attr_tiling.cpp").write_text(_LIST_TILING)
+    (tmp_path / "list_attr" / "op_host" / "list_attr_infershape.cpp").write_text(_LIST_INFER)
+
+    class ListAttrCtx(TilingContext):
+        OP_TYPE = "ListAttr"
+        INPUTS = (("x", True),)
+        OUTPUTS = ("y",)
+        ATTRS = (("window", "int_list"),)
+
+    host = HostSource.of(tmp_path / "list_attr")
+    shapes, _ = host.infer(ListAttrCtx((TensorDesc((8,), "float32"),), {0: [3, 10]}), 1)
+    assert shapes == [(7,)]

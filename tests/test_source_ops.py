@@ -60,3 +60,35 @@ def test_every_family_op_has_a_small_and_a_real_model_case() -> None:
     for op in FAMILY:
         names = list(registry.get_op(op).cases())
         assert any("small" in n for n in names) and any("small" not in n for n in names), op
+
+
+def test_a_golden_may_read_the_calls_tiling_fields() -> None:
+    """A golden whose float sum follows the tiling's split asks for ``tiling``: the call's
+    host tiling fields by name ({} without tiling data); one without it gets none."""
+    from types import SimpleNamespace
+
+    from aicore_sim import AttrSpec, TensorSpec
+    from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
+
+    seen = []
+
+    def with_tiling(inputs, attrs, tiling):
+        seen.append((attrs["n"], tiling))
+        return {}
+
+    def without(inputs, attrs):
+        seen.append((attrs["n"], None))
+        return {}
+
+    def model(golden):
+        return SourceOpModel("toy", "", "moe", (TensorSpec("x"),), (TensorSpec("y"),),
+                             (AttrSpec("n", "int", 3),), {"toy_small": SourceCase("toy_small",
+                                                                                  "", {}, {})},
+                             lambda case, rng: {}, golden)
+
+    x = {"x": np.zeros(4, np.float32)}
+    fields = SimpleNamespace(flat_dict=lambda: {"chunk": 16, "rows.perCore": 2})
+    model(with_tiling).golden(x, {}, SimpleNamespace(tiling=fields))
+    model(with_tiling).golden(x, {"n": 5}, SimpleNamespace(tiling=None))
+    model(without).golden(x, {}, SimpleNamespace(tiling=fields))
+    assert seen == [(3, {"chunk": 16, "rows.perCore": 2}), (5, {}), (3, None)]

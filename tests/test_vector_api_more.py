@@ -100,12 +100,13 @@ def test_init_global_memory_fills_and_is_priced_as_a_write():
         pipe.InitBuffer(b, 64)
         with pytest.raises(KernelError, match="only allowed before any InitBuffer"):
             InitGlobalMemory(g, 8, 1)
+        InitOutput(g[56], 8, 3)  # the basic API's fill: after InitBuffer too
 
     z = np.full(64, -1, np.int32)
     r = launch(kernel, ["z"], {"z": z}, {"z": (np.dtype(np.int32), (64,))}, TINY, block_dim=1)
-    assert r.outputs["z"].tolist() == [7] * 48 + [0] * 16
+    assert r.outputs["z"].tolist() == [7] * 48 + [0] * 8 + [3] * 8
     fills = [i for i in r.program.streams[0] if i.op is Opcode.COPY_UB_TO_GM]
-    assert [i.label for i in fills] == ["InitGlobalMemory", "InitOutput"]
+    assert [i.label for i in fills] == ["InitGlobalMemory", "InitOutput", "InitOutput"]
     # a UB->GM copy on tiny: 100 + bytes = 100 + 48 x 4 = 292 cycles
     assert cost.occupancy_cycles(fills[0], TINY) == 292
 
@@ -128,6 +129,21 @@ def test_init_output_takes_bfloat16_and_follows_init_buffer():
     z = np.full(16, 3, bf16)
     r = launch(kernel, ["z"], {"z": z}, {"z": (bf16, (16,))}, TINY, block_dim=1)
     assert r.outputs["z"].astype(np.float32).tolist() == [3] * 4 + [0] * 8 + [1.5] * 4
+
+
+def test_init_output_fills_bfloat16_and_refuses_int8():
+    def kernel(z, w):
+        g, h = GlobalTensor(bfloat16), GlobalTensor(np.int8)
+        g.SetGlobalBuffer(z)
+        h.SetGlobalBuffer(w)
+        InitOutput(g, 16, 1.5)
+        with pytest.raises(KernelError, match=r"InitOutput<int8>: the element type"):
+            InitOutput(h, 32)
+
+    z = np.zeros(16, bfloat16)
+    r = launch(kernel, ["z", "w"], {"z": z, "w": np.zeros(32, np.int8)},
+               {"z": (np.dtype(bfloat16), (16,))}, TINY, block_dim=1)
+    assert r.outputs["z"].astype(np.float32).tolist() == [1.5] * 16
 
 
 def test_phy_addr_and_to_float():

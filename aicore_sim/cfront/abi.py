@@ -32,6 +32,7 @@ from aicore_sim import ascendc
 from aicore_sim.ascendc import datacopy, utils
 from aicore_sim.ascendc.tensors import GM_ADDR, GlobalTensor, LocalTensor, TPosition
 from aicore_sim.ascendc.tpipe import TBuf, TPipe, TQueBind
+from aicore_sim.cfront.gm_tables import find as find_gm_table
 from aicore_sim.sim import program, sources
 from aicore_sim.sim.dtypes import as_dtype
 from aicore_sim.sim.errors import KernelError
@@ -126,12 +127,13 @@ class CoreState:
     its UB buffers by id, its TPipe / TQue / TBuf objects by handle, and the error a refused
     call left for the kernel's caller."""
 
-    __slots__ = ("rec", "starts", "names", "bufs", "buf_ids", "objs", "obj_ids",
+    __slots__ = ("rec", "starts", "ends", "names", "bufs", "buf_ids", "objs", "obj_ids",
                  "locals", "globals", "structs", "error", "ub_base", "calls")
 
     def __init__(self, rec: program.CoreRecorder, gm_map: GmMap, ub_base: int) -> None:
         self.rec = rec
-        self.starts, self.names = gm_map.starts, gm_map.names
+        self.starts, self.ends, self.names = list(gm_map.starts), list(gm_map.ends), \
+            list(gm_map.names)
         self.bufs: list[tuple[str, int]] = [("", 0)]  # id 0: bound to no buffer
         self.buf_ids: dict[str, int] = {"": 0}
         self.objs: list[Any] = []
@@ -180,7 +182,7 @@ class CoreState:
             g = GlobalTensor(DTYPES[meta & 0xFF])
             if meta >> 8:  # set by SetL2CacheHint (the simulator's code + 1)
                 g.cache = (meta >> 8) - 1
-            k = bisect.bisect_right(self.starts, addr) - 1
+            k = self._tensor(addr)
             if addr and k >= 0:
                 g.name, g.base, g.size = self.names[k], addr - self.starts[k], size
             else:  # nullptr (or below every tensor): bound to nothing, as on device
@@ -191,10 +193,28 @@ class CoreState:
     def gm_addr(self, addr: int) -> GM_ADDR | None:
         if not addr:
             return None
-        k = bisect.bisect_right(self.starts, addr) - 1
+        k = self._tensor(addr)
         if k < 0:
             raise KernelError(f"GM address {addr:#x} lies in no tensor of the launch")
         return GM_ADDR(self.names[k], addr - self.starts[k])
+
+    def _tensor(self, addr: int) -> int:
+        """The index of the GM tensor ``addr`` lies in: the last starting at or below it, or,
+        when it lies past that one's end, a table of the kernel's own binary that holds it
+        (then one more read-only tensor of the launch, see :mod:`gm_tables`)."""
+        k = bisect.bisect_right(self.starts, addr) - 1
+        if addr and (k < 0 or addr >= self.ends[k]):
+            table = find_gm_table(addr)
+            if table is not None:
+                name = f"{table.name} (a table of the kernel binary)"
+                raw = np.ctypeslib.as_array(
+                    (ctypes.c_uint8 * table.nbytes).from_address(table.address))
+                self.rec.image.add_constant(name, raw)
+                k = bisect.bisect_right(self.starts, table.address)
+                self.starts.insert(k, table.address)
+                self.ends.insert(k, table.address + table.nbytes)
+                self.names.insert(k, name)
+        return k
 
     def address(self, g: GM_ADDR) -> int:
         k = self.names.index(g.name)
@@ -205,7 +225,7 @@ class GmMap:
     """The launch's GM tensors by real address (the functional image's arrays), for mapping
     the kernel's pointers back to (tensor, byte offset)."""
 
-    __slots__ = ("starts", "names")
+    __slots__ = ("starts", "ends", "names")
 
     def __init__(self, gm: dict[str, np.ndarray], writable: frozenset[str] = frozenset()
                  ) -> None:
@@ -222,6 +242,7 @@ class GmMap:
             spans = sorted((a.ctypes.data, name, a.ctypes.data + a.nbytes)
                            for name, a in gm.items() if a is not None and a.nbytes)
         self.starts = [s for s, _, _ in spans]
+        self.ends = [e for _, _, e in spans]
         self.names = [n for _, n, _ in spans]
 
 

@@ -130,6 +130,18 @@ class MemoryImage:
         self.ub = [np.zeros(ub_bytes, dtype=np.uint8) for _ in range(cores)]
         self.ub_bytes = ub_bytes
         self.writable = frozenset(gm if writable is None else writable)
+        self.constants: list[str] = []  # read-only tensors of the kernel itself, see below
+
+    def add_constant(self, name: str, raw: np.ndarray) -> None:
+        """One more read-only GM tensor: ``raw``'s bytes, which the kernel itself brings (a
+        table of its binary that it points a ``GlobalTensor`` at); a name already held is
+        kept as it is."""
+        if name in self.gm:
+            return
+        raw = raw.reshape(-1).view(np.uint8).view()
+        raw.flags.writeable = False
+        self.gm[name] = raw
+        self.constants.append(name)
 
     @classmethod
     def from_tensors(cls, tensors: dict[str, np.ndarray], ub_bytes: int, cores: int,
@@ -154,6 +166,7 @@ class MemoryImage:
         (the read-only inputs are shared)."""
         gm = {k: (_private(v) if k in self.writable else v) for k, v in self.gm.items()}
         other = MemoryImage(gm, self.ub_bytes, 0, self.writable)
+        other.constants = list(self.constants)
         other.ub = [u.copy() for u in self.ub]
         return other
 

@@ -6,7 +6,8 @@ recorded independently; the parent process records the first range itself and fo
 child per other range. The children inherit the inputs (copy-on-write, never copied) and
 write the outputs into the same shared memory (:meth:`MemoryImage.share_writable`); each
 sends back its streams as a table of distinct instructions plus one index array per core, and
-the kernel line of each instruction as its site table plus one site-id array per core.
+the kernel line of each instruction as its site table plus one site-id array per core, and
+the bytes of the kernel's own GM tables it read (``MemoryImage.add_constant``).
 
 The result is the serial one, bit for bit:
 
@@ -174,7 +175,8 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
                 streams, allocations, hazards, sites = record_cores(
                     kernel, args, cores, block_dim, image, platform, effects, {})
                 return (*_pack(streams), allocations, hazards,
-                        [s.tobytes() for s in sites], list(sources.SITES))
+                        [s.tobytes() for s in sites], list(sources.SITES),
+                        {n: image.gm[n].tobytes() for n in image.constants})
 
             children.append(Background(work))
         failed = False
@@ -185,10 +187,12 @@ def record(record_cores: Callable[..., tuple], kernel, args: tuple, block_dim: i
             failed, results = True, []
         for child in children:
             try:
-                table, codes, allocations, hazards, sites, site_table = child.result()
+                table, codes, allocations, hazards, sites, site_table, tables = child.result()
             except Exception:  # noqa: BLE001 - the serial record raises it again, in order
                 failed = True
                 continue
+            for name, raw in tables.items():  # the kernel's own tables the range read
+                image.add_constant(name, np.frombuffer(raw, np.uint8))
             results.append((_unpack(table, codes), allocations, hazards,
                             [sources.remap(np.frombuffer(s, np.int32), site_table)
                              for s in sites]))

@@ -326,6 +326,9 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
         if was_enabled:
             gc.enable()
     streams, allocations, hazards, sites = parts
+    if initial is not None:  # the kernel's own tables, for a replay from the initial image
+        for name in image.constants:
+            initial.add_constant(name, image.gm[name])
     return Program(streams, allocations, image, image if initial is None else initial, hazards,
                    numerics, jobs, sources.Sources(list(sources.SITES), sites))
 

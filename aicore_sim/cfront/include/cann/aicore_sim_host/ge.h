@@ -20,6 +20,10 @@ constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFFu;
 constexpr graphStatus GRAPH_PARAM_INVALID = 50331649u;
 constexpr graphStatus GRAPH_NOT_CHANGED = 1343242304u;
 
+// an unknown dimension; the one dimension of a shape whose rank is unknown
+constexpr int64_t UNKNOWN_DIM = -1;
+constexpr int64_t UNKNOWN_DIM_NUM = -2;
+
 // name, value, bytes per element (0: not a whole byte or not a tensor element type)
 #define AICORE_SIM_GE_DTYPES(X)                                                            \
     X(DT_FLOAT, 0, 4) X(DT_FLOAT16, 1, 2) X(DT_INT8, 2, 1) X(DT_INT32, 3, 4)               \

@@ -149,6 +149,14 @@ private:
     size_t size_ = 0;
 };
 
+// a list attribute as GetListInt / GetListFloat give it: the same storage, typed elements
+template <typename T>
+class TypedContinuousVector : public ContinuousVector {
+public:
+    const T* GetData() const { return static_cast<const T*>(ContinuousVector::GetData()); }
+    T* MutableData() { return static_cast<T*>(ContinuousVector::MutableData()); }
+};
+
 // the attributes of one call, by IR index; an absent one gives nullptr. Each value is kept
 // in raw bytes, so a getter of another type reads them as gert would.
 class RuntimeAttrs {
@@ -175,8 +183,12 @@ public:
     const bool* GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
     const float* GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
     const char* GetStr(size_t i) const { return GetAttrPointer<char>(i); }
-    const ContinuousVector* GetListInt(size_t i) const { return GetAttrPointer<ContinuousVector>(i); }
-    const ContinuousVector* GetListFloat(size_t i) const { return GetAttrPointer<ContinuousVector>(i); }
+    const TypedContinuousVector<int64_t>* GetListInt(size_t i) const {
+        return GetAttrPointer<TypedContinuousVector<int64_t>>(i);
+    }
+    const TypedContinuousVector<float>* GetListFloat(size_t i) const {
+        return GetAttrPointer<TypedContinuousVector<float>>(i);
+    }
     size_t GetAttrNum() const { return values.size(); }
 
     std::vector<Value> values;
@@ -358,13 +370,18 @@ public:
 
 };
 
-// the context of a tiling's parse step (compile info); aicore-sim calls none
+// the context of a tiling's parse step: the op's compile-info struct to fill (constructed by
+// the runner before the step) and the platform, as the tiling that follows sees them
 class TilingParseContext {
 public:
     template <typename T>
-    T* GetCompiledInfo() { return nullptr; }
-    fe::PlatFormInfos* GetPlatformInfo() const { return nullptr; }
-    const char* GetNodeName() const { return ""; }
+    T* GetCompiledInfo() { return static_cast<T*>(compiled); }
+    fe::PlatFormInfos* GetPlatformInfo() const { return platform; }
+    const char* GetNodeName() const { return node; }
+
+    void* compiled = nullptr;
+    fe::PlatFormInfos* platform = nullptr;
+    const char* node = "";
 };
 
 template <typename T>

@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct OpImpl {
     gert::InferShapeKernelFunc infer_shape = nullptr;
     gert::InferDataTypeKernelFunc infer_dtype = nullptr;
     size_t compile_info_size = 0;
+    void (*make_compile_info)(void*) = nullptr;  // constructs the parse step's struct in place
+    void (*drop_compile_info)(void*) = nullptr;  // and destroys it
 };
 
 inline std::map<std::string, OpImpl>& op_impls() {
@@ -37,8 +40,11 @@ public:
     OpImplRegister& Tiling(gert::TilingKernelFunc f, size_t) { return Tiling(f); }
     template <typename T>
     OpImplRegister& TilingParse(gert::TilingParseFunc f) {
-        op_impls()[op_].parse = f;
-        op_impls()[op_].compile_info_size = sizeof(T);
+        OpImpl& impl = op_impls()[op_];
+        impl.parse = f;
+        impl.compile_info_size = sizeof(T);
+        impl.make_compile_info = [](void* p) { new (p) T(); };
+        impl.drop_compile_info = [](void* p) { static_cast<T*>(p)->~T(); };
         return *this;
     }
     OpImplRegister& InferShape(gert::InferShapeKernelFunc f) {

@@ -9,8 +9,10 @@
 // aicore_sim_host_fields describes the tiling-data class an op registered (the layout check).
 #pragma once
 
+#include <algorithm>
 #include <csetjmp>
 #include <csignal>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -229,21 +231,38 @@ __attribute__((visibility("default"))) int aicore_sim_host_tiling(
     using namespace aicore_sim_host;
     gert::TilingContext ctx;
     fe::PlatFormInfos platform;
-    std::vector<unsigned char> compile_info(4096, 0);
     size_t outputs = 0;
     std::string op = read_request(request, ctx, &platform, &outputs);
+    auto it = op_impls().find(op);
+    const OpImpl* impl = it == op_impls().end() ? nullptr : &it->second;
+    // the compile info: zeroed bytes, or the op's struct which its parse step fills first
+    size_t info_size = std::max<size_t>(4096, impl ? impl->compile_info_size : 0);
+    std::vector<std::max_align_t> compile_info((info_size + sizeof(std::max_align_t) - 1) /
+                                          sizeof(std::max_align_t));
+    std::memset(compile_info.data(), 0, compile_info.size() * sizeof(std::max_align_t));
     ctx.platform = &platform;
     ctx.compile_info = compile_info.data();
     ctx.raw.Bind(tiling, tiling_cap);
 
     std::ostringstream out;
-    auto it = op_impls().find(op);
-    if (it == op_impls().end() || it->second.tiling == nullptr) {
+    if (impl == nullptr || impl->tiling == nullptr) {
         out << "missing " << hex(op) << "\n";
     } else {
-        ge::graphStatus status = ge::GRAPH_FAILED;
-        std::string ended = guarded([&] { status = it->second.tiling(&ctx); });
+        ge::graphStatus status = ge::GRAPH_SUCCESS;
+        std::string ended;
+        bool made = impl->parse != nullptr && impl->make_compile_info != nullptr;
+        if (made) {  // the parse step, as GE runs it once before a node's tilings
+            impl->make_compile_info(compile_info.data());
+            gert::TilingParseContext parse;
+            parse.compiled = compile_info.data();
+            parse.platform = &platform;
+            parse.node = ctx.GetNodeName();
+            ended = guarded([&] { status = impl->parse(&parse); });
+        }
+        if (ended.empty() && status == ge::GRAPH_SUCCESS)
+            ended = guarded([&] { status = impl->tiling(&ctx); });
         out << (ended.empty() ? "status " + std::to_string(status) : ended) << "\n";
+        if (made && ended.empty()) impl->drop_compile_info(compile_info.data());
     }
     if (ctx.tiling_key_set) out << "key " << ctx.tiling_key << "\n";
     if (ctx.block_dim_set) out << "block_dim " << ctx.block_dim << "\n";

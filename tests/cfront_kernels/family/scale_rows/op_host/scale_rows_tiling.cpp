@@ -1,8 +1,9 @@
 // aicore-sim's own test host tiling (written for the tests, no vendor code): rows split over
 // the AIV cores, each core's rows held in UB. It reads what host tilings read - an input's
 // shape and dtype by instance index, an optional input by IR index, attributes by IR index,
-// the platform's core count and UB - and writes a key, a block dim, a workspace and the
-// tiling data. Attribute 0 (int, "mode"): 0 tile, 1 crash (a null write), 2 throw.
+// the platform's core count and UB, through the compile info its parse step fills - and
+// writes a key, a block dim, a workspace and the tiling data. Attribute 0 (int, "mode"): 0
+// tile, 1 crash (a null write), 2 throw.
 #include <stdexcept>
 
 #include "register/op_impl_registry.h"
@@ -12,6 +13,11 @@
 
 namespace optiling {
 #include "scale_rows_tiling.h"
+
+struct ScaleRowsCompileInfo {
+    int64_t cores = -1;  // -1: the parse step did not run
+    uint64_t ub = 0;
+};
 
 static ge::graphStatus TilingScaleRows(gert::TilingContext* context)
 {
@@ -28,9 +34,12 @@ static ge::graphStatus TilingScaleRows(gert::TilingContext* context)
     }
     if (mode != nullptr && *mode == 2) throw std::runtime_error("mode 2 throws");
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
-    int64_t cores = platform.GetCoreNumAiv();
-    uint64_t ub = 0;
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub);
+    const ScaleRowsCompileInfo* info = context->GetCompileInfo<ScaleRowsCompileInfo>();
+    OP_CHECK_IF(info == nullptr || info->cores <= 0,
+                OP_LOGE(context->GetNodeName(), "no compile info from the parse step"),
+                return ge::GRAPH_FAILED);
+    int64_t cores = info->cores;
+    uint64_t ub = info->ub;
     int64_t rows = shape.GetDim(0), cols = shape.GetDim(1);
     int64_t bytes = ge::GetSizeByDataType(context->GetInputDesc(0)->GetDataType());
     OP_CHECK_IF(cols * bytes > static_cast<int64_t>(ub),
@@ -51,11 +60,13 @@ static ge::graphStatus TilingScaleRows(gert::TilingContext* context)
 
 static ge::graphStatus TilingParseScaleRows(gert::TilingParseContext* context)
 {
-    (void)context;
+    ScaleRowsCompileInfo* info = context->GetCompiledInfo<ScaleRowsCompileInfo>();
+    OP_CHECK_NULL_WITH_CONTEXT(context, info);
+    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    info->cores = platform.GetCoreNumAiv();
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, info->ub);
     return ge::GRAPH_SUCCESS;
 }
-
-struct ScaleRowsCompileInfo {};
 
 IMPL_OP_OPTILING(ScaleRows).Tiling(TilingScaleRows).TilingParse<ScaleRowsCompileInfo>(TilingParseScaleRows);
 }  // namespace optiling
