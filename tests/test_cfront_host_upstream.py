@@ -236,3 +236,23 @@ def test_sweep_axis_op_source_gives_the_ports_cycles(tmp_path, cxx_cache) -> Non
     for knob in ('{"inputReserveNum": 1}', "{}"):
         port, cxx = by[(False, knob)], by[(True, knob)]
         assert (cxx["tiling"], cxx["makespan_cycles"]) == (port["tiling"], port["makespan_cycles"])
+
+
+def test_search_from_the_op_source(tmp_path, cxx_cache) -> None:
+    """``search CASE --op-src DIR``: every point tiled by the op's own C++; the same points and
+    makespans as the port's search."""
+    import json
+
+    from aicore_sim.cli import main
+
+    op_dir = Path(_ROOT) / "moe" / "moe_token_unpermute_with_ep_grad"  # type: ignore[arg-type]
+    runs = {}
+    for label, extra in (("port", []), ("cxx", ["--op-src", str(op_dir)])):
+        assert main(["search", "range_start", "--budget", "6", "--out", str(tmp_path / label),
+                     "--workers", "1", "--no-progress", *extra]) == 0
+        rows = [json.loads(x) for x in
+                (tmp_path / label / "results.jsonl").read_text().splitlines()]
+        runs[label] = sorted((json.dumps(r["overrides"]), r["makespan_cycles"]) for r in rows)
+        assert all(r["axes"].get("op_source", "port") == ("port" if label == "port" else
+                                                           str(op_dir)) for r in rows)
+    assert runs["cxx"] == runs["port"] and len(runs["port"]) == 6

@@ -311,10 +311,10 @@ def test_every_option_help_states_its_domain() -> None:
             if a.type in DOMAINS:
                 assert (where, "".join(DOMAINS[a.type].split()) in rendered) == (where, True)
                 checked += 1
-    assert checked == 89  # typed options and positionals over all commands today (70, and
+    assert checked == 90  # typed options and positionals over all commands today (70, and
     # coverage DIR / --only / --platform / --report, validate --hold-out / --write-confidence,
     # plot RUN_DIR / --cores / --window / --out, sweep --max-points, verify --max-cases,
-    # run / tiling / verify --op-src, exec PROGRAM / --op-src / --out / --platform)
+    # run / tiling / verify / search --op-src, exec PROGRAM / --op-src / --out / --platform)
 
 
 # -- board CSV folders (correlate) -------------------------------------------------------------

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aicore_sim.cli.common import OP_SRC_HELP, host_tiling_of, op_source
 from aicore_sim.cli.options import (
     MAX_POINTS,
     budget,
@@ -202,6 +203,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     except (KeyError, ValueError, OSError) as e:
         raise _usage(f"CASE {args.case}: {e.args[0] if e.args else e}") from None
     op.check_resources(case, platform)  # refuse up front what cannot fit in memory
+    host = op_source(args)  # --op-src: checked before any work
     label = f"search-{_slug(Path(args.case).stem)}-{_slug(Path(args.platform).stem)}"
     if args.tokens is not None:
         label += f"-n{args.tokens}"
@@ -209,9 +211,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     claim(out, "--out")
     try:
         with make_executor(args.workers, args.scheduler, args.op) as ex:
-            res = search(args.case, ex, out, platform=args.platform, budget=args.budget,
-                         op=args.op, case_axes=case_axes, seed=args.seed,
-                         verify=not args.no_verify, progress=not args.no_progress)
+            with host_tiling_of(args):  # --op-src: the op's own host tiling C++
+                res = search(args.case, ex, out, platform=args.platform, budget=args.budget,
+                             op=args.op, case_axes=case_axes, seed=args.seed,
+                             verify=not args.no_verify, progress=not args.no_progress,
+                             op_source=None if host is None else str(host.op_dir))
     except SpecError as e:
         raise _usage(str(e)) from None
     print(res.text())
@@ -303,6 +307,7 @@ def add_parsers(sub: Any) -> None:
                        formatter_class=fmt, epilog=_SEARCH_EXAMPLES,
                        description="Search the tiling space of one case; verify the best.")
     q.add_argument("case", type=nonempty, metavar="CASE", help="bundled case name or case file")
+    q.add_argument("--op-src", type=nonempty, metavar="DIR", help=OP_SRC_HELP)
     q.add_argument("--platform", type=nonempty, default=None, metavar="P",
                    help="preset name, preset TOML path or a JSON object of fields, as for "
                         "'run' (default: the case file's platform, else ascend910b1)")

@@ -82,6 +82,7 @@ def _neighbours(best: dict[str, int], grid: list[dict[str, int]]) -> list[dict[s
 
 def search(case: str, executor: Executor, out: str | Path, *, platform: str = "ascend910b1",
            budget: int = 40, op: str | None = None, case_axes: dict[str, Any] | None = None,
+           op_source: str | None = None,
            seed: int | None = None, verify: bool = True, progress: bool = True,
            report: bool = True) -> SearchOutcome:
     """Find the fastest feasible tiling of ``case`` on ``platform`` within ``budget`` points
@@ -91,6 +92,8 @@ def search(case: str, executor: Executor, out: str | Path, *, platform: str = "a
     out = Path(out)
     case_axes = dict(case_axes or {})
     base = {"case": case, **case_axes, "platform": platform}
+    if op_source is not None:  # every point tiled by the op's own host C++ (run --op-src)
+        base["op_source"] = op_source
     plat = build_platform({"platform": platform})
     cobj = space.resolve_case(case, case_axes)
     grid: list[dict[str, int]] = space.search_space(cobj, plat)
