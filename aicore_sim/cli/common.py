@@ -123,3 +123,22 @@ def launches_folder(out: str | None, stem: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
+
+def add_launches_options(p: Any, stem: str) -> None:
+    """``--out``, ``--platform``, ``--mode`` and ``--trace`` of a command whose C++ program
+    makes launches (``ut``, ``exec``); ``stem`` names the default folder's last part."""
+    from aicore_sim.cli.options import nonempty
+    from aicore_sim.ops.casefile import MODES
+
+    p.add_argument("--out", type=nonempty, metavar="DIR",
+                   help="folder of the launches' run folders (must not exist or be empty; "
+                        f"default traces/<time>-<{stem}>)")
+    p.add_argument("--platform", type=nonempty, metavar="P",
+                   help=f"preset name, preset TOML path or JSON object (default "
+                        f"{DEFAULT_PLATFORM})")
+    p.add_argument("--mode", choices=MODES, default="timed",
+                   help="timed (default), functional (no timing, no trace) or timing-only (no "
+                        "results in the buffers)")
+    p.add_argument("--trace", choices=("full", "lanes", "none"), default="full",
+                   help="trace.json detail of each launch (default full)")
+

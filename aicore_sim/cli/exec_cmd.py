@@ -14,9 +14,9 @@ import gc
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import OP_SRC_HELP, launches_folder, platform_arg
+from aicore_sim.cli.common import OP_SRC_HELP, add_launches_options, launches_folder, platform_arg
 from aicore_sim.cli.options import nonempty
-from aicore_sim.ops.casefile import DEFAULT_PLATFORM, MODES
+from aicore_sim.ops.casefile import DEFAULT_PLATFORM
 from aicore_sim.sim.errors import UsageError
 
 _EXAMPLES = """\
@@ -45,17 +45,7 @@ def add_parser(sub: Any) -> None:
                                    "on the simulator.")
     p.add_argument("program", type=nonempty, metavar="PROGRAM.cpp", help="the program")
     p.add_argument("--op-src", type=nonempty, metavar="DIR", help=OP_SRC_HELP)
-    p.add_argument("--out", type=nonempty, metavar="DIR",
-                   help="folder of the launches' run folders (must not exist or be empty; "
-                        "default traces/<time>-<program>)")
-    p.add_argument("--platform", type=nonempty, metavar="P",
-                   help=f"preset name, preset TOML path or JSON object (default "
-                        f"{DEFAULT_PLATFORM})")
-    p.add_argument("--mode", choices=MODES, default="timed",
-                   help="timed (default), functional (no timing, no trace) or timing-only (no "
-                        "results in the buffers)")
-    p.add_argument("--trace", choices=("full", "lanes", "none"), default="full",
-                   help="trace.json detail of each launch (default full)")
+    add_launches_options(p, "program")
     p.set_defaults(func=cmd_exec)
 
 

@@ -13,9 +13,9 @@ import gc
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import launches_folder, platform_arg
+from aicore_sim.cli.common import add_launches_options, launches_folder, platform_arg
 from aicore_sim.cli.options import nonempty
-from aicore_sim.ops.casefile import DEFAULT_PLATFORM, MODES
+from aicore_sim.ops.casefile import DEFAULT_PLATFORM
 from aicore_sim.sim.errors import UsageError
 
 _EXAMPLES = """\
@@ -44,19 +44,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--kernel-src", type=nonempty, metavar="DIR", required=True,
                    help="the kernel's sources: a folder holding <entry>.cpp (ops-transformer: "
                         "<op>/op_kernel) or one .cpp")
-    p.add_argument("--out", type=nonempty, metavar="DIR",
-                   help="folder of the launches' run folders (must not exist or be empty; "
-                        "default traces/<time>-<test>)")
-    p.add_argument("--platform", type=nonempty, metavar="P",
-                   help=f"preset name, preset TOML path or JSON object (default "
-                        f"{DEFAULT_PLATFORM})")
-    p.add_argument("--mode", choices=MODES, default="timed",
-                   help="timed (default), functional (no timing, no trace) or timing-only (no "
-                        "results in the buffers)")
+    add_launches_options(p, "test")
     p.add_argument("--filter", type=nonempty, metavar="GTEST_FILTER",
                    help="run only the TESTs gtest's --gtest_filter pattern selects")
-    p.add_argument("--trace", choices=("full", "lanes", "none"), default="full",
-                   help="trace.json detail of each launch (default full)")
     p.add_argument("--strict", action="store_true",
                    help="a launch with a hazard (race, pending flag, ...) fails its TEST")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
