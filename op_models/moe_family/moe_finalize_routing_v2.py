@@ -17,7 +17,8 @@ float32 and float16 compute in their own type (every float16 operation rounded t
 which numpy's float16 arithmetic does exactly: float32 carries enough bits that its
 intermediate rounding never changes a float16 result of one +, or *); bfloat16 is widened
 exactly to float32, computed in float32 in the same order, and rounded once to bfloat16 (to
-nearest, ties to even). With that order every output is bit-exact.
+nearest, ties to even); float32 scales with bfloat16 rows (the doc's mixed precision) are used
+as given. With that order every output is bit-exact.
 """
 
 from __future__ import annotations
@@ -110,13 +111,13 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
         out["bias"] = rng.uniform(-2, 2, (e, h)).astype(dt)
         out["expert_idx"] = experts.reshape(r, k)
     if case.inputs.get("scales") is not None:
-        out["scales"] = rng.uniform(0, 1, (r, k)).astype(dt)
+        out["scales"] = rng.uniform(0, 1, (r, k)).astype(_dtype(case.inputs["scales"][1]))
     return out
 
 
 def _case(name: str, r: int, k: int, h: int, dt: str, mode: int = 0, skips: int = 2,
           bias: bool = True, scales: bool = True, capacity: int = 0, experts: int = 8,
-          description: str = "", seed: int = 0) -> SourceCase:
+          scales_dt: str = "", description: str = "", seed: int = 0) -> SourceCase:
     EXPERTS[name] = experts
     nk = r * k
     xshape: tuple[int, ...] = (experts, capacity, h) if mode in (1, 3) else (nk, h)
@@ -125,7 +126,7 @@ def _case(name: str, r: int, k: int, h: int, dt: str, mode: int = 0, skips: int 
         "x1": ((r, h), dt) if skips >= 1 else None,
         "x2": ((r, h), dt) if skips >= 2 else None,
         "bias": ((experts, h), dt) if bias else None,
-        "scales": ((r, k), dt) if scales else None,
+        "scales": ((r, k), scales_dt or dt) if scales else None,
         "expert_idx": ((r, k), "int32") if bias else None}
     attrs = {"drop_pad_mode": mode, "zero_expert_range": [-1, -1],
              "copy_expert_range": [-1, -1], "constant_expert_range": [-1, -1], "k": k}
@@ -149,6 +150,9 @@ CASES = {c.name: c for c in (
           description="fp32, H 20000: a row in parts of UB", seed=6),
     _case("fr_v2_small_big_k", 8, 16, 64, "float16", experts=32,
           description="fp16, top-16 of 32 experts", seed=7),
+    _case("fr_v2_small_bf16_fp32_scales", 16, 2, 96, "bfloat16", mode=2, skips=1,
+          scales_dt="float32", description="bf16 rows, float32 scales (mixed precision)",
+          seed=9),
     _case("fr_v2_mixtral", 4096, 2, 4096, "bfloat16", skips=0, bias=False, experts=8,
           description="Mixtral-8x7B layer: 4096 tokens x top-2 of 8, H 4096", seed=8),
 )}
