@@ -1,7 +1,7 @@
 """``MoeTokenPermuteWithRoutingMap`` (aclnnMoeTokenPermuteWithRoutingMap): tokens copied to
 the rows of the experts a routing map sends them to.
 
-Golden, from the operator's documentation (drop_and_pad false). With ``tokens`` tokens and
+Golden, from the operator's documentation. drop_and_pad false: with ``tokens`` tokens and
 ``experts`` experts, ``top_k = num_out_tokens // tokens``. The permuted rows are the routing
 map's true entries in expert-major order: ``sortedIndicesFirst`` is the token ids
 ``arange(tokens)`` repeated per expert, masked by ``routing_map.T`` (row ``p`` is token
@@ -13,6 +13,16 @@ a token's rows keep expert order), the permuted row of each token-major slot.
 Every token takes exactly ``top_k`` experts in the cases (the documentation's ``outToken =
 top_k * tokens`` rows are then all routed). Pure copies and integer indices: bit-exact in
 every dtype.
+
+drop_and_pad true: ``capacity = num_out_tokens // experts``; for each expert (a row of the
+operator's ``routing_map``) ``sorted_indices`` holds its first ``capacity`` token ids in the
+order of a stable descending argsort of the map row (its routed tokens ascending, then
+padding tokens ascending), expert after expert, and ``permute_probs`` the probabilities at
+those (expert, token) places. The documentation's ``permute_tokens = tokens.index_select(0,
+sorted_indices)`` is not this kernel's on A2: the calling layer gathers those rows with a
+separate gather operator after it (the kernel gathers them itself only on the newer
+architecture), so the kernel leaves ``permute_tokens`` as the zeros its buffer starts with,
+and the golden gives zeros there.
 
 Without ``probs`` the kernel writes no ``permute_probs``: it keeps the zeros the output
 buffer starts with, and the golden gives zeros.
@@ -28,7 +38,8 @@ tensors do not hold; the kernel reads the map as bytes either way.
 Shapes: the operator's sources register no infershape. ``infer`` gives the documentation's:
 ``permute_tokens`` ``(top_k * tokens, hidden)`` in the tokens' dtype, ``permute_probs``
 ``(top_k * tokens,)`` in the probabilities' dtype (the tokens' without them) and
-``sorted_indices`` ``(top_k * tokens,)`` int32.
+``sorted_indices`` ``(top_k * tokens,)`` int32; with drop_and_pad ``experts * capacity``
+rows in place of ``top_k * tokens``.
 """
 
 from __future__ import annotations
@@ -52,6 +63,15 @@ def _np_dtype(name: str) -> np.dtype:
 def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
     tokens, rmap, probs = inputs["tokens"], inputs["routing_map"], inputs["probs"]
     experts, n = rmap.shape  # the operator's layout: routing_map.T
+    if attrs.get("drop_and_pad"):
+        cap = int(attrs["num_out_tokens"]) // experts
+        order = np.argsort(-rmap.astype(np.int64), axis=1, kind="stable")[:, :cap]
+        pp = (np.zeros(experts * cap, tokens.dtype) if probs is None
+              else np.take_along_axis(probs, order, axis=1).reshape(-1))
+        # the rows tokens[order] are gathered by a separate operator on this platform
+        rows = np.zeros((experts * cap, tokens.shape[1]), tokens.dtype)
+        return {"permute_tokens": rows, "permute_probs": pp,
+                "sorted_indices": order.reshape(-1).astype(np.int32)}
     k = int(attrs["num_out_tokens"]) // n
     rows = k * n
     mask_t = rmap.astype(bool)
@@ -66,7 +86,9 @@ def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
 
 def infer(specs: Mapping[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
     (n, h), dt = specs["tokens"]
-    rows = int(attrs["num_out_tokens"]) // n * n
+    experts = specs["routing_map"][0][0]
+    unit = experts if attrs.get("drop_and_pad") else n
+    rows = int(attrs["num_out_tokens"]) // unit * unit
     probs = specs.get("probs")
     return {"permute_tokens": ((rows, h), dt),
             "permute_probs": ((rows,), probs[1] if probs is not None else dt),
@@ -77,7 +99,7 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
     """Each token takes ``num_out_tokens / tokens`` distinct experts at random."""
     (n, h), dt = case.inputs["tokens"]
     (experts, _), mdt = case.inputs["routing_map"]
-    k = int(case.attrs["num_out_tokens"]) // n
+    k = int(case.attrs["top_k"])
     chosen = np.argsort(rng.random((n, experts)), axis=1)[:, :k]
     routing = np.zeros((n, experts), bool)
     routing[np.arange(n)[:, None], chosen] = True
@@ -92,11 +114,13 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
 
 
 def _case(name: str, n: int, experts: int, k: int, h: int, dt: str, pdt: str | None,
-          map_dt: str = "int8", description: str = "", seed: int = 0) -> SourceCase:
+          map_dt: str = "int8", capacity: int = 0, description: str = "",
+          seed: int = 0) -> SourceCase:
+    out = experts * capacity if capacity else n * k
     return SourceCase(name, description, {
         "tokens": ((n, h), dt), "routing_map": ((experts, n), map_dt),
         "probs": ((experts, n), pdt) if pdt is not None else None},
-        {"num_out_tokens": n * k, "drop_and_pad": False}, seed)
+        {"num_out_tokens": out, "drop_and_pad": bool(capacity), "top_k": k}, seed)
 
 
 CASES = {c.name: c for c in (
@@ -109,6 +133,10 @@ CASES = {c.name: c for c in (
     _case("rmap_permute_small_multicore_sort", 4096, 8, 2, 16, "float16", "float16",
           description="8192 rows: past one core's sort, the multi-core sort path, H 16",
           seed=4),
+    _case("rmap_permute_small_pad", 12, 4, 2, 48, "bfloat16", "bfloat16", capacity=5,
+          description="drop and pad: 4 experts x capacity 5, bf16, H 48", seed=5),
+    _case("rmap_permute_small_pad_fp32_noprobs", 16, 4, 3, 40, "float32", None, capacity=7,
+          description="drop and pad, no probs: 4 experts x capacity 7, fp32, H 40", seed=6),
     _case("rmap_permute_mixtral", 4096, 8, 2, 4096, "bfloat16", "bfloat16",
           description="Mixtral-8x7B layer: 4096 tokens, 8 experts, top-2, H 4096", seed=3),
 )}
