@@ -3,8 +3,13 @@ rows summed back into their tokens, weighted by the routing probabilities.
 
 Golden, from the operator's documentation, padded mode false (the mode whose result this
 kernel computes; in padded mode the kernel only gathers ``permute_probs``, the token sum is
-left to other operators). ``top_k = rows / tokens``; with ``probs``, ``permute_probs`` is
-``probs`` masked by ``routing_map`` (the routed probabilities), and for every slot ``i`` with
+left to other operators). Padded mode has no case: its kernel sizes its output queue by the
+tiling's row count of a whole loop, which is 0 whenever a core's rows fit in one loop (the
+usual case), and then writes the last loop's rows into that 0-byte buffer, a UB write out
+of bounds that the simulator refuses.
+
+``top_k = rows / tokens``; with ``probs``, ``permute_probs`` is ``probs`` masked by
+``routing_map`` (the routed probabilities), and for every slot ``i`` with
 ``sorted_indices[i] >= 0``: ``unpermuted_tokens[i // top_k] +=
 permuted_tokens[sorted_indices[i]] * permute_probs[i]`` (without ``probs`` the plain row).
 
