@@ -161,3 +161,42 @@ def test_ub_overflow_still_named_in_the_second_pipe():
     with pytest.raises(UBOverflowError, match="InitBuffer 'scratch@pipe1': asks 10240 bytes "
                                               r"\(request 10240 rounded to 32\), only 8192 "):
         _launch(TINY, 1, 512, 2560)
+
+
+def idle_then_working(x, y, n, late_alloc=False):
+    """A TPipe declared and never used, then a second TPipe that does the work (y = 2 x);
+    with ``late_alloc`` the idle pipe allocates after the second one holds its buffer."""
+    xg, yg = GlobalTensor(float32), GlobalTensor(float32)
+    xg.SetGlobalBuffer(x)
+    yg.SetGlobalBuffer(y)
+    idle = TPipe()
+    pipe = TPipe()
+    buf = TBuf(TPosition.VECCALC, name="work")
+    pipe.InitBuffer(buf, n * 4)
+    if late_alloc:
+        idle.InitBuffer(TBuf(TPosition.VECCALC, name="late"), 32)
+    t = buf.Get(float32)
+    DataCopy(t, xg, n)
+    SetFlag(HardEvent.MTE2_V, EVENT_ID0)
+    WaitFlag(HardEvent.MTE2_V, EVENT_ID0)
+    Muls(t, t, 2.0, n)
+    SetFlag(HardEvent.V_MTE3, EVENT_ID0)
+    WaitFlag(HardEvent.V_MTE3, EVENT_ID0)
+    DataCopy(yg, t, n)
+
+
+def _launch_idle(late_alloc):
+    x = np.arange(256, dtype=np.float32) - 100
+    return x, launch(idle_then_working, ["x", "y", 256, late_alloc],
+                     {"x": x, "y": np.zeros_like(x)},
+                     {"y": (np.dtype(np.float32), x.shape)}, TINY, block_dim=1)
+
+
+def test_a_live_idle_tpipe_does_not_conflict():
+    x, r = _launch_idle(False)
+    assert np.array_equal(r.outputs["y"], x * 2)
+
+
+def test_an_idle_tpipe_allocating_beside_a_working_one_is_refused():
+    with pytest.raises(KernelError, match="second TPipe while another is alive"):
+        _launch_idle(True)

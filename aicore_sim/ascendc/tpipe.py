@@ -190,7 +190,12 @@ class TPipe:
         rec.pipes.append(self)
 
     def _check_alone(self, rec) -> None:
-        if any(p is not self and not p._destroyed for p in rec.pipes):
+        """Two live TPipes would hand out the same UB bytes (each allocates from byte 0):
+        refused as soon as one of them holds a buffer while the other is alive. A live pipe
+        that never allocated (a kernel that declares a pipe and then builds its operator
+        class with its own member pipe) conflicts with nothing."""
+        if any(p is not self and not p._destroyed and (p.queues or p.bufs)
+               for p in rec.pipes):
             raise KernelError("TPipe: a second TPipe while another is alive on this core "
                               "(one at a time: call Destroy on the previous TPipe first)")
 
@@ -206,6 +211,8 @@ class TPipe:
         rec = program.current()
         if self._destroyed:
             raise KernelError("InitBuffer on a destroyed TPipe (call Init first)")
+        if not (self.queues or self.bufs):
+            self._check_alone(rec)
         if isinstance(obj, TQueBind):
             if len(args) != 2:
                 raise KernelError("InitBuffer(que, num, len): needs num and len")
