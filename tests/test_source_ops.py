@@ -92,3 +92,16 @@ def test_a_golden_may_read_the_calls_tiling_fields() -> None:
     model(with_tiling).golden(x, {"n": 5}, SimpleNamespace(tiling=None))
     model(without).golden(x, {}, SimpleNamespace(tiling=fields))
     assert seen == [(3, {"chunk": 16, "rows.perCore": 2}), (5, {}), (3, None)]
+
+
+def test_every_family_case_is_a_valid_case_file() -> None:
+    """``run --case NAME`` reads a bundled case as a case file: every family case passes the
+    case-file rules (its drawing parameters, e.g. an expert count, are not operator
+    attributes)."""
+    from aicore_sim.cli.common import bundled
+
+    names = [c for op in FAMILY for c in registry.get_op(op).cases()]
+    assert len(names) > 50
+    for name in names:
+        cf, _ = bundled(name, "ascend910b1")
+        assert cf.name == name and set(cf.attrs) <= {a.name for a in cf.op.model.attrs}

@@ -28,6 +28,9 @@ from aicore_sim.cfront.abi import INCLUDE
 from aicore_sim.sim.errors import InputError
 from aicore_sim.util.atomic import atomic_path
 
+FALLBACK = INCLUDE / "fallback"
+"""Headers a kernel build finds only when nothing before them provides the path
+(``kernel_tiling/kernel_tiling.h``: its structs are the generated prelude's)."""
 CACHE_ENV = "AICORE_SIM_CACHE"
 """Set it to a folder to keep compiled kernels there instead of the user's cache folder."""
 CXX_ENV = "CXX"
@@ -162,6 +165,7 @@ def shared_object(v: Variant) -> Path:
     cmd += [f"-I{d}" for d in v.include_dirs]
     cmd += sorted({f"-I{s.parent}" for s in v.sources})
     cmd += [f"-D{k}={val}" if val != "" else f"-D{k}" for k, val in v.defines]
+    cmd += [f"-I{FALLBACK}"]  # last: CANN headers the generated prelude makes empty
     with atomic_path(lib, suffix=".so", mode=None) as tmp:
         cmd += ["-o", str(tmp), str(unit)]
         log = folder / "build.log"

@@ -48,7 +48,9 @@ CHECKOUT_ENV = "AICORE_SIM_OPS_TRANSFORMER"
 @dataclass(frozen=True)
 class SourceCase:
     """One bundled case of a source operator: input ``(shape, dtype)`` by name (``None``:
-    absent), attributes by name, the seed of its inputs."""
+    absent), attributes by name (a name the IR does not declare is a drawing parameter only
+    ``make_inputs`` reads, e.g. an expert count; the operator never sees it), the seed of its
+    inputs."""
 
     name: str
     description: str
@@ -106,7 +108,8 @@ class SourceOpModel(OpModelBase):
         specs = {t.name: None if case.inputs.get(t.name) is None else
                  (tuple(case.inputs[t.name][0]), dtypes.as_dtype(case.inputs[t.name][1]))
                  for t in self.inputs}
-        return specs, dict(case.attrs)
+        declared = {a.name for a in self.attrs}
+        return specs, {k: v for k, v in case.attrs.items() if k in declared}
 
     def case_inputs(self, case: SourceCase, seed: int | None = None
                     ) -> dict[str, np.ndarray | None]:
