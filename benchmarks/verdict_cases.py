@@ -50,7 +50,8 @@ def main() -> None:
             keep = [ln for ln in lines if ln.startswith(("bound by", "HBM-bound", "  (HBM"))]
             start = next(i for i, ln in enumerate(lines) if ln.startswith("what-if slack"))
             end = next(i for i, ln in enumerate(lines) if ln.startswith("  lever:"))
-            out += [f"## {title}", "", f"`aicore-sim run {' '.join(args)} --slack` "
+            shown = " ".join(a.replace(f"{ROOT}/", "") for a in args)  # paths as in the repo
+            out += [f"## {title}", "", f"`aicore-sim run {shown} --slack` "
                     f"({wall:.1f} s wall)", "", "```", *keep, "", *lines[start:end + 1], "```",
                     "", "`aicore-sim diff` of the run with itself:", "", "```",
                     *[ln for ln in diff.splitlines() if ln.startswith("bound by")], "```", ""]
