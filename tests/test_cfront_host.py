@@ -83,7 +83,7 @@ def test_a_crash_and_an_exception_are_named(host) -> None:
 
 def test_the_shim_lays_out_what_the_header_reader_lays_out(host) -> None:
     layout = host.header.struct_for("ScaleRows")
-    assert host.library.fields("ScaleRows") == [
+    assert host.built.fields("ScaleRows") == [
         ("size", "", 0, layout.size, 0), ("rowsPerCore", "q", 0, 8, 1), ("cols", "q", 8, 8, 1)]
     assert layout.size == 16
 

@@ -99,7 +99,7 @@ def test_shim_lays_out_tiling_data_as_the_kernel_reads_it(cxx_cache, op: str) ->
     host = _host(op)
     op_type = "".join(w.capitalize() for w in op.split("_"))
     layout = host.header.struct_for(op_type)
-    rows = host.library.fields(op_type)
+    rows = host.built.fields(op_type)
     assert rows[0] == ("size", "", 0, layout.size, 0)
 
     def flat(lay, base=0, prefix=""):

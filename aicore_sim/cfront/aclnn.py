@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim.cfront import build
-from aicore_sim.cfront.host import HOST_INCLUDE, host_error
+from aicore_sim.cfront.host import HOST_INCLUDE, host_error, shim_key
 from aicore_sim.sim.errors import InputError, SimError
 from aicore_sim.util.atomic import atomic_path
 
@@ -106,8 +106,7 @@ def build_program(program: Path, models: list[Any]) -> Path:
     for part in (cxx.ident, " ".join(build.FLAGS), unit_text, program.read_text(
             errors="replace"), *(k + v for k, v in sorted(headers.items()))):
         h.update(part.encode() + b"\0")
-    for p in sorted(HOST_INCLUDE.rglob("*.h")):
-        h.update(p.read_bytes())
+    h.update(shim_key().encode())
     folder = build.cache_dir() / "exec" / h.hexdigest()[:24]
     lib = folder / "program.so"
     if lib.is_file():
@@ -213,19 +212,20 @@ class Session:
                                 f"{what}: its data is not memory aclrtMalloc gave")
         buf = self.buffers[starts[k]]
         start = address - starts[k] + offset * dt.itemsize
-        span = sum((d - 1) * s for d, s in zip(shape, strides) if d > 0) + 1
-        if any(d == 0 for d in shape):
-            span = 0
+        # elements from the first to the last one the view reaches (none for an empty shape)
+        span = 0 if 0 in shape else sum((d - 1) * s for d, s in zip(shape, strides)) + 1
         if start < 0 or start + span * dt.itemsize > buf.nbytes:
             raise _RefusedError(ACLNN_ERR_PARAM_INVALID,
                                 f"{what}: shape {shape} with strides {strides} reaches past its "
                                 f"buffer of {buf.nbytes} bytes")
-        base = buf[start:].view(np.uint8)[: max(span, 1) * dt.itemsize].view(dt) \
-            if span else np.zeros(0, dt)
+        base = buf[start:start + span * dt.itemsize].view(dt)
         return np.lib.stride_tricks.as_strided(
             base, tuple(shape), tuple(s * dt.itemsize for s in strides), writeable=True)
 
-    def _decode(self, s: list[int], model: Any) -> tuple[list[Any]]:
+    def _decode(self, s: list[int]) -> list[Any]:
+        """The flattened arguments of a first phase (``acl_runtime.h``'s ``Args``): a tensor
+        as ``("tensor", address, dtype, offset, dims, strides)``, a scalar, an int list, a
+        string, or ``None`` for a null one."""
         values: list[Any] = []
         i = 0
         while i < len(s):
@@ -259,7 +259,7 @@ class Session:
                 i += 1
             else:
                 raise _RefusedError(ACLNN_ERR_INNER, f"argument tag {tag} unknown")
-        return (values,)
+        return values
 
     # -- the two phases -------------------------------------------------------------------------
 
@@ -269,7 +269,7 @@ class Session:
         name = ctypes.string_at(s[0]).decode()
         out_at = s[1]
         model = self.models[name]
-        (values,) = self._decode(s[3:3 + s[2]], model)
+        values = self._decode(s[3:3 + s[2]])
         n_in, n_at = len(model.inputs), len(model.attrs)
         fn = f"aclnn{getattr(model, 'op_type', None) or camel(name)}GetWorkspaceSize"
         try:

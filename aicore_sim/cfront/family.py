@@ -191,7 +191,7 @@ def _check_host(op_dir: Path) -> tuple[bool | None, str | None]:
     except InputError:
         return None, None
     try:
-        if not source.library.op_types():
+        if not source.built.op_types():
             return False, "its host sources register no IMPL_OP_OPTILING"
     except build.NoCompilerError:
         raise

@@ -103,10 +103,11 @@ class HostSource:
 
     def serves(self, op_type: str) -> bool:
         """Whether the compiled host tiling registers ``op_type``."""
-        return op_type in self.library.op_types()
+        return op_type in self.built.op_types()
 
     @cached_property
-    def library(self) -> HostLibrary:
+    def built(self) -> HostLibrary:
+        """The compiled host library (from the cache, or compiled now)."""
         return HostLibrary(build(self.sources(), self.include_dirs()))
 
     @cached_property
@@ -119,7 +120,7 @@ class HostSource:
         """The C++ tiling of ``ctx`` (a :class:`~aicore_sim.ascendc.host.TilingContext`) on
         ``platform`` (``cores``: another AIV count), as a port's :class:`TilingResult` whose
         ``tiling_data`` is read by field name through the op's header."""
-        reply, raw = self.library.call(request(ctx, platform, cores, debug))
+        reply, raw = self.built.call(request(ctx, platform, cores, debug))
         return self.result(ctx, reply, raw)
 
     def infer(self, ctx: Any, outputs: int) -> tuple[list[tuple[int, ...]],
@@ -130,7 +131,7 @@ class HostSource:
         failure is a :class:`HostTilingError` with the op's line."""
         text = request(ctx, None)
         text += "output 0 DT_UNDEFINED 2 0\n" * max(0, outputs - len(ctx.outputs))
-        reply = self.library.infer(text)
+        reply = self.built.infer(text)
         node = ctx.node_name or ctx.OP_TYPE
         if "missing" in reply:
             return None
@@ -150,7 +151,7 @@ class HostSource:
         log = tuple(f"[{lvl}] {text}" for lvl, text in reply["log"])
         errors = [text for lvl, text in reply["log"] if lvl == "E"]
         if "missing" in reply:
-            known = ", ".join(self.library.op_types()) or "none"
+            known = ", ".join(self.built.op_types()) or "none"
             raise HostTilingError(f"--op-src {self.op_dir}: its host tiling registers no "
                                   f"IMPL_OP_OPTILING({ctx.OP_TYPE}) (registered: {known})")
         if "crash" in reply:
@@ -389,7 +390,7 @@ def _key(sources: list[Path], include_dirs: list[Path]) -> str:
     for part in (cxx.ident, " ".join(FLAGS), repr([str(s) for s in sources]),
                  repr([str(d) for d in include_dirs])):
         h.update(part.encode() + b"\0")
-    h.update(_shim_key().encode())
+    h.update(shim_key().encode())
     for p in _files(sources, include_dirs):
         h.update(str(p).encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:24]
@@ -424,7 +425,9 @@ def host_error(stderr: str) -> str:
     return msg
 
 
-def _shim_key() -> str:
+@cache
+def shim_key() -> str:
+    """The host shim's headers and the compiler, hashed (a changed shim rebuilds)."""
     h = hashlib.sha256((compiler().ident + " ".join(FLAGS)).encode())
     for p in sorted(HOST_INCLUDE.rglob("*.h")):
         h.update(p.relative_to(HOST_INCLUDE).as_posix().encode() + b"\0" + p.read_bytes())
@@ -433,7 +436,7 @@ def _shim_key() -> str:
 
 def _runner_object() -> Path:
     """The runner's object (the C entry), compiled once per shim and compiler."""
-    obj = cache_dir() / "host" / f"runner-{_shim_key()}.o"
+    obj = cache_dir() / "host" / f"runner-{shim_key()}.o"
     if obj.is_file():
         return obj
     obj.parent.mkdir(parents=True, exist_ok=True)
@@ -487,4 +490,4 @@ def build(sources: list[Path], include_dirs: list[Path]) -> Path:
 
 
 __all__ = ["CxxTilingData", "HostLibrary", "HostSource", "HostTilingError", "build",
-           "parse_reply", "request"]
+           "parse_reply", "request", "shim_key"]

@@ -241,28 +241,33 @@ inline aclnnStatus aclDestroyTensor(const aclTensor* t) {
     delete t;
     return 0;
 }
-inline aclIntArray* aclCreateIntArray(const int64_t* v, uint64_t n) {
-    auto* a = new aclIntArray{};
+
+namespace aicore_sim_acl {
+// an aclIntArray / aclFloatArray / aclBoolArray holding the n values at v (none for null)
+template <typename Array, typename T>
+inline Array* make_array(const T* v, uint64_t n) {
+    auto* a = new Array{};
     if (v != nullptr) a->values.assign(v, v + n);
     return a;
+}
+}  // namespace aicore_sim_acl
+
+inline aclIntArray* aclCreateIntArray(const int64_t* v, uint64_t n) {
+    return aicore_sim_acl::make_array<aclIntArray>(v, n);
+}
+inline aclFloatArray* aclCreateFloatArray(const float* v, uint64_t n) {
+    return aicore_sim_acl::make_array<aclFloatArray>(v, n);
+}
+inline aclBoolArray* aclCreateBoolArray(const bool* v, uint64_t n) {
+    return aicore_sim_acl::make_array<aclBoolArray>(v, n);
 }
 inline aclnnStatus aclDestroyIntArray(const aclIntArray* a) {
     delete a;
     return 0;
 }
-inline aclFloatArray* aclCreateFloatArray(const float* v, uint64_t n) {
-    auto* a = new aclFloatArray{};
-    if (v != nullptr) a->values.assign(v, v + n);
-    return a;
-}
 inline aclnnStatus aclDestroyFloatArray(const aclFloatArray* a) {
     delete a;
     return 0;
-}
-inline aclBoolArray* aclCreateBoolArray(const bool* v, uint64_t n) {
-    auto* a = new aclBoolArray{};
-    if (v != nullptr) a->values.assign(v, v + n);
-    return a;
 }
 inline aclnnStatus aclDestroyBoolArray(const aclBoolArray* a) {
     delete a;

@@ -35,12 +35,18 @@ struct FieldInfo {
     char type;  // a C type letter: b B h H i I q Q f d ? (scalars), s (a nested struct)
 };
 
+// the Python struct-module letter of a field's C type (tiling_header.py's SCALARS)
 template <typename T> constexpr char type_letter() {
     if (std::is_same<T, bool>::value) return '?';
     if (std::is_same<T, float>::value) return 'f';
     if (std::is_same<T, double>::value) return 'd';
-    if (std::is_signed<T>::value) return "bhxixxxq"[sizeof(T) - 1];
-    return "BHXIXXXQ"[sizeof(T) - 1];
+    constexpr bool s = std::is_signed<T>::value;
+    switch (sizeof(T)) {
+        case 1: return s ? 'b' : 'B';
+        case 2: return s ? 'h' : 'H';
+        case 4: return s ? 'i' : 'I';
+        default: return s ? 'q' : 'Q';
+    }
 }
 
 class TilingFields {
