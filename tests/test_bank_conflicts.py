@@ -143,3 +143,119 @@ def test_without_the_bank_model_there_is_no_conflict(platform, scenario, src0, s
     ct = r.trace.cores[0]
     assert [s for s in ct.stalls if s[3] == "bank_conflict"] == []
     assert summarize_trace(r.trace, platform)["cores"][0]["bank_conflict_cycles"] == 0
+
+
+# --- one-source forms: a block-strided Copy (the bank_conflict_nd2nz sample's vcopy) ---------
+
+COPY_BANKED = TINY.with_overrides(costs=dataclasses.replace(
+    BANKED.costs, ub_bank_apis=("Add", "Copy")))
+ROWS = 16  # Copy repeats: rows of 128 halves (8 blocks), one per repeat
+
+
+def _nd2nz_kernel(x, t):
+    from aicore_sim.ascendc import Copy, CopyRepeatParams, half
+
+    nd = LocalTensor(half, TPosition.VECCALC, 0x0, ROWS * 128)
+    nz = LocalTensor(half, TPosition.VECCALC, t["dst"], 8 * t["stride"] * 16)
+    # repeat r: row r's 8 contiguous blocks -> block j * stride + r of nz (one per C0 column)
+    Copy(nz, nd, 128, ROWS, CopyRepeatParams(t["stride"], 1, 1, 8))
+
+
+def _copy(platform, stride, dst=0x10000):
+    r = launch(_nd2nz_kernel, ["x", {"stride": stride, "dst": dst}],
+               {"x": np.zeros(8, np.float32)}, {}, platform, block_dim=1, mode="timing-only")
+    (ins,) = [i for i in r.program.streams[0] if i.op is Opcode.COPY]
+    return r, ins
+
+
+@pytest.mark.parametrize("stride, beats", [
+    # write-write: block j of repeat r lands at j * 144 + r; 144 mod 16 = 0, so all 8 blocks
+    # of a repeat share group (dst // 32 + r) mod 16: 8 beats. Reads: one row, 8 groups: 1.
+    (144, 8.0),
+    # 145 mod 16 = 1: the 8 blocks land in 8 consecutive groups: 1 beat
+    (145, 1.0),
+    # 136 mod 16 = 8: groups g and g + 8 alternate: 4 distinct blocks in each of 2 groups
+    (136, 4.0),
+])
+def test_a_block_strided_copy_pays_write_write_conflicts(stride, beats):
+    r, ins = _copy(COPY_BANKED, stride)
+    assert cost.bank_beats(ins, COPY_BANKED.costs) == beats
+    # dst at 0x10000 is bank id 1, the source's bank id 0: no read-write beat.
+    # cycles = 10 + 16 repeats x beats; conflict = 16 x (beats - 1)
+    cycles, conflict = 10 + round(ROWS * beats), round(ROWS * (beats - 1))
+    assert cost.occupancy_cycles(ins, COPY_BANKED) == cycles
+    assert cost.bank_conflict_cycles(ins, COPY_BANKED) == conflict
+    assert summarize_trace(r.trace, COPY_BANKED)["cores"][0]["bank_conflict_cycles"] == conflict
+
+
+def test_a_strided_copy_without_copy_banked_keeps_its_fit():
+    r, ins = _copy(BANKED, 144)  # Copy not in ub_bank_apis
+    # the linear fit: 10 + 16 x 128 halves / 8 = 266 cycles, no conflict
+    assert cost.occupancy_cycles(ins, BANKED) == 266
+    assert cost.bank_conflict_cycles(ins, BANKED) == 0
+
+
+def test_a_copy_writing_the_bank_of_a_read_at_another_position_adds_a_beat():
+    # dst 0x20 (block 1, bank id 0 as the source): stride 145 = 1 mod 16 spreads the writes
+    # (1 beat); repeat r writes groups (1 + r + j) mod 16 at positions j and reads groups
+    # (8r + k) mod 16 (0-7 for even r, 8-15 for odd r) at positions k, all bank 0. A group
+    # shared at another position adds a beat in every repeat but r = 7 (writes 8 + j, reads
+    # 8 + k: same positions only) and r = 15 (writes 0-7, reads 8-15): (14 x 2 + 2) / 16
+    r, ins = _copy(COPY_BANKED, 145, dst=0x20)
+    assert cost.bank_beats(ins, COPY_BANKED.costs) == 1.875
+    assert cost.occupancy_cycles(ins, COPY_BANKED) == 10 + 30  # 16 repeats x 1.875 beats
+
+
+# 950-like geometry (costs/950.toml [ub]): 8 groups of 32-byte blocks, bank within the group
+# (addr // 256) mod 2, a group serves two reads from distinct banks a beat.
+GEOMETRY_950 = dict(ub_bank_groups=8, ub_block_bytes=32, ub_bank_bytes=256, ub_banks_per_group=2,
+                    ub_group_read_ports=2, ub_beat_cycles=1.0, ub_bank_apis=("Add", "Copy"))
+BANKED_950 = TINY.with_overrides(costs=dataclasses.replace(TINY.costs, **GEOMETRY_950))
+
+
+@pytest.mark.parametrize("src1, beats", [
+    # src0 at 0, src1 at 0x100 (block 8: group 0, bank 1): each group gets one block of each
+    # source from two banks - two ports: 1 beat
+    (0x100, 1.0),
+    # src1 at 0x200 (block 16: group 0, bank 0): same group and bank as src0 - 2 beats
+    (0x200, 2.0),
+])
+def test_950_geometry_two_reads_per_group_from_distinct_banks(src1, beats):
+    r = _run(BANKED_950, 0x0, src1, 0x8000, CONTIGUOUS)
+    assert cost.bank_beats(_add(r), BANKED_950.costs) == beats
+
+
+@pytest.mark.parametrize("stride, beats", [
+    # 144 mod 8 = 0: the 8 written blocks of repeat r share group r mod 8: 8 beats. Their bank
+    # is (r // 8) mod 2 (dst block 2048 + r + 144 j, 144 j / 8 even); the source's block of
+    # that group is in bank r mod 2 at another position: same bank for even r < 8 and odd
+    # r >= 8, + 1 beat in 8 of 16 repeats: 8.5
+    (144, 8.5),
+    # 145 mod 8 = 1: 8 groups, one write each, write j in group (r + j) mod 8. Repeat r reads
+    # groups 0-7 at positions 0-7, all in bank r mod 2, and the writes span both banks, so a
+    # write meets the read of its group at another position unless r mod 8 = 0 (group j at
+    # position j): + 1 beat in 14 of 16 repeats, (14 x 2 + 2) / 16 = 1.875
+    (145, 1.875),
+])
+def test_950_geometry_write_write(stride, beats):
+    _r, ins = _copy(BANKED_950, stride, dst=0x10000)
+    assert cost.bank_beats(ins, BANKED_950.costs) == beats
+
+
+def test_the_vf_family_prices_each_operands_loads_and_stores_by_their_own_beats():
+    # ascend950pr_9589 (the VF family, costs/950.toml [ub]: 8 groups): a register is loaded by
+    # one vld and stored by one vst, so only an operand's own blocks can collide. Copy's store
+    # with block stride 144 (= 0 mod 8) writes its 8 blocks to one group: 7 extra beats a
+    # register; stride 145 none; the contiguous load none. 16 registers x 7 x 1 cycle = 112.
+    from aicore_sim.sim.platform import load_platform
+
+    p950 = load_platform("ascend950pr_9589")
+    (_r144, c144), (_r145, c145) = _copy(p950, 144), _copy(p950, 145)
+    assert cost.register_extra_beats(c144, p950.costs) == 7.0
+    assert cost.register_extra_beats(c145, p950.costs) == 0.0
+    assert cost.occupancy_cycles(c144, p950) - cost.occupancy_cycles(c145, p950) == 112
+    assert cost.bank_conflict_cycles(c144, p950) == 112
+    # two contiguous sources sharing a bank cost nothing extra here (separate loads), while
+    # the linear family's one-beat repeat pays for them (test_bank_beats_of_the_sample_layouts)
+    r = _run(p950, 0x0, 0x4000, 0x10000, CONTIGUOUS)
+    assert cost.register_extra_beats(_add(r), p950.costs) == 0.0

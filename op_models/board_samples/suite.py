@@ -27,7 +27,7 @@ import numpy as np
 
 from aicore_sim.validate.suite import COLUMNS, BoardValue, LaunchSpec, Scenario, Step, Suite
 from op_models.board_samples import add as add_sample
-from op_models.board_samples import bank_conflict_ub, data_copy
+from op_models.board_samples import bank_conflict_nd2nz, bank_conflict_ub, data_copy
 
 BOARD_FILE = Path(__file__).with_name("board.toml")
 
@@ -100,6 +100,18 @@ def build_bank_conflict(scenario: int, scale: float) -> LaunchSpec:
                       {"z": (np.dtype(np.float32), (n,))}, 1)
 
 
+def build_nd2nz(scenario: int, scale: float) -> LaunchSpec:
+    """``bank_conflict_nd2nz`` of ``SCENARIO`` on 2201: [8192, 8192] half, tile 144 x 128,
+    48 blocks = 6 row splits x 8 column splits (never scaled)."""
+    m = n = ND2NZ_TOTAL
+    tensors = {k: np.zeros(m * n, np.float16) for k in ("x", "z")}
+    args = ["x", "z", m, n, 144, 128, 128, 6, 8, scenario]
+    return LaunchSpec(bank_conflict_nd2nz.bank_conflict_nd2nz, args, tensors,
+                      {"z": (np.dtype(np.float16), (m * n,))}, 48)
+
+
+ND2NZ_TOTAL = 8192  # the sample's matrix is [8192, 8192]
+
 _DATA_COPY_WHAT = {
     1: "tile [1, 64] (128 B per copy)", 2: "tile [64, 64] (8 KB per copy)",
     3: "tile [64, 1024] (128 KB per copy)", 4: "tile [64, 1024], N = 12287 (unaligned tail)",
@@ -119,6 +131,8 @@ _BANK_WHAT = {
     6: "src1 = dst (no conflict)", 7: "src0 block stride 0, repeat stride 1 (read-read)",
     8: "src0 block stride 0, repeat stride 8 (no conflict)",
 }
+_ND2NZ_WHAT = {1: "C0 columns 144 blocks apart in UB (each Copy repeat writes one bank "
+                   "group)", 2: "C0 columns 145 blocks apart (8 bank groups)"}
 _UB_950_NOTE = ("the sample's ping / pong layout reaches UB byte 262080 (6 x 21840 half); "
                 "the ascend950pr_9589 preset's UB is 253952 bytes")
 
@@ -138,6 +152,9 @@ def _scenario(name: str, entry: dict, board: dict) -> Scenario:
         what = _ADD_WHAT[num]
         if chip == "950" and num in (4, 5):
             what += f" ({_UB_950_NOTE})"
+    elif sample == "bank_conflict_nd2nz":
+        build = partial(build_nd2nz, num)
+        what = _ND2NZ_WHAT[num]
     else:
         build = partial(build_bank_conflict, num)
         what = _BANK_WHAT[num]
@@ -174,6 +191,10 @@ def _steps() -> tuple[Step, ...]:
              "bank_conflict_s2_a2", "bank_conflict_s1_a2", "vec_ticks"),
         Step("bank_conflict src0 / dst in one bank (A2)", "bank-conflict-free layout",
              "bank_conflict_s5_a2", "bank_conflict_s4_a2", "vec_ticks"),
+        Step("nd2nz C0 columns 145 blocks apart (A2)", "bank-conflict-free layout",
+             "nd2nz_s1_a2", "nd2nz_s2_a2", "vec_us"),
+        Step("nd2nz C0 columns 145 blocks apart, end to end (A2)", "bank-conflict-free layout",
+             "nd2nz_s1_a2", "nd2nz_s2_a2"),
     ]
     return tuple(steps)
 
@@ -193,4 +214,5 @@ def make_suite(path: Path = BOARD_FILE) -> Suite:
 
 SUITE = make_suite()
 
-__all__ = ["SUITE", "build_add", "build_bank_conflict", "build_data_copy", "make_suite"]
+__all__ = ["SUITE", "build_add", "build_bank_conflict", "build_data_copy", "build_nd2nz",
+           "make_suite"]

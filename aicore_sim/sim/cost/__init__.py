@@ -33,6 +33,7 @@ from aicore_sim.sim.cost.price import (
     latency_cycles,
     occupancy_cycles,
     price,
+    register_extra_beats,
     tail_cycles,
 )
 
@@ -55,5 +56,6 @@ __all__ = [
     "load_costs",
     "occupancy_cycles",
     "price",
+    "register_extra_beats",
     "tail_cycles",
 ]

@@ -133,11 +133,16 @@ class Costs:
     # share what the streaming reads leave of it (0 = not modelled).
     gm_fabric_ai_core_bytes_per_cycle: float = 0.0
     # UB bank groups ([ub]; price.py): 0 = no bank model. A UB address's bank group is
-    # (addr // ub_block_bytes) mod ub_bank_groups, its bank that group and addr // ub_bank_bytes;
-    # the APIs in ub_bank_apis cost b + repeats x ub_beat_cycles x beats per repeat.
+    # (addr // ub_block_bytes) mod ub_bank_groups, its bank within the group
+    # (addr // ub_bank_bytes) mod ub_banks_per_group; a group serves ub_group_read_ports reads
+    # (from distinct banks) and one write a beat. The APIs in ub_bank_apis cost
+    # b + repeats x ub_beat_cycles x beats per repeat (linear family) or their micro-ops plus
+    # ub_beat_cycles x the beats beyond one per register (VF family).
     ub_bank_groups: int = 0
     ub_block_bytes: int = 32
     ub_bank_bytes: int = 65536
+    ub_banks_per_group: int = 3
+    ub_group_read_ports: int = 1
     ub_beat_cycles: float = 1.0
     ub_bank_apis: tuple[str, ...] = ()
     # SyncAll ([sync] sync_all_cycles): cycles from the last core's arrival at the barrier to
@@ -261,8 +266,8 @@ def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-_UB_KEYS = {"bank_groups": int, "block_bytes": int, "bank_bytes": int, "beat_cycles": float,
-            "apis": list}
+_UB_KEYS = {"bank_groups": int, "block_bytes": int, "bank_bytes": int, "banks_per_group": int,
+            "group_read_ports": int, "beat_cycles": float, "apis": list}
 
 
 def _ub_banks(table: Mapping[str, Any]) -> dict[str, Any]:

@@ -409,55 +409,112 @@ def _blocks(op, repeat: int, blocks: int, blk: int, rep: int) -> list[list[int]]
 REPEAT_BLOCK_BYTES = 32
 
 
-def bank_beats(instr: Instr, costs: Costs) -> float:
-    """Mean beats per repeat of a two-source vector call on the UB bank groups (>= 1).
-
-    A repeat reads 8 blocks of 32 bytes from each source and writes 8 to the destination in
-    one beat when no two of them collide (Ascend C guide, UB bank conflicts, 2201):
-    - read-read: distinct blocks read from one bank group are served one per beat, so the
-      repeat takes as many beats as the most-used group has distinct blocks;
-    - read-write: a block written to the bank (group and bank id) of a block read at another
-      position of the repeat adds a beat; the same position (the operands in step, or the
-      same address) does not.
-    Count-mode calls have contiguous operands (block stride 1, repeat stride 8): their pattern
-    repeats every two repeats, so two are evaluated; mask + repeat calls evaluate up to 16.
-    """
-    groups, block, bank = costs.ub_bank_groups, costs.ub_block_bytes, costs.ub_bank_bytes
-    d, (s0, s1) = instr.dst, instr.src
+def _operand_blocks(instr: Instr) -> tuple[int, int, list[tuple[object, int, int]],
+                                               tuple[object, int, int]] | None:
+    """(blocks per repeat, repeats evaluated, reads, write) of a banked vector call, each
+    operand as (operand, block stride, repeat stride) in 32-byte blocks; None if it covers
+    nothing. Forms: a binary call's ``BinaryRepeatParams`` (dst, src0, src1 block strides,
+    then repeat strides), ``Copy``'s ``CopyRepeatParams`` (dst, src block strides, then repeat
+    strides), or count mode (contiguous: block stride 1, repeat stride 8). Count mode repeats
+    its pattern every two repeats, so two are evaluated; a strided call up to 16 (the period
+    of the 16 bank groups for strides in whole blocks)."""
+    d, srcs = instr.dst, instr.src
     p = instr.params
-    if len(p) == 6:
-        d_blk, a_blk, b_blk, d_rep, a_rep, b_rep = p
-        wider = d.dtype.itemsize
-        per_block = REPEAT_BLOCK_BYTES // wider
-        blocks = -(-min(instr.mask, 256 // wider) // per_block)
+    if len(p) == 2 * (1 + len(srcs)):
+        k = 1 + len(srcs)
+        blk, rep = p[:k], p[k:]
+        per_block = REPEAT_BLOCK_BYTES // d.dtype.itemsize
+        blocks = -(-min(instr.mask, 256 // d.dtype.itemsize) // per_block)
         repeats = min(instr.repeat, 16)
     else:
-        d_blk = a_blk = b_blk = 1
-        d_rep = a_rep = b_rep = 8
+        blk, rep = (1,) * (1 + len(srcs)), (8,) * (1 + len(srcs))
         nbytes = instr.count * d.dtype.itemsize
         blocks = min(8, -(-nbytes // REPEAT_BLOCK_BYTES))  # a single short repeat: its blocks
         repeats = min(2, max(1, -(-nbytes // 256)))
     if repeats <= 0 or blocks <= 0:
+        return None
+    reads = [(s, blk[1 + i], rep[1 + i]) for i, s in enumerate(srcs)]
+    return blocks, repeats, reads, (d, blk[0], rep[0])
+
+
+def _place(a: int, costs: Costs) -> tuple[int, int]:
+    """(bank group, bank within the group) of UB byte address ``a``."""
+    return ((a // costs.ub_block_bytes) % costs.ub_bank_groups,
+            (a // costs.ub_bank_bytes) % costs.ub_banks_per_group)
+
+
+def _read_beats(addrs: list[int], costs: Costs) -> int:
+    """Beats to read these blocks: a group serves ``ub_group_read_ports`` distinct blocks a
+    beat and a bank one, so max(ceil(distinct in a group / ports), distinct in a bank)."""
+    per_group: dict[int, set[int]] = {}
+    per_bank: dict[tuple[int, int], set[int]] = {}
+    for a in addrs:
+        g = _place(a, costs)
+        per_group.setdefault(g[0], set()).add(a)
+        per_bank.setdefault(g, set()).add(a)
+    ports = costs.ub_group_read_ports
+    return max(max(-(-len(v) // ports) for v in per_group.values()),
+               max(len(v) for v in per_bank.values()))
+
+
+def _write_beats(addrs: list[int], costs: Costs) -> int:
+    """Beats to write these blocks: a group takes one distinct block a beat."""
+    per_group: dict[int, set[int]] = {}
+    for a in addrs:
+        per_group.setdefault(_place(a, costs)[0], set()).add(a)
+    return max(len(v) for v in per_group.values())
+
+
+def bank_beats(instr: Instr, costs: Costs) -> float:
+    """Mean beats per repeat of a banked vector call on the UB bank groups (>= 1), all its
+    operands moved in one beat (the linear family: a repeat reads 8 blocks of 32 bytes from
+    each source and writes 8 to the destination in one beat when no two collide; Ascend C
+    guide, UB bank conflicts; the bank_conflict_ub and bank_conflict_nd2nz samples):
+    - read-read: :func:`_read_beats` of all the repeat's reads;
+    - write-write: :func:`_write_beats` of its writes (a block-strided ``Copy`` whose
+      destination stride is a multiple of the groups writes all 8 blocks to one group);
+    - read-write: a block written to the bank of a block read at another position of the
+      repeat adds a beat; the same position (the operands in step, or the same address) does
+      not.
+    The repeat takes the larger of its read and write beats, plus the read-write beat.
+    """
+    shape = _operand_blocks(instr)
+    if shape is None:
         return 1.0
-    reads = (_blocks(s0, repeats, blocks, a_blk, a_rep), _blocks(s1, repeats, blocks, b_blk, b_rep))
+    blocks, repeats, reads, (d, d_blk, d_rep) = shape
+    read_blocks = [_blocks(s, repeats, blocks, b, r) for s, b, r in reads]
     writes = _blocks(d, repeats, blocks, d_blk, d_rep)
     total = 0
     for r in range(repeats):
-        per_group: dict[int, set[int]] = {}
         where: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        for blocks_of in reads:
+        for blocks_of in read_blocks:
             for j, a in enumerate(blocks_of[r]):
-                g = (a // block) % groups
-                per_group.setdefault(g, set()).add(a)
-                where.setdefault((g, a // bank), []).append((j, a))
-        beats = max(len(v) for v in per_group.values())
+                where.setdefault(_place(a, costs), []).append((j, a))
+        beats = max(_read_beats([a for bo in read_blocks for a in bo[r]], costs),
+                    _write_beats(writes[r], costs))
         for j, a in enumerate(writes[r]):
-            hits = where.get(((a // block) % groups, a // bank), ())
-            if any(k != j and b != a for k, b in hits):
+            if any(k != j and b != a for k, b in where.get(_place(a, costs), ())):
                 beats += 1
                 break
         total += beats
     return total / repeats
+
+
+def register_extra_beats(instr: Instr, costs: Costs) -> float:
+    """Mean beats beyond one per 256-byte register that a banked vector call's UB loads and
+    stores take when each operand moves by its own micro-op (the VF family: a register is
+    loaded by one ``vld`` and stored by one ``vst``, never in the same beat as another
+    operand's): a load costs :func:`_read_beats` of its blocks, a store :func:`_write_beats`;
+    the extra beats of the operands add up (they share the vector's load / store issue)."""
+    shape = _operand_blocks(instr)
+    if shape is None:
+        return 0.0
+    blocks, repeats, reads, (d, d_blk, d_rep) = shape
+    extra = 0
+    for s, b, r in reads:
+        extra += sum(_read_beats(x, costs) - 1 for x in _blocks(s, repeats, blocks, b, r))
+    extra += sum(_write_beats(x, costs) - 1 for x in _blocks(d, repeats, blocks, d_blk, d_rep))
+    return extra / repeats
 
 
 def _vector_price(instr: Instr, t: _Tables) -> Price:
@@ -466,10 +523,12 @@ def _vector_price(instr: Instr, t: _Tables) -> Price:
     src, dst = _dtypes(instr)
     c = t.costs
     api = _PRICED_AS.get(instr.op, instr.op.value)
-    banked = c.ub_bank_groups > 0 and api in c.ub_bank_apis and len(instr.src) == 2
+    banked = c.ub_bank_groups > 0 and api in c.ub_bank_apis and len(instr.src) in (1, 2)
     key = (instr.op, instr.count, instr.mask, instr.repeat, src, dst)
     if banked:
-        span = 4 * c.ub_bank_bytes  # bank ids repeat beyond it
+        # the (group, bank) of an address repeats with this period
+        span = math.lcm(c.ub_block_bytes * c.ub_bank_groups,
+                        c.ub_bank_bytes * c.ub_banks_per_group)
         key += tuple(o.addr % span for o in (instr.dst, *instr.src)) + instr.params
     memo = t.vec_memo
     hit = memo.get(key)
@@ -503,6 +562,10 @@ def _vector_price(instr: Instr, t: _Tables) -> Price:
                 thr += tp
                 lat_max = max(lat_max, lat)
             cycles += thr * nv + lat_max
+            if banked:
+                # each register's loads and stores take their beats on the bank groups
+                conflict = nv * c.ub_beat_cycles * register_extra_beats(instr, c)
+                cycles += conflict
     result = Price(_round(cycles * c.vector_scale), t.issue[instr.op], 0, 0,
                    int(conflict * c.vector_scale + 0.5))
     if len(memo) >= _MEMO_LIMIT:
@@ -615,6 +678,7 @@ __all__ = [
     "gm_bytes",
     "bank_beats",
     "bank_conflict_cycles",
+    "register_extra_beats",
     "copy_occupancy_many",
     "granule_queue_cycles",
     "issue_cycles",
