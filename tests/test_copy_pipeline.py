@@ -36,9 +36,9 @@ from aicore_sim.views.summary import summarize_trace
 
 PIPELINE = dict(copy_model="pipelined",
                 mte2_issue_cycles=10, mte2_row_cycles=5, mte2_core_bytes_per_cycle=32,
-                mte2_latency_cycles=100,
+                mte2_latency_ns=100,
                 mte3_issue_cycles=10, mte3_row_cycles=5, mte3_core_bytes_per_cycle=32,
-                mte3_latency_cycles=100)
+                mte3_latency_ns=100)
 PIPELINED = load_platform("tiny").with_overrides(hbm_bytes_per_cycle=1e6, costs=PIPELINE)
 CURVE = load_platform("tiny").with_overrides(hbm_bytes_per_cycle=1e6)  # tiny as shipped
 N = 64  # fp32 elements per copy: 256 B
@@ -191,3 +191,42 @@ def test_a_write_whose_latency_overlaps_its_stream_is_visible_at_the_later_of_th
     r = launch(_write_back(nbytes), ["z", {}], {"z": z}, {"z": (z.dtype, z.shape)}, platform,
                block_dim=1, mode="timing-only")
     assert _of(_rows(r), Opcode.COPY_UB_TO_GM) == [row]
+
+
+@pytest.mark.parametrize("nbytes, row", [
+    # the MTE waits for the write's response: occupancy = latency 100 + max(issue 10, bytes /
+    # 32), visible at its end
+    (256, (1, 111, 111)),  # 100 + max(10, 8) = 110: a small write pays the whole floor
+    (8192, (1, 357, 357)),  # 100 + max(10, 256) = 356
+])
+def test_a_write_whose_latency_holds_the_pipe_pays_a_floor_under_every_copy(nbytes, row):
+    platform = PIPELINED.with_overrides(costs={"mte3_latency_holds_pipe": True})
+    z = np.zeros(nbytes // 4, np.float32)
+    r = launch(_write_back(nbytes), ["z", {}], {"z": z}, {"z": (z.dtype, z.shape)}, platform,
+               block_dim=1, mode="timing-only")
+    assert _of(_rows(r), Opcode.COPY_UB_TO_GM) == [row]
+    copy = next(i for i in r.program.streams[0] if i.op is Opcode.COPY_UB_TO_GM)
+    assert cost.latency_cycles(copy, platform) == 0  # nothing after the occupancy
+
+
+def test_copy_latencies_are_nanoseconds_at_the_platform_clock():
+    # tiny runs at 1000 MHz (100 ns = 100 cycles); at 2000 MHz the same 100 ns are 200 cycles,
+    # while issue, rows and bytes per cycle stay core cycles
+    fast = PIPELINED.with_overrides(clock_mhz=2000.0)
+    r = _run(_three_copies_then_add, fast, {"sync": True})
+    copy = next(i for i in r.program.streams[0] if i.op is Opcode.COPY_GM_TO_UB)
+    assert cost.latency_cycles(copy, fast) == 200
+    assert cost.latency_cycles(copy, PIPELINED) == 100
+    assert cost.occupancy_cycles(copy, fast) == cost.occupancy_cycles(copy, PIPELINED) == 10
+
+
+def test_a_latency_cannot_both_overlap_the_stream_and_hold_the_pipe():
+    import tomllib
+
+    from aicore_sim.sim.cost import params
+
+    with (params._COSTS_DIR / "a2.toml").open("rb") as fh:
+        doc = tomllib.load(fh)
+    doc["mte3"]["pipeline"]["latency_overlaps_stream"] = True  # a2 holds: both now
+    with pytest.raises(ValueError, match="exclude each other"):
+        params._costs_from_doc(doc)

@@ -31,9 +31,9 @@ from aicore_sim.sim.platform import load_platform
 
 COSTS = dict(copy_model="pipelined",
              mte2_issue_cycles=10, mte2_row_cycles=0, mte2_core_bytes_per_cycle=32,
-             mte2_latency_cycles=0,
+             mte2_latency_ns=0,
              mte3_issue_cycles=10, mte3_row_cycles=0, mte3_core_bytes_per_cycle=32,
-             mte3_latency_cycles=0,
+             mte3_latency_ns=0,
              l2_line_bytes=128, gm_fabric_ai_core_bytes_per_cycle=80.0)
 FABRIC = load_platform("tiny").with_overrides(costs=COSTS, hbm_bytes_per_cycle=32.0)
 NO_FABRIC = FABRIC.with_overrides(costs={"gm_fabric_ai_core_bytes_per_cycle": 0.0})

@@ -30,9 +30,9 @@ from aicore_sim.sim.platform import load_platform
 
 COSTS = dict(copy_model="pipelined",
              mte2_issue_cycles=10, mte2_row_cycles=0, mte2_core_bytes_per_cycle=32,
-             mte2_latency_cycles=0,
+             mte2_latency_ns=0,
              mte3_issue_cycles=10, mte3_row_cycles=0, mte3_core_bytes_per_cycle=32,
-             mte3_latency_cycles=0,
+             mte3_latency_ns=0,
              l2_line_bytes=128)
 L2 = load_platform("tiny").with_overrides(aiv_core_num=4, l2_rate=256.0, costs=COSTS)
 NO_L2 = L2.with_overrides(costs={"l2_line_bytes": 0})

@@ -64,7 +64,7 @@ def test_910b1_figures() -> None:
 
 def test_other_preset_figures() -> None:
     b4 = load_platform("ascend910b4")
-    assert (b4.aiv_core_num, b4.clock_mhz, b4.core_mem_size_ub) == (40, 1500.0, 196352)
+    assert (b4.aiv_core_num, b4.clock_mhz, b4.core_mem_size_ub) == (40, 1650.0, 196352)
     assert b4.hbm_bytes_per_cycle == 640.0  # 20 x 32
     a3 = load_platform("ascend910_9391")
     assert a3.short_soc == "Ascend910_93"

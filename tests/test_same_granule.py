@@ -20,9 +20,9 @@ from aicore_sim.views.summary import summarize_trace
 
 COSTS = dict(copy_model="pipelined",
              mte2_issue_cycles=10, mte2_row_cycles=0, mte2_core_bytes_per_cycle=32,
-             mte2_latency_cycles=0,
+             mte2_latency_ns=0,
              mte3_issue_cycles=10, mte3_row_cycles=0, mte3_core_bytes_per_cycle=32,
-             mte3_latency_cycles=0,
+             mte3_latency_ns=0,
              l2_line_bytes=128, gm_serial_granule_bytes=512, gm_serial_cycles=100.0)
 QUEUE = load_platform("tiny").with_overrides(aiv_core_num=4, costs=COSTS, l2_rate=1024.0,
                                              hbm_bytes_per_cycle=1e6)

@@ -104,22 +104,29 @@ class Costs:
     vector_scale: float = 1.0
     # Pipelined copies ([mte2.pipeline] / [mte3.pipeline]; copy_model "pipelined"): a copy
     # holds its MTE for max(issue + row x (rows - 1), payload / core rate) and its data is
-    # visible latency cycles after that (price.py). "curve" = the single-core curve, no latency.
+    # visible latency_ns later (a memory-side time, converted at the platform's clock; the
+    # other fields are core cycles) (price.py). "curve" = the single-core curve, no latency.
     copy_model: str = "curve"
     mte2_issue_cycles: float = 0.0
     mte2_row_cycles: float = 0.0
     mte2_core_bytes_per_cycle: float = 0.0
-    mte2_latency_cycles: float = 0.0
+    mte2_latency_ns: float = 0.0
     mte3_issue_cycles: float = 0.0
     mte3_row_cycles: float = 0.0
     mte3_core_bytes_per_cycle: float = 0.0
-    mte3_latency_cycles: float = 0.0
+    mte3_latency_ns: float = 0.0
     # latency_overlaps_stream (optional key, default false): the copy's completion latency runs
     # alongside its own streaming, so its data is visible max(occupancy, latency) after its
     # start instead of occupancy + latency (a write whose last byte is acknowledged as it is
     # sent: UB -> GM on A2, from the board's write times being proportional to their bytes).
     mte2_latency_overlaps_stream: bool = False
     mte3_latency_overlaps_stream: bool = False
+    # latency_holds_pipe (optional key, default false): the copy holds its MTE until its
+    # completion is acknowledged, latency cycles on top of its streaming: occupancy latency +
+    # max(issue + row x (rows - 1), payload / core rate), visible at its end (a UB -> GM write
+    # whose write response the MTE waits for: a per-copy floor, then the streaming rate).
+    mte2_latency_holds_pipe: bool = False
+    mte3_latency_holds_pipe: bool = False
     # The L2 cache in front of HBM ([l2]; engine/l2.py): line (allocation) size in bytes,
     # 0 = no L2 model (every GM byte is an HBM byte, as before).
     l2_line_bytes: int = 0
@@ -236,8 +243,8 @@ def _calibration(table: Mapping[str, Any]) -> dict[str, float]:
     return {k: check_value(k, v, float, "costs") for k, v in table.items()}
 
 
-_PIPELINE_KEYS = ("issue_cycles", "row_cycles", "core_bytes_per_cycle", "latency_cycles")
-_PIPELINE_OPTIONAL = ("latency_overlaps_stream",)
+_PIPELINE_KEYS = ("issue_cycles", "row_cycles", "core_bytes_per_cycle", "latency_ns")
+_PIPELINE_OPTIONAL = ("latency_overlaps_stream", "latency_holds_pipe")
 
 
 def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -260,9 +267,12 @@ def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"[{pipe}.pipeline] {key} must be "
                                  f"{'> 0' if key == 'core_bytes_per_cycle' else '>= 0'}")
             out[f"{pipe}_{key}"] = value
-        out[f"{pipe}_latency_overlaps_stream"] = check_value(
-            "latency_overlaps_stream", table.get("latency_overlaps_stream", False), bool,
-            "costs")
+        for key in _PIPELINE_OPTIONAL:
+            out[f"{pipe}_{key}"] = check_value(key, table.get(key, False), bool, "costs")
+        if out[f"{pipe}_latency_overlaps_stream"] and out[f"{pipe}_latency_holds_pipe"]:
+            raise ValueError(f"[{pipe}.pipeline] latency_overlaps_stream and latency_holds_pipe "
+                             "exclude each other: the latency either runs beside the stream "
+                             "or holds the pipe after it")
     return out
 
 

@@ -190,11 +190,15 @@ class _Tables:
         "fixed",
         "issue",
         "tail",
+        "latency",
     )
 
     def __init__(self, platform: Platform) -> None:
         c: Costs = platform.costs
         self.costs = c
+        # the copies' completion latencies, nanoseconds in the cost file, in this clock's cycles
+        ghz = platform.clock_mhz / 1000.0
+        self.latency = (c.mte2_latency_ns * ghz, c.mte3_latency_ns * ghz)
         self.mte2 = _Curve(c.mte2_curve, platform.clock_mhz, c.mte2_scale)
         self.mte3 = _Curve(c.mte3_curve, platform.clock_mhz, c.mte3_scale)
         self.linear = {
@@ -333,14 +337,18 @@ def _copy_price(instr: Instr, t: _Tables) -> Price:
     if addr % GM_ALIGN_BEST_BYTES and 0.0 < ratio < 1.0:
         nbytes /= ratio
     if c.copy_model == "pipelined":
-        issue, per_row, rate, latency, scale, overlaps = (
+        issue, per_row, rate, scale, overlaps, holds = (
             (c.mte2_issue_cycles, c.mte2_row_cycles, c.mte2_core_bytes_per_cycle,
-             c.mte2_latency_cycles, c.mte2_scale, c.mte2_latency_overlaps_stream) if gm_to_ub
+             c.mte2_scale, c.mte2_latency_overlaps_stream, c.mte2_latency_holds_pipe)
+            if gm_to_ub
             else (c.mte3_issue_cycles, c.mte3_row_cycles, c.mte3_core_bytes_per_cycle,
-                  c.mte3_latency_cycles, c.mte3_scale, c.mte3_latency_overlaps_stream))
+                  c.mte3_scale, c.mte3_latency_overlaps_stream, c.mte3_latency_holds_pipe))
+        latency = t.latency[0 if gm_to_ub else 1]
         cycles = max(issue + per_row * max(rows - 1, 0), nbytes / rate) * scale
-        occupancy = _round(cycles)
         tail = latency * scale
+        if holds:  # the MTE waits for the completion: a floor under every copy
+            cycles, tail = cycles + tail, 0.0
+        occupancy = _round(cycles)
         if overlaps:  # visible max(occupancy, latency) after the start
             tail = max(tail - occupancy, 0.0)
         result = Price(occupancy, t.issue[instr.op], bus, _round(tail) if tail > 0 else 0, 0)
