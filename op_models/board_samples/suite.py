@@ -4,11 +4,11 @@ samples launch them, with the on-board figures of their READMEs (``board.toml``)
 Step of the flow: registered in the ``aicore_sim.validation`` entry-point group as ``SUITE``;
 ``aicore-sim validate`` runs every scenario timing-only and compares (see
 :mod:`aicore_sim.validate.suite`). Samples: ``data_copy`` (GM->UB scenarios 1-8, A2 and 950),
-``add_high_performance`` (cases 0-6 on A2, 0-5 on 950) and ``bank_conflict_ub`` (scenarios
-1-8, A2). The figures are data (``board.toml``); this module only turns them into
-:class:`BoardValue` objects and builds each launch. ``board.toml``'s ``[fitted]`` table (the
-scenarios timing-model parameters were fitted on, with those parameters) becomes
-``Suite.fitted``.
+``add_high_performance`` (cases 0-6 on A2, 0-5 on 950), ``bank_conflict_ub`` (scenarios 1-8,
+A2) and ``bank_conflict_nd2nz`` (scenarios 1-2, A2). The figures are data (``board.toml``);
+this module only turns them into :class:`BoardValue` objects and builds each launch.
+``board.toml``'s ``[fitted]`` table (the scenarios timing-model parameters were fitted on,
+with those parameters) becomes ``Suite.fitted``.
 
 Scaled scenarios (``Scenario.scale`` < 1: the runner runs ``scale`` and ``2 * scale`` and
 extrapolates linearly): ``data_copy`` scenario 1 keeps 1/8 of each core's rows (the matrix has
