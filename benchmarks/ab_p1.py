@@ -1,19 +1,20 @@
 """A/B of two source trees on P1: the record pass, and the ``aicore-sim run`` command.
 
-    python benchmarks/ab_p1.py BASE_TREE HEAD_TREE [--rounds 3]
+    python benchmarks/ab_p1.py BASE_TREE HEAD_TREE [--rounds 3] [--mode timed]
 
 ``BASE_TREE`` / ``HEAD_TREE`` are checkouts (e.g. ``git archive main | tar -x -C base``). For
-each round and tree, interleaved: ``aicore-sim run --case p1_deepseek_v3 --mode timing-only
---no-plot`` started from that tree as a subprocess (wall, and CPU of the command and every
-process it waited for, and the run's own phases from its summary.json). The record phase is
-the record pass with ``--jobs`` = the usable CPUs. Results: ``reports/source_attribution.md``.
+each round and tree, interleaved: ``aicore-sim run --case p1_deepseek_v3 --mode MODE
+--no-plot`` (timing-only unless ``--mode timed``) started from that tree as a subprocess (wall,
+CPU and peak RSS of the command and every process it waited for, and the run's own phases from
+its summary.json). The record phase is the record pass with ``--jobs`` = the usable CPUs.
+Results: ``reports/source_attribution.md``, ``reports/bench_fidelity_speed.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import shutil
 import statistics
 import subprocess
@@ -23,20 +24,21 @@ import time
 from pathlib import Path
 
 
-def run(tree: Path, out: Path) -> tuple[float, float, dict]:
+def run(tree: Path, out: Path, mode: str) -> tuple[float, float, float, dict]:
+    """(wall s, CPU s, peak RSS MiB, phases) of one ``aicore-sim run`` of P1 from ``tree``."""
     shutil.rmtree(out, ignore_errors=True)
-    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "aicore_sim", "run", "--case", "p1_deepseek_v3",
-                        "--mode", "timing-only", "--no-plot", "--out", str(out)],
-                       cwd=tree, capture_output=True, text=True)
+    p = subprocess.Popen([sys.executable, "-m", "aicore_sim", "run", "--case", "p1_deepseek_v3",
+                          "--mode", mode, "--no-plot", "--out", str(out)],
+                         cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
-    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode:
-        raise SystemExit(f"{tree}: exit {p.returncode}: {p.stderr.strip()}")
-    cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"{tree}: exit {os.waitstatus_to_exitcode(status)}: {err.strip()}")
+    cpu = usage.ru_utime + usage.ru_stime
     phases = json.loads((out / "summary.json").read_text())["phases_seconds"]
-    return wall, cpu, phases
+    return wall, cpu, usage.ru_maxrss / 1024, phases
 
 
 def main() -> None:
@@ -44,20 +46,24 @@ def main() -> None:
     ap.add_argument("base", type=Path)
     ap.add_argument("head", type=Path)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--mode", choices=("timing-only", "timed"), default="timing-only")
     a = ap.parse_args()
     trees = {"base": a.base.resolve(), "head": a.head.resolve()}
     got: dict[str, list] = {k: [] for k in trees}
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(a.rounds):
             for name, tree in trees.items():
-                wall, cpu, ph = run(tree, Path(tmp) / name)
-                got[name].append((wall, cpu, ph))
-                print(f"round {k + 1} {name}: wall {wall:.2f} s, cpu {cpu:.2f} s, record "
-                      f"{ph['record']:.2f} s, total phases {ph['total']:.2f} s", flush=True)
+                wall, cpu, rss, ph = run(tree, Path(tmp) / name, a.mode)
+                got[name].append((wall, cpu, rss, ph))
+                print(f"round {k + 1} {name} ({a.mode}): wall {wall:.2f} s, cpu {cpu:.2f} s, "
+                      f"peak RSS {rss:.0f} MiB, record {ph['record']:.2f} s", flush=True)
+    med = {}
     for name, rows in got.items():
-        med = [statistics.median(r[i] for r in rows) for i in (0, 1)]
-        rec = statistics.median(r[2]["record"] for r in rows)
-        print(f"{name}: median wall {med[0]:.2f} s, cpu {med[1]:.2f} s, record {rec:.2f} s")
+        med[name] = [statistics.median(r[i] for r in rows) for i in (0, 1, 2)]
+        rec = statistics.median(r[3]["record"] for r in rows)
+        print(f"{name}: median wall {med[name][0]:.2f} s, cpu {med[name][1]:.2f} s, peak RSS "
+              f"{med[name][2]:.0f} MiB, record {rec:.2f} s")
+    print(f"head / base median wall ({a.mode}): {med['head'][0] / med['base'][0]:.3f}")
 
 
 if __name__ == "__main__":
