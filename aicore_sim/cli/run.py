@@ -11,7 +11,6 @@ renamed to ``--out`` when whole. Nothing here computes numbers or cycles.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,9 @@ from aicore_sim.cli.common import (
     bundled,
     host_tiling_of,
     op_source,
+    out_folder,
     platform_arg,
+    subcommand,
     with_platform,
 )
 from aicore_sim.cli.options import jobs as job_count
@@ -47,15 +48,11 @@ from aicore_sim.ops.registry import DEFAULT_CASE
 from aicore_sim.sim.errors import UsageError
 from aicore_sim.sim.parallel import usable_cpus
 from aicore_sim.util.background import Background
-from aicore_sim.util.claim import claim
-from aicore_sim.util.resources import check_fits, nbytes, parse_size, set_limit
+from aicore_sim.util.resources import check_fits, gc_paused, nbytes, parse_size, set_limit
 from aicore_sim.util.staging import (
-    check_target_folder,
     discard,
     new_stage,
     publish,
-    safe_name,
-    unique_stamp,
 )
 from aicore_sim.views import rundiff
 from aicore_sim.views.summary import format_summary
@@ -85,10 +82,8 @@ streams.npz (instruction digests and source lines, for 'aicore-sim diff'); ub.pn
 
 def add_parser(sub: Any) -> None:
     """The ``run`` subcommand, with the timeline options (:mod:`aicore_sim.cli.timeline`)."""
-    fmt = argparse.RawDescriptionHelpFormatter
-    r = sub.add_parser("run", help="simulate one case; write outputs, trace, summary, timeline",
-                       formatter_class=fmt, epilog=_RUN_EXAMPLES,
-                       description="Run one operator call on a simulated chip.")
+    r = subcommand(sub, "run", "simulate one case; write outputs, trace, summary, timeline",
+                   "Run one operator call on a simulated chip.", _RUN_EXAMPLES)
     r.add_argument("case_file", nargs="?", type=nonempty, metavar="CASE.json",
                    help="case file (format: see aicore_sim/ops/casefile.py or examples/cases/)")
     r.add_argument("--case", type=nonempty, metavar="NAME",
@@ -214,17 +209,10 @@ def _fits(sizes: dict[str, int]) -> None:
 
 
 def _out_dir(arg: str | None, name: str) -> Path:
-    """The run folder, claimed (checked writable, locked) before the work."""
-    if arg:
-        out = claim(arg, "--out")
-        try:
-            check_target_folder(out)
-        except OSError:
-            raise UsageError(f"--out {arg}: exists and is not an empty folder") from None
-        return Path(arg)
-    out = unique_stamp(Path("traces"), safe_name(name))  # the case name as one component
-    claim(out, "--out")
-    return out
+    """The run folder, claimed (checked writable, locked) before the work; ``--out`` as given
+    (what the run's messages show)."""
+    out = out_folder(arg, name)
+    return Path(arg) if arg else out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -232,13 +220,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # collector's passes over the million recorded objects find nothing (measured on P1: 127
     # passes, 0.47 s outside the record and the replay, which pause it themselves), so the
     # command runs without it.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _run(args)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _run(args: argparse.Namespace) -> int:

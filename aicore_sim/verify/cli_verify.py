@@ -16,10 +16,7 @@ import time.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
-
-PROG = "aicore-sim"
 
 _EXAMPLES = """\
 examples:
@@ -42,6 +39,7 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
+    from aicore_sim.cli.common import subcommand
     from aicore_sim.cli.options import (
         count,
         jobs,
@@ -52,12 +50,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     from aicore_sim.util.background import usable_cpus
 
-    fmt = argparse.RawDescriptionHelpFormatter
-    v = subparsers.add_parser(
-        "verify", help="compare every output of cases / matrices / ATK records with a golden",
-        formatter_class=fmt, epilog=_EXAMPLES,
-        description="Numeric equivalence testing: run cases and compare each output with the "
-                    "built-in golden or with expected outputs, under a standard.")
+    v = subcommand(
+        subparsers, "verify",
+        "compare every output of cases / matrices / ATK records with a golden",
+        "Numeric equivalence testing: run cases and compare each output with the built-in "
+        "golden or with expected outputs, under a standard.", _EXAMPLES)
     v.add_argument("cases", nargs="*", type=nonempty, metavar="CASE",
                    help="case file, bundled case name, or ATK json")
     v.add_argument("--matrix", nargs="?", const="default", type=nonempty, metavar="SPEC",
@@ -112,12 +109,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return v
 
 
-def _err(msg: str) -> None:
-    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
     """Run ``verify``; returns the exit code (0 pass, 1 fail, 2 bad input)."""
+    from aicore_sim.cli.common import err
     from aicore_sim.ops.casefile import CaseFileError
     from aicore_sim.verify import VerifyError
     from aicore_sim.verify.runner import verify_main
@@ -125,5 +119,5 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         return verify_main(args)
     except (VerifyError, CaseFileError) as e:
-        _err(f"error: {e}")
+        err(f"error: {e}")
         return 2
