@@ -57,6 +57,18 @@ def add_json_report(p: Any, json_help: str, report_help: str, report_metavar: st
     p.add_argument("--report", type=nonempty, metavar=report_metavar, help=report_help)
 
 
+def add_source_options(p: Any, tiling_help: str, kernel_help: str, op_help: str) -> None:
+    """What runs in place of the case's tiling and the operator's Python port (``run``,
+    ``verify``): ``--tiling FIELD=VALUE`` (repeatable), ``--kernel-src DIR`` (its Ascend C
+    kernel) and ``--op-src DIR`` (its source folder: host tiling and kernel)."""
+    from aicore_sim.cli.options import nonempty, tiling_setting
+
+    p.add_argument("--tiling", type=tiling_setting, action="append", default=[],
+                   metavar="FIELD=VALUE", help=tiling_help)
+    p.add_argument("--kernel-src", type=nonempty, metavar="DIR", help=kernel_help)
+    p.add_argument("--op-src", type=nonempty, metavar="DIR", help=op_help)
+
+
 def platform_arg(spec: str) -> Platform:
     """The platform of a ``--platform`` value: a preset name, a preset TOML path, or a JSON
     object of fields (a bad one is a usage error, exit 2)."""

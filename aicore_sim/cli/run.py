@@ -22,6 +22,7 @@ from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
 from aicore_sim.cli.common import (
     OP_SRC_HELP,
     PROG,
+    add_source_options,
     bundled,
     host_tiling_of,
     op_source,
@@ -31,7 +32,7 @@ from aicore_sim.cli.common import (
     with_platform,
 )
 from aicore_sim.cli.options import jobs as job_count
-from aicore_sim.cli.options import nonempty, nonneg_int, size, tiling_setting
+from aicore_sim.cli.options import nonempty, nonneg_int, size
 from aicore_sim.cli.verdict import printable, run_verdict, say_idle
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.ops.casefile import (
@@ -126,23 +127,19 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--verbose", "-v", action="store_true",
                    help="print the wall time of each phase (inputs, record, replay, checks, "
                         "golden, compare, outputs, trace, plot); summary.json has them always")
-    r.add_argument("--tiling", type=tiling_setting, action="append", default=[],
-                   metavar="FIELD=VALUE",
-                   help="run with this tiling field set (repeatable; 'aicore-sim tiling CASE' "
-                        "lists the fields, the op's tiling space says which it lets you set; "
-                        "cores=N sets the block dim of the MoE ops); the rest of the host "
-                        "tiling follows as the op's tiling does, and a value the kernel's "
-                        "rules or the UB refuse is exit 2 naming the rule. Overrides the case "
-                        "file's \"tiling\"")
-    r.add_argument("--kernel-src", type=nonempty, metavar="DIR",
-                   help="run the operator's own Ascend C kernel sources instead of its Python "
-                        "port: a folder holding <entry>.cpp (for a bundled op, "
-                        "<ops-transformer>/moe/<op>/op_kernel) or one .cpp; compiled with the "
-                        "system C++ compiler against aicore-sim's shim and cached "
-                        "(docs/cpp_kernels.md). Overrides the case file's kernel_source")
-    r.add_argument("--op-src", type=nonempty, metavar="DIR",
-                   help=OP_SRC_HELP + "; its op_kernel/ is the kernel unless --kernel-src "
-                        "names another")
+    add_source_options(
+        r,
+        tiling_help="run with this tiling field set (repeatable; 'aicore-sim tiling CASE' lists "
+                    "the fields, the op's tiling space says which it lets you set; cores=N sets "
+                    "the block dim of the MoE ops); the rest of the host tiling follows as the "
+                    "op's tiling does, and a value the kernel's rules or the UB refuse is exit 2 "
+                    "naming the rule. Overrides the case file's \"tiling\"",
+        kernel_help="run the operator's own Ascend C kernel sources instead of its Python port: "
+                    "a folder holding <entry>.cpp (for a bundled op, "
+                    "<ops-transformer>/moe/<op>/op_kernel) or one .cpp; compiled with the system "
+                    "C++ compiler against aicore-sim's shim and cached (docs/cpp_kernels.md). "
+                    "Overrides the case file's kernel_source",
+        op_help=OP_SRC_HELP + "; its op_kernel/ is the kernel unless --kernel-src names another")
     timeline.add_run_options(r)  # --hotspots, --slack, --cores, --window, --ub-plot
     r.set_defaults(func=cmd_run)
 
