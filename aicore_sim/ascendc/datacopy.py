@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aicore_sim.ascendc.args import unsigned_fields
 from aicore_sim.ascendc.tensors import GlobalTensor, LocalTensor
 from aicore_sim.sim import program
 from aicore_sim.sim.dtypes import as_dtype
@@ -34,71 +35,66 @@ MAX_BLOCK_COUNT = 4095  # uint16 field, A2/A3 documented range
 MAX_BLOCK_LEN = 2097151  # bytes
 MAX_DATA_COPY_BLOCKS = 65535  # DataCopyParams.blockLen: uint16, in 32-byte blocks
 DATA_COPY_LABEL = "DataCopy"
-UINT16_MAX = 65535
-UINT8_MAX = 255
 
 
 @dataclass
-class DataCopyExtParams:
-    """``DataCopyExtParams``: blockCount, blockLen (bytes), srcStride, dstStride, rsv."""
+class _Blocks:
+    """The fields of the two copy structs: blockCount, blockLen, srcStride, dstStride."""
 
     blockCount: int = 1
     blockLen: int = 0
     srcStride: int = 0
     dstStride: int = 0
-    rsv: int = 0
 
 
 @dataclass
-class DataCopyPadExtParams:
-    """``DataCopyPadExtParams<T>``: isPad, leftPadding, rightPadding, paddingValue."""
+class _Padding:
+    """The fields before the padding value of the two padding structs: isPad, leftPadding,
+    rightPadding."""
 
     isPad: bool = False
     leftPadding: int = 0
     rightPadding: int = 0
+
+
+@dataclass
+class DataCopyExtParams(_Blocks):
+    """``DataCopyExtParams``: blockCount, blockLen (bytes), srcStride, dstStride, rsv."""
+
+    rsv: int = 0
+
+
+@dataclass
+class DataCopyPadExtParams(_Padding):
+    """``DataCopyPadExtParams<T>``: isPad, leftPadding, rightPadding, paddingValue."""
+
     paddingValue: float = 0
 
 
 @dataclass
-class DataCopyParams:
+class DataCopyParams(_Blocks):
     """``DataCopyParams``: blockCount, blockLen, srcStride, dstStride, each a ``uint16_t``.
 
     With ``DataCopyPad`` the lengths mean what ``DataCopyExtParams``' do (blockLen and the GM
     stride in bytes, the UB stride in 32-byte blocks); a field outside [0, 65535] is a
     ``KernelError`` when the copy is made."""
 
-    blockCount: int = 1
-    blockLen: int = 0
-    srcStride: int = 0
-    dstStride: int = 0
-
 
 @dataclass
-class DataCopyPadParams:
+class DataCopyPadParams(_Padding):
     """``DataCopyPadParams``: isPad, leftPadding, rightPadding (``uint8_t``), paddingValue."""
 
-    isPad: bool = False
-    leftPadding: int = 0
-    rightPadding: int = 0
     paddingValue: int = 0
 
 
 def _check_u16(p: DataCopyParams) -> DataCopyExtParams:
     """The Ext form of a ``DataCopyParams`` whose fields fit their uint16 range."""
-    for field in ("blockCount", "blockLen", "srcStride", "dstStride"):
-        v = int(getattr(p, field))
-        if not 0 <= v <= UINT16_MAX:
-            raise KernelError(f"DataCopyPad: DataCopyParams.{field} {v} outside the uint16 "
-                              f"range [0, {UINT16_MAX}]")
-    return DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride)
+    return DataCopyExtParams(*unsigned_fields(
+        p, ("blockCount", "blockLen", "srcStride", "dstStride"), 16, "DataCopyPad"))
 
 
 def _check_pad(p: DataCopyPadParams) -> None:
-    for field in ("leftPadding", "rightPadding"):
-        v = int(getattr(p, field))
-        if not 0 <= v <= UINT8_MAX:
-            raise KernelError(f"DataCopyPad: DataCopyPadParams.{field} {v} outside the uint8 "
-                              f"range [0, {UINT8_MAX}]")
+    unsigned_fields(p, ("leftPadding", "rightPadding"), 8, "DataCopyPad")
 
 
 def _up32(x: int) -> int:

@@ -15,6 +15,7 @@ from enum import Enum
 
 import numpy as np
 
+from aicore_sim.ascendc.args import element_count, expect_struct
 from aicore_sim.ascendc.tensors import LocalTensor
 from aicore_sim.sim import program
 from aicore_sim.sim.errors import KernelError
@@ -50,13 +51,6 @@ class GatherMaskParams:
     src1RepeatStride: int = 1
 
 
-def _n(count: int, what: str) -> int:
-    n = int(count)
-    if n < 0:
-        raise KernelError(f"{what}: negative count {n}")
-    return n
-
-
 def _mask_tensor(t: LocalTensor, n: int, what: str):
     if t.dtype.kind not in "ui":
         raise KernelError(f"{what}: the bit mask must be an integer tensor, not {t.dtype}")
@@ -78,7 +72,7 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, cmpMode: CMP
 def _compare(dst, src0, src1, scalar, mode, count, what) -> None:
     if not isinstance(mode, CMPMODE):
         raise KernelError(f"{what}: expected a CMPMODE, got {mode!r}")
-    n = _n(count, what)
+    n = element_count(count, what)
     if src1 is not None and src1.dtype != src0.dtype:
         raise KernelError(f"{what}: src0 {src0.dtype} and src1 {src1.dtype} differ")
     srcs = (src0.operand(n, f"{what} src0"),)
@@ -97,7 +91,7 @@ def Select(dst: LocalTensor, selMask: LocalTensor, src0: LocalTensor, src1, selM
     if not isinstance(selMode, SELMODE) or selMode is SELMODE.VSEL_CMPMASK_SPR:
         raise KernelError(f"Select: mode {selMode!r} is not modelled (tensor-tensor and "
                           "tensor-scalar are)")
-    n = _n(count, "Select")
+    n = element_count(count, "Select")
     if dst.dtype != src0.dtype:
         raise KernelError(f"Select: dst {dst.dtype} and src0 {src0.dtype} differ")
     tensor = selMode is SELMODE.VSEL_TENSOR_TENSOR_MODE
@@ -129,11 +123,10 @@ def GatherMask(dst: LocalTensor, src0: LocalTensor, src1Pattern: LocalTensor, re
                           f"uint{8 * src0.dtype.itemsize}, not {src1Pattern.dtype}")
     if dst.dtype.itemsize != src0.dtype.itemsize:
         raise KernelError(f"GatherMask: dst {dst.dtype} and src0 {src0.dtype} differ in size")
-    if not isinstance(gatherMaskParams, GatherMaskParams):
-        raise KernelError(f"GatherMask: expected GatherMaskParams, got {gatherMaskParams!r}")
+    expect_struct(gatherMaskParams, GatherMaskParams, "GatherMask")
     if int(gatherMaskParams.src0BlockStride) != 1:
         raise KernelError("GatherMask: src0BlockStride other than 1 is not modelled")
-    n = _n(mask, "GatherMask")
+    n = element_count(mask, "GatherMask")
     rec = program.current()
     pattern = src1Pattern.operand(0, "GatherMask pattern", nbytes=-(-n // 8), align=0)
     source = src0.operand(n, "GatherMask src0")
@@ -150,7 +143,7 @@ def _bitwise(op: Opcode, name: str, dst: LocalTensor, src0: LocalTensor, src1: L
     if not dst.dtype == src0.dtype == src1.dtype or dst.dtype.kind not in "ui":
         raise KernelError(f"{name}: operands must be one integer type ({dst.dtype}, "
                           f"{src0.dtype}, {src1.dtype})")
-    n = _n(count, name)
+    n = element_count(count, name)
     rec = program.current()
     rec.emit(Instr(Pipe.VECTOR, op, dst=dst.operand(n, f"{name} dst"),
                    src=(src0.operand(n, f"{name} src0"), src1.operand(n, f"{name} src1")),
@@ -172,7 +165,7 @@ def _shift(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scalarValu
     if dst.dtype != src.dtype or dst.dtype.kind not in "ui":
         raise KernelError(f"{name}: dst and src must be one integer type ({dst.dtype}, "
                           f"{src.dtype})")
-    n = _n(count, name)
+    n = element_count(count, name)
     shift = int(scalarValue)
     if not 0 <= shift < 8 * dst.dtype.itemsize:
         raise KernelError(f"{name}: shift {shift} outside [0, {8 * dst.dtype.itemsize})")

@@ -21,6 +21,7 @@ from enum import Enum
 
 import numpy as np
 
+from aicore_sim.ascendc.args import element_count, expect_struct, unsigned_fields
 from aicore_sim.ascendc.tensors import LocalTensor
 from aicore_sim.sim import program
 from aicore_sim.sim.dtypes import as_dtype
@@ -79,36 +80,16 @@ _HALF_OR_FLOAT = (np.dtype(np.float16), np.dtype(np.float32))
 
 def _binary_repeat_params(p: BinaryRepeatParams, what: str) -> tuple[int, ...]:
     """(dstBlk, src0Blk, src1Blk, dstRep, src0Rep, src1Rep), each checked to fit a uint8."""
-    if not isinstance(p, BinaryRepeatParams):
-        raise KernelError(f"{what}: expected BinaryRepeatParams, got {p!r}")
-    names = ("dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride",
-             "src0RepStride", "src1RepStride")
-    out = tuple(int(getattr(p, n)) for n in names)
-    for n, v in zip(names, out):
-        if not 0 <= v <= 255:
-            raise KernelError(f"{what}: BinaryRepeatParams.{n} {v} outside the uint8 range "
-                              "[0, 255]")
-    return out
+    expect_struct(p, BinaryRepeatParams, what)
+    return unsigned_fields(p, ("dstBlkStride", "src0BlkStride", "src1BlkStride",
+                               "dstRepStride", "src0RepStride", "src1RepStride"), 8, what)
 
 
 def _unary_repeat_params(p: UnaryRepeatParams, what: str) -> tuple[int, ...]:
     """(dstBlk, srcBlk, dstRep, srcRep), each checked to fit a uint8."""
-    if not isinstance(p, UnaryRepeatParams):
-        raise KernelError(f"{what}: expected UnaryRepeatParams, got {p!r}")
-    names = ("dstBlkStride", "srcBlkStride", "dstRepStride", "srcRepStride")
-    out = tuple(int(getattr(p, n)) for n in names)
-    for n, v in zip(names, out):
-        if not 0 <= v <= 255:
-            raise KernelError(f"{what}: UnaryRepeatParams.{n} {v} outside the uint8 range "
-                              "[0, 255]")
-    return out
-
-
-def _count(count: int, what: str) -> int:
-    count = int(count)
-    if count < 0:
-        raise KernelError(f"{what}: negative count {count}")
-    return count
+    expect_struct(p, UnaryRepeatParams, what)
+    return unsigned_fields(p, ("dstBlkStride", "srcBlkStride", "dstRepStride", "srcRepStride"),
+                           8, what)
 
 
 def _span(t: LocalTensor, mask: int, repeat: int, blk: int, rep: int) -> int:
@@ -175,7 +156,7 @@ def _repeat_args(mask: int, repeat: int, dtype: np.dtype, what: str) -> tuple[in
 
 
 def Cast(dst: LocalTensor, src: LocalTensor, roundMode: RoundMode, count: int) -> None:
-    n = _count(count, "Cast")
+    n = element_count(count, "Cast")
     if not isinstance(roundMode, RoundMode):
         raise KernelError(f"Cast: expected a RoundMode, got {roundMode!r}")
     why = validate_cast(src.dtype, dst.dtype, roundMode)
@@ -230,7 +211,7 @@ def Duplicate(dst: LocalTensor, scalarValue, *args) -> None:
     ``[mask0, mask1]`` (one run of consecutive lanes, e.g. the tail lanes of a repeat)."""
     rec = program.current()
     if len(args) == 1:
-        n = _count(args[0], "Duplicate")
+        n = element_count(args[0], "Duplicate")
         rec.emit(Instr(Pipe.VECTOR, Opcode.DUPLICATE, dst=dst.operand(n, "Duplicate dst"),
                        count=n, scalar=float(scalarValue)))
         return
@@ -262,7 +243,7 @@ def _one_source(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, scala
     value = 0.0 if scalar is None else float(scalar)
     rec = program.current()
     if len(args) == 1:
-        n = _count(args[0], name)
+        n = element_count(args[0], name)
         rec.emit(Instr(Pipe.VECTOR, op, dst=dst.operand(n, f"{name} dst"),
                        src=(src.operand(n, f"{name} src"),), count=n, scalar=value), 3)
         return
@@ -307,7 +288,7 @@ Sqrt = _one_source_api(Opcode.SQRT, "Sqrt", "dst = sqrt(src)", False)
 
 def _binary(op: Opcode, name: str, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
             count: int) -> None:
-    n = _count(count, name)
+    n = element_count(count, name)
     if not dst.dtype == a.dtype == b.dtype:
         raise KernelError(f"{name}: operand dtypes differ ({dst.dtype}, {a.dtype}, {b.dtype})")
     rec = program.current()
@@ -369,7 +350,7 @@ Min = _two_sources_api(Opcode.MIN, "Min", "dst = min(src0, src1)")
 
 def ArithProgression(dstLocal: LocalTensor, firstValue, diffValue, count: int) -> None:
     """``dst[i] = firstValue + i * diffValue`` for ``count`` elements."""
-    n = _count(count, "ArithProgression")
+    n = element_count(count, "ArithProgression")
     rec = program.current()
     rec.emit(Instr(Pipe.VECTOR, Opcode.ARITH_PROGRESSION,
                    dst=dstLocal.operand(n, "ArithProgression dst"), count=n,
@@ -378,7 +359,7 @@ def ArithProgression(dstLocal: LocalTensor, firstValue, diffValue, count: int) -
 
 def CreateVecIndex(dst: LocalTensor, firstValue, calCount: int) -> None:
     """``dst[i] = firstValue + i`` for ``calCount`` elements (count form)."""
-    n = _count(calCount, "CreateVecIndex")
+    n = element_count(calCount, "CreateVecIndex")
     rec = program.current()
     rec.emit(Instr(Pipe.VECTOR, Opcode.ARITH_PROGRESSION,
                    dst=dst.operand(n, "CreateVecIndex dst"), count=n, scalar=float(firstValue),
@@ -387,7 +368,7 @@ def CreateVecIndex(dst: LocalTensor, firstValue, calCount: int) -> None:
 
 def _reduce(op: Opcode, name: str, dst: LocalTensor, src: LocalTensor, tmp: LocalTensor,
             count: int, calIndex: bool) -> None:
-    n = _count(count, name)
+    n = element_count(count, name)
     if dst.dtype != src.dtype or src.dtype.kind != "f" and "bfloat16" not in str(src.dtype):
         raise KernelError(f"{name}: dst and src must be the same float type "
                           f"({dst.dtype}, {src.dtype})")
@@ -464,8 +445,7 @@ def Brcb(dst: LocalTensor, src: LocalTensor, repeatTime: int,
     """Each repeat: 8 consecutive source elements, element j broadcast over destination
     block j."""
     p = BrcbRepeatParams(*repeatParams) if isinstance(repeatParams, tuple) else repeatParams
-    if not isinstance(p, BrcbRepeatParams):
-        raise KernelError(f"Brcb: expected BrcbRepeatParams, got {repeatParams!r}")
+    expect_struct(p, BrcbRepeatParams, "Brcb")
     if dst.dtype != src.dtype or dst.dtype.itemsize not in (2, 4):
         raise KernelError(f"Brcb: dst and src must be one 16- or 32-bit type ({dst.dtype}, "
                           f"{src.dtype})")
@@ -517,7 +497,7 @@ def Gather(dst: LocalTensor, src: LocalTensor, srcOffset: LocalTensor, srcBaseAd
     """``dst[i]`` = the element of ``src`` at byte ``srcBaseAddr + srcOffset[i]`` (uint32 byte
     offsets from the start of ``src``), for ``count`` elements; every address must lie in
     ``src``'s buffer."""
-    n = _count(count, "Gather")
+    n = element_count(count, "Gather")
     if dst.dtype.itemsize != src.dtype.itemsize:
         raise KernelError(f"Gather: dst {dst.dtype} and src {src.dtype} differ in size")
     if srcOffset.dtype != np.dtype(np.uint32):
@@ -542,7 +522,7 @@ def Sigmoid(dst: LocalTensor, src: LocalTensor, *args) -> None:
     if dst.dtype != src.dtype or src.dtype not in _HALF_OR_FLOAT:
         raise KernelError(f"Sigmoid: dst and src must be one half / float type ({dst.dtype}, "
                           f"{src.dtype})")
-    n = _count(args[-1], "Sigmoid")
+    n = element_count(args[-1], "Sigmoid")
     rec = program.current()
     rec.emit(Instr(Pipe.VECTOR, Opcode.SIGMOID, dst=dst.operand(n, "Sigmoid dst"),
                    src=(src.operand(n, "Sigmoid src"),), count=n))

@@ -8,7 +8,7 @@ import re
 from aicore_sim.cfront.abi import INCLUDE
 
 _CALL = re.compile(r'call(?:<\w+>)?\(\s*"([\w.<>]+)"')  # call(...) and local_call<T>(...)
-_SCALAR_OPS = re.compile(r"AICORE_SIM_\w+_OP\((\w+)\)")
+_SCALAR_OPS = re.compile(r"AICORE_SIM_\w+_OP\((\w+)[,)]")  # an element-wise family, by name
 _MACRO = re.compile(r"^#define\s+(\w+)\(", re.M)
 _FREE = re.compile(r"^__aicore__ inline [\w:<>*]+ (\w+)\(", re.M)
 

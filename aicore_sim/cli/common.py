@@ -1,9 +1,11 @@
 """What the commands of :mod:`aicore_sim.cli` share: the program's name, the one line a message
-takes on stderr, the ``--platform`` value, a bundled case as a case file, and numpy values in
-JSON (step: the command line)."""
+takes on stderr, a subcommand's parser and the options several take, the ``--platform`` value,
+a bundled case as a case file, the ``--out`` folder, and numpy values in JSON (step: the
+command line)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +40,35 @@ def err(msg: str) -> None:
     print(f"{PROG}: {visible(' '.join(str(msg).split()))}", file=sys.stderr)
 
 
+def subcommand(sub: Any, name: str, help: str, description: str,
+               examples: str) -> argparse.ArgumentParser:
+    """The parser of the subcommand ``name``; its epilog ``examples`` (examples and notes)
+    keeps its line breaks."""
+    return sub.add_parser(name, help=help, description=description, epilog=examples,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_json_report(p: Any, json_help: str, report_help: str, report_metavar: str) -> None:
+    """``--json`` (the results as JSON instead of text) and ``--report FILE`` (also write
+    them as a report) of a command that prints results."""
+    from aicore_sim.cli.options import nonempty
+
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--report", type=nonempty, metavar=report_metavar, help=report_help)
+
+
+def add_source_options(p: Any, tiling_help: str, kernel_help: str, op_help: str) -> None:
+    """What runs in place of the case's tiling and the operator's Python port (``run``,
+    ``verify``): ``--tiling FIELD=VALUE`` (repeatable), ``--kernel-src DIR`` (its Ascend C
+    kernel) and ``--op-src DIR`` (its source folder: host tiling and kernel)."""
+    from aicore_sim.cli.options import nonempty, tiling_setting
+
+    p.add_argument("--tiling", type=tiling_setting, action="append", default=[],
+                   metavar="FIELD=VALUE", help=tiling_help)
+    p.add_argument("--kernel-src", type=nonempty, metavar="DIR", help=kernel_help)
+    p.add_argument("--op-src", type=nonempty, metavar="DIR", help=op_help)
+
+
 def platform_arg(spec: str) -> Platform:
     """The platform of a ``--platform`` value: a preset name, a preset TOML path, or a JSON
     object of fields (a bad one is a usage error, exit 2)."""
@@ -47,6 +78,15 @@ def platform_arg(spec: str) -> Platform:
         return load_platform(spec)
     except (ValueError, KeyError, TypeError) as e:
         raise UsageError(f"--platform {spec}: {e.args[0] if e.args else e}") from None
+
+
+def existing(arg: str, what: str, folder: bool = False) -> Path:
+    """The path ``arg`` names (``~`` expanded): an existing folder (``folder``) or file, else a
+    usage error ``<arg>: no such <what>``."""
+    path = Path(arg).expanduser()
+    if not (path.is_dir() if folder else path.is_file()):
+        raise UsageError(f"{arg}: no such {what}")
+    return path
 
 
 def bundled(name: str, platform: str | Platform) -> tuple[CaseFile, dict[str, Any]]:
@@ -105,9 +145,10 @@ def host_tiling_of(args: Any) -> Any:
     return nullcontext() if source is None else using_host_source(source)
 
 
-def launches_folder(out: str | None, stem: str) -> Path:
-    """The folder a program's launches write their run folders in: ``--out`` (claimed, new or
-    empty) or ``traces/<time>-<stem>``; created."""
+def out_folder(out: str | None, stem: str) -> Path:
+    """The folder a command writes, claimed (checked writable, locked) before the work:
+    ``--out`` (absolute; it must not exist or be an empty folder) or a new
+    ``traces/<time>-<stem>``."""
     from aicore_sim.util.claim import claim
     from aicore_sim.util.staging import check_target_folder, safe_name, unique_stamp
 
@@ -117,9 +158,16 @@ def launches_folder(out: str | None, stem: str) -> Path:
             check_target_folder(folder)
         except OSError:
             raise UsageError(f"--out {out}: exists and is not an empty folder") from None
-    else:
-        folder = unique_stamp(Path("traces"), safe_name(stem))
-        claim(folder, "--out")
+        return folder
+    folder = unique_stamp(Path("traces"), safe_name(stem))  # the stem as one component
+    claim(folder, "--out")
+    return folder
+
+
+def launches_folder(out: str | None, stem: str) -> Path:
+    """The folder a program's launches write their run folders in (:func:`out_folder`),
+    created."""
+    folder = out_folder(out, stem)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

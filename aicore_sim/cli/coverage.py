@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import platform_arg
+from aicore_sim.cli.common import add_json_report, existing, platform_arg, subcommand
 from aicore_sim.cli.options import nonempty
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM
 from aicore_sim.sim.errors import UsageError
@@ -41,30 +41,26 @@ column names the first item missing on the way. Nothing of DIR is copied.
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("coverage", help="which operators of a source tree run from their C++ "
-                                        "sources, and the first missing item of the others",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EXAMPLES,
-                       description="The coverage table of an operator source tree: kernel "
-                                   "compiles, host compiles, runs, golden exact, bundled "
-                                   "cases, first missing item.")
+    p = subcommand(sub, "coverage", "which operators of a source tree run from their C++ "
+                   "sources, and the first missing item of the others", "The coverage table of "
+                   "an operator source tree: kernel compiles, host compiles, runs, golden "
+                   "exact, bundled cases, first missing item.", _EXAMPLES)
     p.add_argument("dir", type=nonempty, metavar="DIR",
                    help="folder of operators (an ops-transformer checkout's moe/)")
     p.add_argument("--only", type=nonempty, metavar="GLOB",
                    help="only the operators whose folder name matches GLOB")
     p.add_argument("--platform", type=nonempty, metavar="P",
                    help=f"the platform the kernels are built for (default {DEFAULT_PLATFORM})")
-    p.add_argument("--json", action="store_true", help="one JSON object per operator")
-    p.add_argument("--report", type=nonempty, metavar="FILE.md",
-                   help="also write the table as markdown to FILE.md (replaced if it exists)")
+    add_json_report(p, "one JSON object per operator",
+                    "also write the table as markdown to FILE.md (replaced if it exists)",
+                    "FILE.md")
     p.set_defaults(func=cmd_coverage)
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     from aicore_sim.cfront import family
 
-    root = Path(args.dir).expanduser()
-    if not root.is_dir():
-        raise UsageError(f"{args.dir}: no such folder")
+    root = existing(args.dir, "folder", folder=True)
     platform = platform_arg(args.platform or DEFAULT_PLATFORM)
     report = Path(args.report) if args.report else None
     if report is not None:  # writable and locked before the work

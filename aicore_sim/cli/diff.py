@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aicore_sim.cli.common import add_json_report, subcommand
 from aicore_sim.cli.options import nonempty, nonneg_int
 from aicore_sim.sim.errors import UsageError
 
@@ -33,20 +34,16 @@ class _DiffArgError(UsageError):
 
 def add_parser(sub: Any) -> None:
     """The ``diff`` subcommand."""
-    d = sub.add_parser("diff", help="compare two runs (or two sweep points)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=DIFF_EXAMPLES,
-                       description="Compare two run folders written by 'aicore-sim run'.")
+    d = subcommand(sub, "diff", "compare two runs (or two sweep points)",
+                   "Compare two run folders written by 'aicore-sim run'.", DIFF_EXAMPLES)
     d.add_argument("runs", nargs="+", type=nonempty, metavar="RUN",
                    help="two run folders, or one sweep results.jsonl (or its folder) with "
                         "--points")
     d.add_argument("--points", nargs=2, type=nonempty, metavar=("P1", "P2"),
                    help="keys (or unique key prefixes) of two points of the sweep results")
-    d.add_argument("--json", action="store_true",
-                   help="print the diff as JSON (every figure as {a, b, delta})")
-    d.add_argument("--report", type=nonempty, metavar="FILE.md",
-                   help="also write a markdown report and, beside it, FILE.png (paired bars "
-                        "per pipe, largest hot-line deltas)")
+    add_json_report(d, "print the diff as JSON (every figure as {a, b, delta})",
+                    "also write a markdown report and, beside it, FILE.png (paired bars per "
+                    "pipe, largest hot-line deltas)", "FILE.md")
     d.add_argument("--lines", type=nonneg_int, default=10, metavar="N",
                    help="hot-line deltas listed (an integer >= 0; default 10)")
     d.set_defaults(func=cmd_diff)

@@ -10,14 +10,20 @@ error.
 from __future__ import annotations
 
 import argparse
-import gc
-from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import OP_SRC_HELP, add_launches_options, launches_folder, platform_arg
+from aicore_sim.cli.common import (
+    OP_SRC_HELP,
+    add_launches_options,
+    existing,
+    launches_folder,
+    platform_arg,
+    subcommand,
+)
 from aicore_sim.cli.options import nonempty
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM
 from aicore_sim.sim.errors import UsageError
+from aicore_sim.util.resources import gc_paused
 
 _EXAMPLES = """\
 examples:
@@ -37,12 +43,10 @@ exit 0: the program returned 0 and every launch matched its golden; 1: not; 2: a
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("exec", help="run an operator's aclnn example program with its launches "
-                                    "simulated",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EXAMPLES,
-                       description="Build and run a host program of the ACL runtime and aclnn "
-                                   "two-phase API (e.g. an operator's examples/test_aclnn_*.cpp) "
-                                   "on the simulator.")
+    p = subcommand(sub, "exec", "run an operator's aclnn example program with its launches "
+                   "simulated", "Build and run a host program of the ACL runtime and aclnn "
+                   "two-phase API (e.g. an operator's examples/test_aclnn_*.cpp) on the "
+                   "simulator.", _EXAMPLES)
     p.add_argument("program", type=nonempty, metavar="PROGRAM.cpp", help="the program")
     p.add_argument("--op-src", type=nonempty, metavar="DIR", help=OP_SRC_HELP)
     add_launches_options(p, "program")
@@ -54,9 +58,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
     from aicore_sim.cli.common import op_source
     from aicore_sim.ops.registry import UnknownOpError, get_op
 
-    program = Path(args.program).expanduser()
-    if not program.is_file():
-        raise UsageError(f"{args.program}: no such program")
+    program = existing(args.program, "program")
     ops = aclnn.operators_of(program)
     if not ops:
         raise UsageError(f"{args.program}: includes no aclnnop/aclnn_<op>.h (no operator to "
@@ -74,13 +76,8 @@ def cmd_exec(args: argparse.Namespace) -> int:
     out = launches_folder(args.out, program.stem)
     session = aclnn.Session(lib, models, platform, out, mode=args.mode, trace=args.trace,
                             host=host)
-    was = gc.isenabled()
-    gc.disable()  # as 'run': the recorded objects hold no cycles worth the passes
-    try:
+    with gc_paused():  # as 'run': the recorded objects hold no cycles worth the passes
         rc = session.run()
-    finally:
-        if was:
-            gc.enable()
     bad = [c for c in session.done if c.error or c.golden.startswith("golden: DIFFERS")]
     print(f"aicore-sim exec: the program returned {rc}; {len(session.done)} aclnn launch(es), "
           f"{len(bad)} failed or differing from the golden; run folders in {out}/")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import aicore_sim.cli.timeline as timeline
+from aicore_sim.cli.common import subcommand
 from aicore_sim.cli.options import nonempty
 from aicore_sim.sim.errors import UsageError
 from aicore_sim.util.staging import safe_name
@@ -38,12 +39,9 @@ class _PlotArgError(UsageError):
 
 def add_parser(sub: Any) -> None:
     """The ``plot`` subcommand."""
-    p = sub.add_parser("plot", help="draw a run folder's timeline again (zoom, cores, UB) "
-                                    "without simulating",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=PLOT_EXAMPLES,
-                       description="Draw the timeline of a run folder written by "
-                                   "'aicore-sim run' again, from its timeline.npz.")
+    p = subcommand(sub, "plot", "draw a run folder's timeline again (zoom, cores, UB) without "
+                   "simulating", "Draw the timeline of a run folder written by 'aicore-sim "
+                   "run' again, from its timeline.npz.", PLOT_EXAMPLES)
     p.add_argument("run_dir", type=nonempty, metavar="RUN_DIR",
                    help="a run folder written by 'aicore-sim run' (timed, not functional)")
     timeline.add_picture_options(p, "the picture", "the UB picture beside it (ub.png, or "

@@ -11,7 +11,6 @@ renamed to ``--out`` when whole. Nothing here computes numbers or cycles.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -23,14 +22,17 @@ from aicore_sim.cli.artefacts import Phases, finish_run, spilled, timed
 from aicore_sim.cli.common import (
     OP_SRC_HELP,
     PROG,
+    add_source_options,
     bundled,
     host_tiling_of,
     op_source,
+    out_folder,
     platform_arg,
+    subcommand,
     with_platform,
 )
 from aicore_sim.cli.options import jobs as job_count
-from aicore_sim.cli.options import nonempty, nonneg_int, size, tiling_setting
+from aicore_sim.cli.options import nonempty, nonneg_int, size
 from aicore_sim.cli.verdict import printable, run_verdict, say_idle
 from aicore_sim.export.perfetto import write_trace
 from aicore_sim.ops.casefile import (
@@ -47,15 +49,11 @@ from aicore_sim.ops.registry import DEFAULT_CASE
 from aicore_sim.sim.errors import UsageError
 from aicore_sim.sim.parallel import usable_cpus
 from aicore_sim.util.background import Background
-from aicore_sim.util.claim import claim
-from aicore_sim.util.resources import check_fits, nbytes, parse_size, set_limit
+from aicore_sim.util.resources import check_fits, gc_paused, nbytes, parse_size, set_limit
 from aicore_sim.util.staging import (
-    check_target_folder,
     discard,
     new_stage,
     publish,
-    safe_name,
-    unique_stamp,
 )
 from aicore_sim.views import rundiff
 from aicore_sim.views.summary import format_summary
@@ -85,10 +83,8 @@ streams.npz (instruction digests and source lines, for 'aicore-sim diff'); ub.pn
 
 def add_parser(sub: Any) -> None:
     """The ``run`` subcommand, with the timeline options (:mod:`aicore_sim.cli.timeline`)."""
-    fmt = argparse.RawDescriptionHelpFormatter
-    r = sub.add_parser("run", help="simulate one case; write outputs, trace, summary, timeline",
-                       formatter_class=fmt, epilog=_RUN_EXAMPLES,
-                       description="Run one operator call on a simulated chip.")
+    r = subcommand(sub, "run", "simulate one case; write outputs, trace, summary, timeline",
+                   "Run one operator call on a simulated chip.", _RUN_EXAMPLES)
     r.add_argument("case_file", nargs="?", type=nonempty, metavar="CASE.json",
                    help="case file (format: see aicore_sim/ops/casefile.py or examples/cases/)")
     r.add_argument("--case", type=nonempty, metavar="NAME",
@@ -131,23 +127,19 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--verbose", "-v", action="store_true",
                    help="print the wall time of each phase (inputs, record, replay, checks, "
                         "golden, compare, outputs, trace, plot); summary.json has them always")
-    r.add_argument("--tiling", type=tiling_setting, action="append", default=[],
-                   metavar="FIELD=VALUE",
-                   help="run with this tiling field set (repeatable; 'aicore-sim tiling CASE' "
-                        "lists the fields, the op's tiling space says which it lets you set; "
-                        "cores=N sets the block dim of the MoE ops); the rest of the host "
-                        "tiling follows as the op's tiling does, and a value the kernel's "
-                        "rules or the UB refuse is exit 2 naming the rule. Overrides the case "
-                        "file's \"tiling\"")
-    r.add_argument("--kernel-src", type=nonempty, metavar="DIR",
-                   help="run the operator's own Ascend C kernel sources instead of its Python "
-                        "port: a folder holding <entry>.cpp (for a bundled op, "
-                        "<ops-transformer>/moe/<op>/op_kernel) or one .cpp; compiled with the "
-                        "system C++ compiler against aicore-sim's shim and cached "
-                        "(docs/cpp_kernels.md). Overrides the case file's kernel_source")
-    r.add_argument("--op-src", type=nonempty, metavar="DIR",
-                   help=OP_SRC_HELP + "; its op_kernel/ is the kernel unless --kernel-src "
-                        "names another")
+    add_source_options(
+        r,
+        tiling_help="run with this tiling field set (repeatable; 'aicore-sim tiling CASE' lists "
+                    "the fields, the op's tiling space says which it lets you set; cores=N sets "
+                    "the block dim of the MoE ops); the rest of the host tiling follows as the "
+                    "op's tiling does, and a value the kernel's rules or the UB refuse is exit 2 "
+                    "naming the rule. Overrides the case file's \"tiling\"",
+        kernel_help="run the operator's own Ascend C kernel sources instead of its Python port: "
+                    "a folder holding <entry>.cpp (for a bundled op, "
+                    "<ops-transformer>/moe/<op>/op_kernel) or one .cpp; compiled with the system "
+                    "C++ compiler against aicore-sim's shim and cached (docs/cpp_kernels.md). "
+                    "Overrides the case file's kernel_source",
+        op_help=OP_SRC_HELP + "; its op_kernel/ is the kernel unless --kernel-src names another")
     timeline.add_run_options(r)  # --hotspots, --slack, --cores, --window, --ub-plot
     r.set_defaults(func=cmd_run)
 
@@ -214,17 +206,10 @@ def _fits(sizes: dict[str, int]) -> None:
 
 
 def _out_dir(arg: str | None, name: str) -> Path:
-    """The run folder, claimed (checked writable, locked) before the work."""
-    if arg:
-        out = claim(arg, "--out")
-        try:
-            check_target_folder(out)
-        except OSError:
-            raise UsageError(f"--out {arg}: exists and is not an empty folder") from None
-        return Path(arg)
-    out = unique_stamp(Path("traces"), safe_name(name))  # the case name as one component
-    claim(out, "--out")
-    return out
+    """The run folder, claimed (checked writable, locked) before the work; ``--out`` as given
+    (what the run's messages show)."""
+    out = out_folder(arg, name)
+    return Path(arg) if arg else out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -232,13 +217,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # collector's passes over the million recorded objects find nothing (measured on P1: 127
     # passes, 0.47 s outside the record and the replay, which pause it themselves), so the
     # command runs without it.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _run(args)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _run(args: argparse.Namespace) -> int:

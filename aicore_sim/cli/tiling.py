@@ -16,6 +16,7 @@ from aicore_sim.cli.common import (
     host_tiling_of,
     json_default,
     platform_arg,
+    subcommand,
     with_platform,
 )
 from aicore_sim.cli.options import nonempty
@@ -38,10 +39,8 @@ usable UB); exit 0 when every case tiled, 2 otherwise.
 
 def add_parser(sub: Any) -> None:
     """The ``tiling`` subcommand."""
-    t = sub.add_parser("tiling", help="host tiling of case files",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog=_TILING_EXAMPLES,
-                       description="Run the host tiling of each case file and print its result.")
+    t = subcommand(sub, "tiling", "host tiling of case files",
+                   "Run the host tiling of each case file and print its result.", _TILING_EXAMPLES)
     t.add_argument("case_files", nargs="+", type=nonempty, metavar="CASE",
                    help="case file or bundled case name")
     t.add_argument("--platform", type=nonempty, metavar="P",

@@ -9,14 +9,20 @@ Exit code: 0 when every TEST ran passed, 1 when one failed (gtest's own summary 
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 from typing import Any
 
-from aicore_sim.cli.common import add_launches_options, launches_folder, platform_arg
+from aicore_sim.cli.common import (
+    add_launches_options,
+    existing,
+    launches_folder,
+    platform_arg,
+    subcommand,
+)
 from aicore_sim.cli.options import nonempty
 from aicore_sim.ops.casefile import DEFAULT_PLATFORM
 from aicore_sim.sim.errors import UsageError
+from aicore_sim.util.resources import gc_paused
 
 _EXAMPLES = """\
 examples:
@@ -35,11 +41,9 @@ exit 0: every TEST passed; 1: one failed; 2: a bad input or a compile error.
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("ut", help="run a kernel unit test (gtest, tikicpulib.h) with its "
-                                  "launches simulated",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EXAMPLES,
-                       description="Build and run an Ascend C kernel unit test (gtest file "
-                                   "of the CPU-debug interface) on the simulator.")
+    p = subcommand(sub, "ut", "run a kernel unit test (gtest, tikicpulib.h) with its launches "
+                   "simulated", "Build and run an Ascend C kernel unit test (gtest file of the "
+                   "CPU-debug interface) on the simulator.", _EXAMPLES)
     p.add_argument("test", type=nonempty, metavar="TEST.cpp", help="the gtest file")
     p.add_argument("--kernel-src", type=nonempty, metavar="DIR", required=True,
                    help="the kernel's sources: a folder holding <entry>.cpp (ops-transformer: "
@@ -59,9 +63,7 @@ def add_parser(sub: Any) -> None:
 def cmd_ut(args: argparse.Namespace) -> int:
     from aicore_sim.cfront import ut
 
-    test = Path(args.test).expanduser()
-    if not test.is_file():
-        raise UsageError(f"{args.test}: no such test file")
+    test = existing(args.test, "test file")
     src = Path(args.kernel_src).expanduser()
     if not src.exists():
         raise UsageError(f"--kernel-src {args.kernel_src}: does not exist")
@@ -76,13 +78,8 @@ def cmd_ut(args: argparse.Namespace) -> int:
     session = ut.Session(lib, platform, out, mode=args.mode, trace=args.trace,
                          strict=args.strict)
     gtest_args = [f"--gtest_filter={args.filter}"] if args.filter else []
-    was = gc.isenabled()
-    gc.disable()  # as 'run': the recorded objects hold no cycles worth the passes
-    try:
+    with gc_paused():  # as 'run': the recorded objects hold no cycles worth the passes
         rc = session.run(gtest_args)
-    finally:
-        if was:
-            gc.enable()
     done = [x for x in session.launches if x.folder is not None]
     failed = [x for x in session.launches if x.error is not None]
     print(f"aicore-sim ut: {len(session.launches)} launch(es), {len(failed)} failed; "

@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
-
-PROG = "aicore-sim"
 
 _CORRELATE_EXAMPLES = """\
 examples:
@@ -59,14 +56,13 @@ others (the held-out error). See docs/correlate.md.
 
 def add_parsers(subparsers: Any) -> None:
     """Add ``correlate`` and ``calibrate`` to the ``aicore-sim`` subparsers."""
+    from aicore_sim.cli.common import add_json_report, subcommand
     from aicore_sim.cli.options import nonempty
 
-    fmt = argparse.RawDescriptionHelpFormatter
-    c = subparsers.add_parser(
-        "correlate", help="compare a simulated run with a board's msprof op profile",
-        formatter_class=fmt, epilog=_CORRELATE_EXAMPLES,
-        description="Per-pipe and per-core ratios of measured (msprof op) to simulated busy "
-                    "time, task duration against makespan, block-dim and clock checks.")
+    c = subcommand(
+        subparsers, "correlate", "compare a simulated run with a board's msprof op profile",
+        "Per-pipe and per-core ratios of measured (msprof op) to simulated busy time, task "
+        "duration against makespan, block-dim and clock checks.", _CORRELATE_EXAMPLES)
     c.add_argument("run_dir", type=nonempty, metavar="RUN_DIR",
                    help="folder written by 'aicore-sim run'")
     c.add_argument("opprof_dir", type=nonempty, metavar="OPPROF_DIR",
@@ -75,19 +71,16 @@ def add_parsers(subparsers: Any) -> None:
                    help="operator to pick when OPPROF_DIR holds several (folder or Op Name)")
     c.add_argument("--launch", type=nonempty, metavar="INDEX",
                    help="launch index to pick when the operator ran several times (0, 1 ...)")
-    c.add_argument("--json", action="store_true",
-                   help="print the comparison as one JSON object instead of the table")
-    c.add_argument("--report", type=nonempty, metavar="FILE",
-                   help="markdown report path; FILE's .json and .png are written beside it "
-                        "(default RUN_DIR/correlate.md)")
+    add_json_report(c, "print the comparison as one JSON object instead of the table",
+                    "markdown report path; FILE's .json and .png are written beside it "
+                    "(default RUN_DIR/correlate.md)", "FILE")
     c.set_defaults(func=cmd_correlate)
 
-    k = subparsers.add_parser(
-        "calibrate", help="fit cost knobs to measured launches; write a platform overlay",
-        formatter_class=fmt, epilog=_CALIBRATE_EXAMPLES,
-        description="Fit per-pipe cost scales and the HBM efficiency to msprof op profiles "
-                    "of known cases; report the error per pipe before and after; write a "
-                    "platform overlay TOML that --platform loads.")
+    k = subcommand(
+        subparsers, "calibrate", "fit cost knobs to measured launches; write a platform overlay",
+        "Fit per-pipe cost scales and the HBM efficiency to msprof op profiles of known cases; "
+        "report the error per pipe before and after; write a platform overlay TOML that "
+        "--platform loads.", _CALIBRATE_EXAMPLES)
     k.add_argument("pairs", nargs="+", type=nonempty, metavar="OPPROF_DIR:CASE",
                    help="a measured launch folder and the case (file or bundled name) it ran")
     k.add_argument("--platform", type=nonempty, metavar="P", required=True,
@@ -107,12 +100,9 @@ def add_parsers(subparsers: Any) -> None:
     k.set_defaults(func=cmd_calibrate)
 
 
-def _err(msg: str) -> None:
-    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
-
-
 def cmd_correlate(args: argparse.Namespace) -> int:
     """Run ``correlate``; returns the exit code."""
+    from aicore_sim.cli.common import err
     from aicore_sim.correlate.compare import correlate
     from aicore_sim.correlate.opprof import OpprofError, choose, read_launch
     from aicore_sim.correlate.report import text, write_reports
@@ -133,7 +123,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
             raise OpprofError(f"--report {report}: must end with .md (the .json and .png go "
                               f"beside it)")
     except OpprofError as e:
-        _err(f"error: {e}")
+        err(f"error: {e}")
         return 2
     from aicore_sim.util.claim import claim
 
@@ -149,6 +139,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Run ``calibrate``; returns the exit code."""
+    from aicore_sim.cli.common import err
     from aicore_sim.correlate.calibrate import CalibrateError, calibrate_main
     from aicore_sim.correlate.opprof import OpprofError
     from aicore_sim.ops.casefile import CaseFileError
@@ -156,7 +147,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         return calibrate_main(args)
     except (OpprofError, CalibrateError, CaseFileError) as e:
-        _err(f"error: {e}")
+        err(f"error: {e}")
         return 2
 
 

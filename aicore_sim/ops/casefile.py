@@ -295,16 +295,10 @@ def load_case(path: str | os.PathLike) -> CaseFile:
     """Read and validate a case file; errors name the file and the field."""
     path = Path(path)
     try:
-        text = textinput.read_document(path).decode("utf-8")
-    except OSError as e:
-        raise CaseFileError(f"{path}: cannot read ({e.strerror})") from None
-    except textinput.TextInputError as e:
-        raise CaseFileError(f"{path}: {e}") from None
-    except UnicodeDecodeError as e:
-        raise CaseFileError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
-                            f"{e.start}); a case file is JSON in UTF-8") from None
-    try:
-        doc = textinput.loads_json(text)
+        doc = textinput.loads_json(textinput.read_text(path))
+    except textinput.NotUtf8Error as e:
+        raise CaseFileError(f"{path}: not UTF-8 text (byte 0x{e.byte:02x} at offset {e.offset}); "
+                            "a case file is JSON in UTF-8") from None
     except textinput.TextInputError as e:
         raise CaseFileError(f"{path}: {e}") from None
     try:

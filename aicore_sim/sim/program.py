@@ -10,7 +10,6 @@ The result, a :class:`Program`, is what the SimPy replay consumes.
 from __future__ import annotations
 
 import functools
-import gc
 import struct
 import sys
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from aicore_sim.sim.errors import KernelError
 from aicore_sim.sim.isa import Instr, Opcode, Pipe, Space
 from aicore_sim.sim.memory import UB_ALIGN, Allocation, MemoryImage, UnifiedBuffer
 from aicore_sim.sim.trace import core_name
+from aicore_sim.util.resources import gc_paused
 
 _NO_WRITER = -1
 _PENDING_LOOK = 32  # recent writes searched by a scalar UB read before the block map
@@ -312,9 +312,7 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
     # The record pass builds long-lived streams and frees its temporaries by reference
     # counting: the cyclic collector's passes find nothing (measured on P1: 700 passes, 0.38 s,
     # about a tenth of the pass), so it is paused meanwhile, as in the replay.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         if jobs > 1 and parallel.available():
             parts = parallel.record(record_cores, kernel, args, block_dim, image, platform,
                                     effects, numerics, jobs, initial)
@@ -322,9 +320,6 @@ def record(kernel: Callable[..., None], args: tuple, block_dim: int, image: Memo
             parts = record_cores(kernel, args, range(block_dim), block_dim, image, platform,
                                  effects, {})
             jobs = 1
-    finally:
-        if was_enabled:
-            gc.enable()
     streams, allocations, hazards, sites = parts
     if initial is not None:  # the kernel's own tables, for a replay from the initial image
         for name in image.constants:

@@ -261,14 +261,7 @@ def load_spec(path: str | Path) -> SweepSpec:
     """Read and validate a ``.toml`` or ``.json`` sweep file."""
     p = Path(path)
     try:
-        text = textinput.read_document(p).decode("utf-8")
-    except OSError as e:
-        raise SpecError(f"{path}: cannot read ({e.strerror})") from None
-    except textinput.TextInputError as e:
-        raise SpecError(f"{path}: {e}") from None
-    except UnicodeDecodeError as e:
-        raise SpecError(f"{path}: not UTF-8 text (offset {e.start})") from None
-    try:
+        text = textinput.read_text(p)
         doc = textinput.loads_json(text) if p.suffix == ".json" else textinput.loads_toml(text)
     except textinput.TextInputError as e:
         raise SpecError(f"{path}: {e}") from None

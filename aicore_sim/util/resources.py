@@ -1,4 +1,5 @@
-"""How much memory this machine can give a run, and the check that a case fits in it.
+"""How much memory this machine can give a run, and the check that a case fits in it; the
+cyclic garbage collector paused while a run builds its long-lived objects (:func:`gc_paused`).
 
 Step of the flow: the command line asks before it generates inputs or launches anything, and
 :class:`aicore_sim.sim.recording.Recording` asks again before the record pass with everything
@@ -10,10 +11,12 @@ limit of the process (``RLIMIT_AS``, e.g. ``ulimit -v``) and ``--max-memory``.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -129,5 +132,19 @@ def check_launch(copied_bytes: int, cores: int, ub_size: int, images: int,
         raise ResourceError(str(e)) from None
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused meanwhile (enabled again after, if it was): for work
+    that builds many long-lived objects and frees its temporaries by reference counting, where
+    the collector's passes find nothing to free."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 __all__ = ["BYTES_PER_INSTRUCTION", "HEADROOM_BYTES", "available_bytes", "check_fits",
-           "check_launch", "nbytes", "parse_size", "set_limit"]
+           "check_launch", "gc_paused", "nbytes", "parse_size", "set_limit"]

@@ -34,6 +34,14 @@ class TextInputError(ValueError):
     """Text that is not JSON / TOML, or that breaks one of this module's rules."""
 
 
+class NotUtf8Error(TextInputError):
+    """A document whose bytes are not UTF-8: the first bad byte and its offset."""
+
+    def __init__(self, byte: int, offset: int) -> None:
+        super().__init__(f"not UTF-8 text (offset {offset})")
+        self.byte, self.offset = byte, offset
+
+
 class _DuplicateKeyError(Exception):
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -87,6 +95,18 @@ def read_document(path: str | os.PathLike) -> bytes:
     return data
 
 
+def read_text(path: str | os.PathLike) -> str:
+    """The text of a UTF-8 JSON / TOML file (:func:`read_document`): a file that cannot be read
+    is a :class:`TextInputError` giving the system's reason, one that is not UTF-8 a
+    :class:`NotUtf8Error`."""
+    try:
+        return read_document(path).decode("utf-8")
+    except OSError as e:
+        raise TextInputError(f"cannot read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise NotUtf8Error(e.object[e.start], e.start) from None
+
+
 def loads_json(text: str | bytes) -> Any:
     """``json.loads(text)`` refusing duplicate keys, deep nesting and size (module docstring)."""
     _size_ok(text)
@@ -125,4 +145,5 @@ def loads_toml(text: str | bytes) -> dict[str, Any]:
     return doc
 
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "TextInputError", "loads_json", "loads_toml", "read_document"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "NotUtf8Error", "TextInputError", "loads_json", "loads_toml",
+           "read_document", "read_text"]

@@ -26,8 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-PROG = "aicore-sim"
-
 _EXAMPLES = """\
 examples:
   aicore-sim validate --list                          the scenarios, without running them
@@ -60,24 +58,21 @@ exit 0 all selected scenarios ran; 1 one failed (named on stderr; the rest still
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``validate`` subcommand to the ``aicore-sim`` subparsers."""
+    from aicore_sim.cli.common import add_json_report, subcommand
     from aicore_sim.cli.options import finite_pct, nonempty
 
-    fmt = argparse.RawDescriptionHelpFormatter
-    v = subparsers.add_parser(
-        "validate", help="run the validation suites: simulated against on-board figures",
-        formatter_class=fmt, epilog=_EXAMPLES,
-        description="Run sample kernels whose on-board msprof figures are known and compare\n"
-                    "the simulated figures per column, per platform and per optimisation step.")
+    v = subcommand(
+        subparsers, "validate", "run the validation suites: simulated against on-board figures",
+        "Run sample kernels whose on-board msprof figures are known and compare\nthe simulated "
+        "figures per column, per platform and per optimisation step.", _EXAMPLES)
     v.add_argument("names", nargs="*", type=nonempty, metavar="NAME",
                    help="scenario name, sample name or shell glob (default: all scenarios)")
     v.add_argument("--list", action="store_true",
                    help="list the selected scenarios (name, platform, scale, board columns) "
                         "without running them")
-    v.add_argument("--json", action="store_true",
-                   help="print one JSON document instead of the tables")
-    v.add_argument("--report", type=nonempty, metavar="FILE.md",
-                   help="also write a markdown report FILE.md and its scatter plot FILE.png "
-                        "(replaced if they exist)")
+    add_json_report(v, "print one JSON document instead of the tables",
+                    "also write a markdown report FILE.md and its scatter plot FILE.png "
+                    "(replaced if they exist)", "FILE.md")
     v.add_argument("--suite", type=nonempty, metavar="S",
                    help="only the suite S (its entry-point name)")
     v.add_argument("--max-median", type=finite_pct, metavar="PCT",
@@ -96,10 +91,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     v.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     v.set_defaults(func=cmd_validate)
     return v
-
-
-def _err(msg: str) -> None:
-    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
 
 
 def _check_report_path(target: str) -> None:
@@ -160,7 +151,9 @@ def _held_out_names(suites: list, groups: list[str]) -> list[str]:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Run ``validate``; returns the exit code (0 ran, 1 failed or a limit exceeded, 2 bad
     input)."""
+    from aicore_sim.cli.common import err
     from aicore_sim.sim.errors import UsageError
+    from aicore_sim.util.claim import claim
     from aicore_sim.validate import suites as found
     from aicore_sim.validate.compare import exceeded
     from aicore_sim.validate.report import (
@@ -173,20 +166,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     if args.report:
         _check_report_path(args.report)
-        from aicore_sim.util.claim import claim
-
         claim(args.report, "--report")  # writable and locked before the work
     if args.write_confidence and (args.names or args.hold_out or args.suite or args.list):
         raise UsageError("--write-confidence: needs the whole validation (no NAME, --hold-out, "
                          "--suite or --list)")
     if args.write_confidence:
-        from aicore_sim.util.claim import claim
-
         claim(args.write_confidence, "--write-confidence")  # before the work, as --report
     try:
         suites = found.find_suites(args.suite)
     except found.SuiteLoadError as e:
-        _err(f"error: {e}")
+        err(f"error: {e}")
         return 1
     if not suites and not args.list:
         raise UsageError("validate: no validation suite is installed (entry-point group "
@@ -202,7 +191,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return 0
     t0 = time.time()
     outcome = run_suite(suites, args.names, progress=not args.no_progress,
-                        echo=lambda line: _err(f"validate: {line}"))
+                        echo=lambda line: err(f"validate: {line}"))
     checks = exceeded(outcome.columns, args.max_median, args.max_worst)
     argv = sys.argv[2:] if len(sys.argv) > 1 and sys.argv[1] == "validate" else args.names
     meta = {"command": "aicore-sim validate " + " ".join(shlex.quote(a) for a in argv),
@@ -218,8 +207,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"report: {md}, {png}")
     if args.write_confidence:
         if outcome.failed:
-            _err(f"validate: --write-confidence {args.write_confidence}: not written, "
-                 f"{len(outcome.failed)} scenarios failed")
+            err(f"validate: --write-confidence {args.write_confidence}: not written, "
+                f"{len(outcome.failed)} scenarios failed")
         else:
             from aicore_sim.validate import confidence
 
@@ -227,5 +216,5 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"confidence: {args.write_confidence}")
     for c in checks:
-        _err(f"validate: check failed: {c}")
+        err(f"validate: check failed: {c}")
     return 1 if outcome.failed or checks else 0

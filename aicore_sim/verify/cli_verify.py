@@ -16,10 +16,7 @@ import time.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
-
-PROG = "aicore-sim"
 
 _EXAMPLES = """\
 examples:
@@ -42,22 +39,21 @@ custom:rtol=R,atol=A,ratio=F. A case matrix is documented in aicore_sim/verify/m
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` subcommand to the ``aicore-sim`` subparsers."""
+    from aicore_sim.cli.common import add_source_options, subcommand
     from aicore_sim.cli.options import (
         count,
         jobs,
         nonempty,
         nonneg_int,
         scheduler,
-        tiling_setting,
     )
     from aicore_sim.util.background import usable_cpus
 
-    fmt = argparse.RawDescriptionHelpFormatter
-    v = subparsers.add_parser(
-        "verify", help="compare every output of cases / matrices / ATK records with a golden",
-        formatter_class=fmt, epilog=_EXAMPLES,
-        description="Numeric equivalence testing: run cases and compare each output with the "
-                    "built-in golden or with expected outputs, under a standard.")
+    v = subcommand(
+        subparsers, "verify",
+        "compare every output of cases / matrices / ATK records with a golden",
+        "Numeric equivalence testing: run cases and compare each output with the built-in "
+        "golden or with expected outputs, under a standard.", _EXAMPLES)
     v.add_argument("cases", nargs="*", type=nonempty, metavar="CASE",
                    help="case file, bundled case name, or ATK json")
     v.add_argument("--matrix", nargs="?", const="default", type=nonempty, metavar="SPEC",
@@ -94,30 +90,25 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "address (tcp://host:8786) or local:N for a new LocalCluster of N >= 1 "
                         "workers; each worker rebuilds the cases from these options, so the "
                         "files they name must be readable there; results and report as with 1")
-    v.add_argument("--tiling", type=tiling_setting, action="append", default=[],
-                   metavar="FIELD=VALUE",
-                   help="verify with this tiling field set (repeatable; as run --tiling): the "
-                        "op's tiling space plans the rest, and the golden is that of the "
-                        "tiling that ran; a refused value fails the case naming the rule")
-    v.add_argument("--kernel-src", type=nonempty, metavar="DIR",
-                   help="run the operator's own Ascend C kernel sources instead of its Python "
-                        "port (as run --kernel-src): a folder holding <entry>.cpp, or one "
-                        ".cpp; docs/cpp_kernels.md")
-    v.add_argument("--op-src", type=nonempty, metavar="DIR",
-                   help="run the operator from its source folder (as run --op-src): its "
-                        "op_host tiling C++ in place of the port's tiling, its op_kernel/ as "
-                        "the kernel unless --kernel-src names another")
+    add_source_options(
+        v,
+        tiling_help="verify with this tiling field set (repeatable; as run --tiling): the op's "
+                    "tiling space plans the rest, and the golden is that of the tiling that ran; "
+                    "a refused value fails the case naming the rule",
+        kernel_help="run the operator's own Ascend C kernel sources instead of its Python port "
+                    "(as run --kernel-src): a folder holding <entry>.cpp, or one .cpp; "
+                    "docs/cpp_kernels.md",
+        op_help="run the operator from its source folder (as run --op-src): its op_host tiling "
+                "C++ in place of the port's tiling, its op_kernel/ as the kernel unless "
+                "--kernel-src names another")
     v.add_argument("--no-progress", action="store_true", help="no progress bar")
     v.set_defaults(func=cmd_verify)
     return v
 
 
-def _err(msg: str) -> None:
-    print(f"{PROG}: {' '.join(str(msg).split())}", file=sys.stderr)
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
     """Run ``verify``; returns the exit code (0 pass, 1 fail, 2 bad input)."""
+    from aicore_sim.cli.common import err
     from aicore_sim.ops.casefile import CaseFileError
     from aicore_sim.verify import VerifyError
     from aicore_sim.verify.runner import verify_main
@@ -125,5 +116,5 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         return verify_main(args)
     except (VerifyError, CaseFileError) as e:
-        _err(f"error: {e}")
+        err(f"error: {e}")
         return 2

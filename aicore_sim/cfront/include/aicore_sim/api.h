@@ -39,59 +39,40 @@ __aicore__ inline int64_t GetBlockNum() { return aicore_sim::t_block_num; }
 
 // ---- data movement -----------------------------------------------------------------------
 
-template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                                uint32_t calCount, Site s = {}) {
-    call("DataCopy", s, dst, src, calCount);
-}
-template <typename T>
-__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                                uint32_t calCount, Site s = {}) {
-    call("DataCopy", s, dst, src, calCount);
-}
-template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                uint32_t calCount, Site s = {}) {
-    call("DataCopy", s, dst, src, calCount);
-}
-template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                                const DataCopyParams& params, Site s = {}) {
-    call("DataCopy", s, dst, src, params);
-}
-template <typename T>
-__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                                const DataCopyParams& params, Site s = {}) {
-    call("DataCopy", s, dst, src, params);
-}
-template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                const DataCopyParams& params, Site s = {}) {
-    call("DataCopy", s, dst, src, params);
-}
+// DataCopy GM -> UB, UB -> GM and UB -> UB, each by an element count or by DataCopyParams.
+#define AICORE_SIM_DATA_COPY(DST, SRC)                                                          \
+    template <typename T>                                                                      \
+    __aicore__ inline void DataCopy(const DST<T>& dst, const SRC<T>& src, uint32_t calCount,   \
+                                    Site s = {}) {                                             \
+        call("DataCopy", s, dst, src, calCount);                                               \
+    }                                                                                          \
+    template <typename T>                                                                      \
+    __aicore__ inline void DataCopy(const DST<T>& dst, const SRC<T>& src,                      \
+                                    const DataCopyParams& params, Site s = {}) {               \
+        call("DataCopy", s, dst, src, params);                                                 \
+    }
+AICORE_SIM_DATA_COPY(LocalTensor, GlobalTensor)
+AICORE_SIM_DATA_COPY(GlobalTensor, LocalTensor)
+AICORE_SIM_DATA_COPY(LocalTensor, LocalTensor)
+#undef AICORE_SIM_DATA_COPY
 
-template <typename T>
-__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                                   const DataCopyExtParams& params,
-                                   const DataCopyPadExtParams<T>& padParams, Site s = {}) {
-    call("DataCopyPad", s, dst, src, params, padParams);
-}
-template <typename T>
-__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                                   const DataCopyParams& params,
-                                   const DataCopyPadParams& padParams, Site s = {}) {
-    call("DataCopyPad", s, dst, src, params, padParams);
-}
-template <typename T>
-__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                                   const DataCopyExtParams& params, Site s = {}) {
-    call("DataCopyPad", s, dst, src, params);
-}
-template <typename T>
-__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                                   const DataCopyParams& params, Site s = {}) {
-    call("DataCopyPad", s, dst, src, params);
-}
+// DataCopyPad with the Ext parameter structs or the older 16-bit ones: GM -> UB with its
+// padding, UB -> GM without.
+#define AICORE_SIM_DATA_COPY_PAD(PARAMS, PAD_PARAMS)                                            \
+    template <typename T>                                                                      \
+    __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,  \
+                                       const PARAMS& params, const PAD_PARAMS& padParams,      \
+                                       Site s = {}) {                                          \
+        call("DataCopyPad", s, dst, src, params, padParams);                                   \
+    }                                                                                          \
+    template <typename T>                                                                      \
+    __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,  \
+                                       const PARAMS& params, Site s = {}) {                    \
+        call("DataCopyPad", s, dst, src, params);                                              \
+    }
+AICORE_SIM_DATA_COPY_PAD(DataCopyExtParams, DataCopyPadExtParams<T>)
+AICORE_SIM_DATA_COPY_PAD(DataCopyParams, DataCopyPadParams)
+#undef AICORE_SIM_DATA_COPY_PAD
 
 // The library's copies on raw addresses (a UB pointer from LocalTensor::GetPhyAddr, a GM
 // pointer from GlobalTensor::GetPhyAddr).
@@ -264,20 +245,18 @@ __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src
 
 // ---- vector: reductions ------------------------------------------------------------------
 
-template <typename T, bool isSetMask = true>
-__aicore__ inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                      int32_t repeatTime, int32_t mask, int32_t dstRepStride,
-                                      int32_t srcBlkStride, int32_t srcRepStride, Site s = {}) {
-    call("BlockReduceSum", s, dst, src, repeatTime, mask, dstRepStride, srcBlkStride,
-         srcRepStride);
-}
-template <typename T, bool isSetMask = true>
-__aicore__ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                      int32_t mask, int32_t repeatTime, int32_t dstRepStride,
-                                      int32_t srcBlkStride, int32_t srcRepStride, Site s = {}) {
-    call("WholeReduceSum", s, dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
-         srcRepStride);
-}
+// BlockReduceSum and WholeReduceSum: the repeat count and the mask (in each one's order), then
+// the strides.
+#define AICORE_SIM_REDUCE_SUM_OP(NAME, FIRST, SECOND)                                           \
+    template <typename T, bool isSetMask = true>                                               \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,          \
+                                int32_t FIRST, int32_t SECOND, int32_t dstRepStride,           \
+                                int32_t srcBlkStride, int32_t srcRepStride, Site s = {}) {     \
+        call(#NAME, s, dst, src, FIRST, SECOND, dstRepStride, srcBlkStride, srcRepStride);     \
+    }
+AICORE_SIM_REDUCE_SUM_OP(BlockReduceSum, repeatTime, mask)
+AICORE_SIM_REDUCE_SUM_OP(WholeReduceSum, mask, repeatTime)
+#undef AICORE_SIM_REDUCE_SUM_OP
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                       int32_t mask, int32_t repeatTime, int32_t dstRepStride,

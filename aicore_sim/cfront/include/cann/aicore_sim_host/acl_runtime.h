@@ -101,13 +101,14 @@ inline int64_t call(int64_t op, int64_t* slots, int32_t n) {
 // the arguments of one aclnn first phase, flattened: a tag, then its payload
 struct Args {
     std::vector<int64_t> s;
+    // an argument that may be null: its tag, then 1 and its payload, or 0 alone for null
+    bool optional(int64_t tag, const void* p) {
+        s.push_back(tag);
+        s.push_back(p != nullptr ? 1 : 0);
+        return p != nullptr;
+    }
     void tensor(const aclTensor* t) {
-        s.push_back(1);
-        if (t == nullptr) {
-            s.push_back(0);
-            return;
-        }
-        s.push_back(1);
+        if (!optional(1, t)) return;
         s.push_back(reinterpret_cast<int64_t>(t->data));
         s.push_back(t->dtype);
         s.push_back(t->offset);
@@ -125,12 +126,7 @@ struct Args {
         s.push_back(bits);
     }
     void ints(const aclIntArray* a) {
-        s.push_back(5);
-        if (a == nullptr) {
-            s.push_back(0);
-            return;
-        }
-        s.push_back(1);
+        if (!optional(5, a)) return;
         s.push_back(static_cast<int64_t>(a->values.size()));
         for (int64_t v : a->values) s.push_back(v);
     }

@@ -250,6 +250,8 @@ public:
     const ComputeNodeInfo* GetComputeNodeInfo() const { return &node_; }
     size_t GetComputeNodeInputNum() const { return node_.GetInputsNum(); }
     const RuntimeAttrs* GetAttrs() const { return &attrs; }
+    const Tensor* GetInputTensor(size_t index) const { return instance(index); }
+    const Tensor* GetOptionalInputTensor(size_t ir_index) const { return ir(ir_index); }
 
     ComputeNodeInfo node_;
     std::vector<Port> inputs;
@@ -257,14 +259,22 @@ public:
     RuntimeAttrs attrs;
 
 protected:
-    const Port* ir(size_t i) const {
-        return i < inputs.size() && inputs[i].present ? &inputs[i] : nullptr;
+    // the tensor of port i, or null where it is absent or there is no port i
+    static const Tensor* present(const std::vector<Port>& ports, size_t i) {
+        return i < ports.size() && ports[i].present ? &ports[i].tensor : nullptr;
     }
-    const Port* instance(size_t index) const {
+    // a part of a tensor (its shape, its description), or null for no tensor
+    template <typename M>
+    static const M* part(const Tensor* t, M Tensor::*member) {
+        return t ? &(t->*member) : nullptr;
+    }
+    // the input by its IR index / by its instance index
+    const Tensor* ir(size_t i) const { return present(inputs, i); }
+    const Tensor* instance(size_t index) const {
         size_t n = 0;
         for (size_t i = 0; i < inputs.size(); ++i) {
             if (!inputs[i].present && !(i < required.size() && required[i])) continue;
-            if (n++ == index) return inputs[i].present ? &inputs[i] : nullptr;
+            if (n++ == index) return present(inputs, i);
         }
         return nullptr;
     }
@@ -275,36 +285,22 @@ protected:
 class TilingContext : public NodeView {
 public:
     const StorageShape* GetInputShape(size_t index) const {
-        const Port* p = instance(index);
-        return p ? &p->tensor.shape_ : nullptr;
+        return part(instance(index), &Tensor::shape_);
     }
     const StorageShape* GetOptionalInputShape(size_t ir_index) const {
-        const Port* p = ir(ir_index);
-        return p ? &p->tensor.shape_ : nullptr;
+        return part(ir(ir_index), &Tensor::shape_);
     }
     const CompileTimeTensorDesc* GetInputDesc(size_t index) const {
-        const Port* p = instance(index);
-        return p ? &p->tensor.desc_ : nullptr;
+        return part(instance(index), &Tensor::desc_);
     }
     const CompileTimeTensorDesc* GetOptionalInputDesc(size_t ir_index) const {
-        const Port* p = ir(ir_index);
-        return p ? &p->tensor.desc_ : nullptr;
-    }
-    const Tensor* GetInputTensor(size_t index) const {
-        const Port* p = instance(index);
-        return p ? &p->tensor : nullptr;
-    }
-    const Tensor* GetOptionalInputTensor(size_t ir_index) const {
-        const Port* p = ir(ir_index);
-        return p ? &p->tensor : nullptr;
+        return part(ir(ir_index), &Tensor::desc_);
     }
     const StorageShape* GetOutputShape(size_t index) const {
-        return index < outputs.size() && outputs[index].present ? &outputs[index].tensor.shape_
-                                                                : nullptr;
+        return part(present(outputs, index), &Tensor::shape_);
     }
     const CompileTimeTensorDesc* GetOutputDesc(size_t index) const {
-        return index < outputs.size() && outputs[index].present ? &outputs[index].tensor.desc_
-                                                                : nullptr;
+        return part(present(outputs, index), &Tensor::desc_);
     }
     const RuntimeAttrs* GetAttrs() const { return attrs_null ? nullptr : &attrs; }
     fe::PlatFormInfos* GetPlatformInfo() const { return platform; }
@@ -399,21 +395,9 @@ private:
 // infershape: the output shapes from the inputs' shapes and the attributes
 class InferShapeContext : public NodeView {
 public:
-    const Shape* GetInputShape(size_t index) const {
-        const Port* p = instance(index);
-        return p ? &p->tensor.shape_.GetStorageShape() : nullptr;
-    }
+    const Shape* GetInputShape(size_t index) const { return storage_shape(instance(index)); }
     const Shape* GetOptionalInputShape(size_t ir_index) const {
-        const Port* p = ir(ir_index);
-        return p ? &p->tensor.shape_.GetStorageShape() : nullptr;
-    }
-    const Tensor* GetInputTensor(size_t index) const {
-        const Port* p = instance(index);
-        return p ? &p->tensor : nullptr;
-    }
-    const Tensor* GetOptionalInputTensor(size_t ir_index) const {
-        const Port* p = ir(ir_index);
-        return p ? &p->tensor : nullptr;
+        return storage_shape(ir(ir_index));
     }
     Shape* GetOutputShape(size_t index) {
         return index < out_shapes.size() ? &out_shapes[index] : nullptr;
@@ -422,18 +406,19 @@ public:
     Range<Shape>* GetOutputShapeRange(size_t) { return nullptr; }
 
     std::vector<Shape> out_shapes;
+
+private:
+    static const Shape* storage_shape(const Tensor* t) {
+        return t ? &t->GetStorageShape() : nullptr;
+    }
 };
 
 // infer-datatype: the output data types from the inputs'
 class InferDataTypeContext : public NodeView {
 public:
-    ge::DataType GetInputDataType(size_t index) const {
-        const Port* p = instance(index);
-        return p ? p->tensor.GetDataType() : ge::DT_UNDEFINED;
-    }
+    ge::DataType GetInputDataType(size_t index) const { return data_type(instance(index)); }
     ge::DataType GetOptionalInputDataType(size_t ir_index) const {
-        const Port* p = ir(ir_index);
-        return p ? p->tensor.GetDataType() : ge::DT_UNDEFINED;
+        return data_type(ir(ir_index));
     }
     ge::DataType GetOutputDataType(size_t index) const {
         return index < out_dtypes.size() ? out_dtypes[index] : ge::DT_UNDEFINED;
@@ -445,6 +430,11 @@ public:
     }
 
     std::vector<ge::DataType> out_dtypes;
+
+private:
+    static ge::DataType data_type(const Tensor* t) {
+        return t ? t->GetDataType() : ge::DT_UNDEFINED;
+    }
 };
 
 using TilingKernelFunc = ge::graphStatus (*)(TilingContext*);

@@ -106,25 +106,25 @@ inline void OpLogSub(int, int level, const N& node, const char* fmt, A... args) 
 #define AICORE_SIM_REPORT(node, what, ...) ::aicore_sim_host::report(node, what, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_VALUE(node, ...) AICORE_SIM_REPORT(node, "invalid value", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_VALUE_WITH_REASON(node, ...) \
-    AICORE_SIM_REPORT(node, "invalid value", __VA_ARGS__)
+    OP_LOGE_FOR_INVALID_VALUE(node, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_VALUES_WITH_REASON(node, ...) \
     AICORE_SIM_REPORT(node, "invalid values", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPE(node, ...) AICORE_SIM_REPORT(node, "invalid shape", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPE_WITH_REASON(node, ...) \
-    AICORE_SIM_REPORT(node, "invalid shape", __VA_ARGS__)
+    OP_LOGE_FOR_INVALID_SHAPE(node, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPES_WITH_REASON(node, ...) \
     AICORE_SIM_REPORT(node, "invalid shapes", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPEDIM(node, ...) \
     AICORE_SIM_REPORT(node, "invalid shape dimension", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPEDIM_WITH_REASON(node, ...) \
-    AICORE_SIM_REPORT(node, "invalid shape dimension", __VA_ARGS__)
+    OP_LOGE_FOR_INVALID_SHAPEDIM(node, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPEDIMS_WITH_REASON(node, ...) \
     AICORE_SIM_REPORT(node, "invalid shape dimensions", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_SHAPESIZE(node, ...) \
     AICORE_SIM_REPORT(node, "invalid shape size", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_DTYPE(node, ...) AICORE_SIM_REPORT(node, "invalid dtype", __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_DTYPE_WITH_REASON(node, ...) \
-    AICORE_SIM_REPORT(node, "invalid dtype", __VA_ARGS__)
+    OP_LOGE_FOR_INVALID_DTYPE(node, __VA_ARGS__)
 #define OP_LOGE_FOR_INVALID_DTYPES_WITH_REASON(node, ...) \
     AICORE_SIM_REPORT(node, "invalid dtypes", __VA_ARGS__)
 #define OP_LOGE_WITH_INVALID_ATTR(node, ...) AICORE_SIM_REPORT(node, "invalid attribute", __VA_ARGS__)
@@ -144,14 +144,6 @@ inline void OpLogSub(int, int level, const N& node, const char* fmt, A... args) 
 #define OPS_CHECK(cond, log_expr, exit_expr) OP_CHECK_IF(cond, log_expr, exit_expr)
 
 // a null pointer fails the call, naming the pointer
-#define OP_CHECK_NULL_WITH_CONTEXT(context, ptr)                                 \
-    do {                                                                         \
-        if ((ptr) == nullptr) {                                                  \
-            OP_LOGE(context, "%s is nullptr", #ptr);                             \
-            return ge::GRAPH_FAILED;                                             \
-        }                                                                        \
-    } while (0)
-#define OPS_CHECK_NULL_WITH_CONTEXT(context, ptr) OP_CHECK_NULL_WITH_CONTEXT(context, ptr)
 #define OP_CHECK_NULL_WITH_CONTEXT_RET(context, ptr, ret)                        \
     do {                                                                         \
         if ((ptr) == nullptr) {                                                  \
@@ -159,3 +151,6 @@ inline void OpLogSub(int, int level, const N& node, const char* fmt, A... args) 
             return ret;                                                          \
         }                                                                        \
     } while (0)
+#define OP_CHECK_NULL_WITH_CONTEXT(context, ptr) \
+    OP_CHECK_NULL_WITH_CONTEXT_RET(context, ptr, ge::GRAPH_FAILED)
+#define OPS_CHECK_NULL_WITH_CONTEXT(context, ptr) OP_CHECK_NULL_WITH_CONTEXT(context, ptr)
