@@ -7,8 +7,6 @@ with the shared HBM server, and returns the :class:`~aicore_sim.sim.trace.Trace`
 
 from __future__ import annotations
 
-import gc
-
 import simpy
 
 from aicore_sim.sim.cost import kernel_entry_cycles
@@ -22,6 +20,7 @@ from aicore_sim.sim.engine.l2 import apply as apply_l2
 from aicore_sim.sim.isa import Instr, Pipe
 from aicore_sim.sim.memory import MemoryImage
 from aicore_sim.sim.trace import Trace
+from aicore_sim.util.resources import gc_paused
 
 
 def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = None,
@@ -38,13 +37,8 @@ def replay(streams: list[list[Instr]], platform, image: MemoryImage | None = Non
     # The replay allocates many small long-lived objects and frees little: the cyclic
     # garbage collector's passes would find nothing to free, so it is paused meanwhile
     # (preparing the cores and building the trace included).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _replay(streams, platform, image, allocations, prepared, group)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def prepared_key(platform) -> tuple:
