@@ -6,7 +6,8 @@ Their packages are laid out alike (``model``, ``cases``, ``api``, ``golden``, ``
 (bundled cases, case inputs, equivalence matrix, aclnn's first phase through the op's
 ``api.get_workspace_size``); :class:`RoutedCase` the members of the routed-case records of
 the EP ops (the routing itself is :mod:`op_models.moe_routing`); the rest are small helpers
-of their case tables, model attributes and aclnn layers. Each operator keeps its IR, checks,
+of their case tables, model attributes and aclnn layers (the tensor arguments and the tiling
+step by the IR the op's ``tiling.TilingContext`` declares). Each operator keeps its IR, checks,
 messages, tiling and kernel.
 """
 
@@ -21,17 +22,25 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import OpModelBase, PreparedCall, dtypes
+from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
     AclnnError,
+    TensorDesc,
+    TilingResult,
     aclnn_int_list,
     aclnn_invalid,
+    aclnn_tensor,
+    aclnn_tiled,
+    host_tiling,
 )
+from aicore_sim.ascendc.platform_ascendc import npu_arch
 from aicore_sim.sim.dtypes import bfloat16, float16, float32
 from op_models import moe_matrix, moe_routing
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",
-           "aclnn_range", "check_ub", "ep_text", "lookup_case", "np_dtype", "topk_default"]
+           "aclnn_inputs", "aclnn_range", "aclnn_tiling", "check_ub", "ep_text", "lookup_case",
+           "np_dtype", "topk_default"]
 
 FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
@@ -186,6 +195,28 @@ def topk_default(attrs: dict[str, Any], key: str, probs: Any) -> dict[str, Any]:
         shape = None if probs is None else probs[0]
         attrs[key] = int(shape[1]) if shape is not None and len(shape) == 2 else 1
     return attrs
+
+
+def aclnn_inputs(tiling: Any, *values: Any) -> dict[str, np.ndarray | None]:
+    """The op's tensor arguments by name, in IR order, as aclnn takes them (161001 a required one
+    ``None``, 161002 one not a numpy array; ``None`` an absent optional one): names and which
+    are required as the op's ``tiling.TilingContext`` declares its inputs."""
+    return {name: aclnn_tensor(name, value, required)
+            for (name, required), value in zip(tiling.TilingContext.INPUTS, values, strict=True)}
+
+
+def aclnn_tiling(tiling: Any, arrays: Any, plat: Any, *, outputs: Any = (),
+                 host_arch: bool = False, **attrs: Any) -> TilingResult:
+    """aclnn's tiling step: the op's ``tiling.TilingContext`` on the descs of ``arrays`` (IR
+    order, ``None`` an absent one), the ``outputs`` descs and the attributes by name, tiled by its
+    ``tiling.tiling_func`` (or the op's own C++, :func:`~aicore_sim.ascendc.host.host_tiling`)
+    on the platform ``plat`` (``host_arch``: the host build's ``__NPU_ARCH__`` passed); 561002
+    when it fails."""
+    ctx = tiling.TilingContext.create(
+        *(None if a is None else TensorDesc(a.shape, a.dtype) for a in arrays), outputs=outputs,
+        **attrs)
+    arch = {"host_npu_arch": npu_arch(plat)} if host_arch else {}
+    return aclnn_tiled(host_tiling(tiling.tiling_func, ctx, PlatformAscendC(plat), **arch))
 
 
 def aclnn_range(range: Any, fallback: str, hint: str = "", pairs: bool = True  # noqa: A002
