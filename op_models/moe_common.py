@@ -4,8 +4,9 @@ Their packages are laid out alike (``model``, ``cases``, ``api``, ``golden``, ``
 ``tiling``, kernels); :class:`MoeOpModel` is the part of their
 :class:`~aicore_sim.ops.opmodel.OpModel` registrations that does not depend on the operator
 (bundled cases, case inputs, equivalence matrix, aclnn's first phase through the op's
-``api.get_workspace_size``); :class:`RoutedCase` the members of the routed-case records of
-the EP ops (the routing itself is :mod:`op_models.moe_routing`); the rest are small helpers
+``api.get_workspace_size``); :class:`RoutedCase` the base of the routed-case records of the
+EP ops (their fields but the probs and experts, the routing's rules and draw; the routing
+itself is :mod:`op_models.moe_routing`); the rest are small helpers
 of their case tables, model attributes and aclnn layers (the tensor arguments and the tiling
 step by the IR the op's ``tiling.TilingContext`` declares). Each operator keeps its IR, checks,
 messages, tiling and kernel.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,19 +122,24 @@ class MoeOpModel(OpModelBase):
 # -- case tables -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class RoutedCase:
-    """Members of the EP ops' case records (dataclasses with ``tokens_num``, ``top_k``,
-    ``hidden``, ``experts``, ``ep``, ``rank`` and ``range``): ``flat_size``, ``with_`` and the
-    routing's rules."""
+    """The fields the EP ops' case records share: name, N tokens, top-K, hidden H, the tokens'
+    dtype and (keyword-only) the EP layout, description and seed; an op's record adds its probs
+    and the ``experts`` (positional, after ``dtype``). Members: ``flat_size``, ``with_`` and the
+    routing's rules and draw."""
 
+    name: str
     tokens_num: int
     top_k: int
     hidden: int
-    experts: int
-    ep: int
-    rank: int
-    range: tuple[int, int] | None
-    seed: int
+    dtype: str
+    _: KW_ONLY
+    ep: int = 1
+    rank: int = 0
+    range: tuple[int, int] | None = None  # None: this rank's EP window
+    description: str = ""
+    seed: int = 0
 
     @property
     def flat_size(self) -> int:
