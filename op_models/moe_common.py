@@ -27,6 +27,7 @@ from aicore_sim import OpModelBase, PreparedCall, dtypes
 from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
+    GRAPH_SUCCESS,
     AclnnError,
     TensorDesc,
     TilingResult,
@@ -41,6 +42,7 @@ from aicore_sim.sim.dtypes import bfloat16, float16, float32
 from op_models import moe_matrix, moe_routing
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",
+           "TilingPrepare",
            "aclnn_inputs", "aclnn_range", "aclnn_tiling", "check_ub", "ep_text", "lookup_case",
            "np_dtype", "topk_default"]
 
@@ -117,6 +119,16 @@ class MoeOpModel(OpModelBase):
         return self._module("api").get_workspace_size(
             *(inputs.get(t.name) for t in self.inputs),  # type: ignore[attr-defined]
             *(attrs[a.name] for a in self.attrs), platform=platform)[1]  # type: ignore
+
+
+# -- host tiling -------------------------------------------------------------------------------
+
+
+def TilingPrepare(compile_info: object = None) -> int:
+    """The tiling-parse hook of the EP ops' host tilings (upstream's ``TilingPrepareFor<Op>``,
+    each port names it so): a no-op with an empty compile-info struct."""
+    del compile_info
+    return GRAPH_SUCCESS
 
 
 # -- case tables -------------------------------------------------------------------------------

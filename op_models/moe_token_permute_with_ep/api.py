@@ -44,6 +44,7 @@ from aicore_sim import KernelLaunch, Platform, PreparedCall, load_platform
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
     AclnnError,
+    TensorDesc,
     aclnn_int,
     aclnn_invalid,
     specs_of,
@@ -55,7 +56,7 @@ from op_models.moe_token_permute_with_ep.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep.kernel_entry import (
     moe_token_permute_with_ep as _kernel,
 )
-from op_models.moe_token_permute_with_ep.tiling import SORT_LIMIT_LENGTH, TensorDesc
+from op_models.moe_token_permute_with_ep.tiling import SORT_LIMIT_LENGTH
 
 INDEX_DTYPES: tuple[np.dtype, ...] = (int64, int32)
 # the IR's six (tokens, indices, probs) combinations, IR order

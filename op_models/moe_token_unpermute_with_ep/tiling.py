@@ -55,8 +55,6 @@ from aicore_sim.ascendc.host import (
     GetLengthByType,
     PlatformAdapter,
     RunContext,
-    TensorDesc,
-    TilingError,
     TilingResult,
     TilingStruct,
     c_div0,
@@ -65,6 +63,7 @@ from aicore_sim.ascendc.host import (
     to_i32,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
+from op_models.moe_common import TilingPrepare
 
 OP_TYPE = "MoeTokenUnpermuteWithEp"
 
@@ -510,22 +509,17 @@ def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: Plat
     return run.result(status, param)
 
 
-def tiling_func(context: TilingContext, platform_ascendc: PlatformAdapter) -> TilingResult:
-    """Alias of :func:`TilingMoeTokenUnpermuteWithEp` under the project's generic name."""
-    return TilingMoeTokenUnpermuteWithEp(context, platform_ascendc)
+tiling_func = TilingMoeTokenUnpermuteWithEp  # the entry under the project's generic name
 
-
-def TilingPrepareForMoeTokenUnpermuteWithEp(compile_info: object = None) -> int:
-    """The tiling-parse hook: a no-op with an empty compile-info struct, as upstream."""
-    del compile_info
-    return GRAPH_SUCCESS
+# upstream's tiling-parse hook of this op: the EP ops' no-op, moe_common.TilingPrepare
+TilingPrepareForMoeTokenUnpermuteWithEp = TilingPrepare
 
 
 __all__ = [
     "GRAPH_FAILED", "GRAPH_SUCCESS", "N_FIELDS", "OP_TYPE", "SYS_WORKSPACE_SIZE", "AlignN",
     "ComputeMaxHiddenSize", "ComputeUnitHSpace", "GetLengthByType",
-    "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "TensorDesc", "TilingContext",
-    "TilingData", "TilingError", "TilingMoeTokenUnpermuteWithEp",
-    "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult", "TilingRunContext", "TilingSteps",
-    "UnpermuteWithEpTilingCompute", "canonical_dtype", "tiling_func",
+    "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "TilingContext", "TilingData",
+    "TilingMoeTokenUnpermuteWithEp", "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult",
+    "TilingRunContext", "TilingSteps", "UnpermuteWithEpTilingCompute", "canonical_dtype",
+    "tiling_func",
 ]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import pytest
 
+from aicore_sim.ascendc.host import TensorDesc
 from op_models.moe_token_permute_with_ep.tiling import (
     GRAPH_SUCCESS,
     N_FIELDS,
     CeilLog4,
-    TensorDesc,
     TilingContext,
     TilingData,
     TilingPrepareForMoeTokenPermuteWithEp,

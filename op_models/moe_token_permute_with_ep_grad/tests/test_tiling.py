@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import pytest
 
+from aicore_sim.ascendc.host import TensorDesc
 from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep_grad.infershape import (
@@ -33,7 +34,6 @@ from op_models.moe_token_permute_with_ep_grad.tiling import (
     GRAPH_SUCCESS,
     N_FIELDS,
     AlignN,
-    TensorDesc,
     TilingContext,
     TilingData,
     TilingMoeTokenPermuteWithEpGrad,

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import pytest
 
+from aicore_sim.ascendc.host import TensorDesc
 from op_models.moe_token_unpermute_with_ep.tiling import (
     GRAPH_SUCCESS,
     SYS_WORKSPACE_SIZE,
     ComputeMaxHiddenSize,
     ComputeUnitHSpace,
     MoeTokenUnpermuteWithEpParam,
-    TensorDesc,
     TilingContext,
     TilingData,
     TilingPrepareForMoeTokenUnpermuteWithEp,

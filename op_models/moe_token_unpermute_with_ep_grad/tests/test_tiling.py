@@ -18,16 +18,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aicore_sim.ascendc.host import TensorDesc, TilingError
 from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     GRAPH_SUCCESS,
     SYS_WORKSPACE_SIZE,
     GetLengthByType,
-    TensorDesc,
     TilingContext,
     TilingData,
-    TilingError,
     TilingPrepare4MoeTokenUnpermuteWithEpGrad,
     TilingResult,
     tiling_func,
