@@ -57,6 +57,7 @@ from op_models.moe_token_unpermute_with_ep.tiling import (
     ComputeMaxHiddenSize,
     ComputeUnitHSpace,
     MoeTokenUnpermuteWithEpParam,
+    RunTilingCompute,
     TilingData,
     TilingRunContext,
     TilingSteps,
@@ -107,9 +108,7 @@ def TilingMoeTokenPermuteWithEpGrad(context: TilingContext, platform_ascendc: Pl
                                     ) -> TilingResult:
     """The other entry of the upstream source (not registered): ``topK`` -1, ``isUnpermute``
     true, i.e. the forward unpermute's arithmetic without its workspace."""
-    run = TilingRunContext(context, platform_ascendc)
-    status, param = PermuteWithEpGradTilingCompute(run, -1, True)
-    return run.result(status, param)
+    return RunTilingCompute(context, platform_ascendc, PermuteWithEpGradTilingCompute, -1, True)
 
 
 tiling_func = Tiling4MoeTokenPermuteWithEpGrad  # the entry under the project's generic name

@@ -47,6 +47,7 @@ Deviations from upstream
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from aicore_sim.ascendc import host
 from aicore_sim.ascendc.host import (
@@ -497,6 +498,15 @@ def UnpermuteWithEpTilingCompute(context: TilingRunContext, topK: int, isUnpermu
     return status, param
 
 
+def RunTilingCompute(context: TilingContext, platform_ascendc: PlatformAdapter, compute: Any,
+                     topK: int, isUnpermute: bool) -> TilingResult:
+    """An entry's body: ``compute(context, topK, isUnpermute)`` (a ``...TilingCompute``) on the
+    run context of ``context`` and the platform, and its result."""
+    run = TilingRunContext(context, platform_ascendc)
+    status, param = compute(run, topK, isUnpermute)
+    return run.result(status, param)
+
+
 def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: PlatformAdapter
                                   ) -> TilingResult:
     """Run the host tiling; never raises for a rejected case (see :class:`TilingResult`).
@@ -504,9 +514,7 @@ def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: Plat
     ``platform_ascendc`` is anything with ``GetCoreNumAiv()`` and ``GetCoreMemSize(mem)``,
     normally ``aicore_sim.ascendc.PlatformAscendC(platform)``.
     """
-    run = TilingRunContext(context, platform_ascendc)
-    status, param = UnpermuteWithEpTilingCompute(run, -1, True)
-    return run.result(status, param)
+    return RunTilingCompute(context, platform_ascendc, UnpermuteWithEpTilingCompute, -1, True)
 
 
 tiling_func = TilingMoeTokenUnpermuteWithEp  # the entry under the project's generic name
@@ -518,7 +526,8 @@ TilingPrepareForMoeTokenUnpermuteWithEp = TilingPrepare
 __all__ = [
     "GRAPH_FAILED", "GRAPH_SUCCESS", "N_FIELDS", "OP_TYPE", "SYS_WORKSPACE_SIZE", "AlignN",
     "ComputeMaxHiddenSize", "ComputeUnitHSpace", "GetLengthByType",
-    "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "TilingContext", "TilingData",
+    "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "RunTilingCompute", "TilingContext",
+    "TilingData",
     "TilingMoeTokenUnpermuteWithEp", "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult",
     "TilingRunContext", "TilingSteps", "UnpermuteWithEpTilingCompute", "canonical_dtype",
     "tiling_func",
