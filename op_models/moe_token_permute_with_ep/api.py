@@ -106,7 +106,6 @@ def get_workspace_size(
     plat = load_platform(platform)
     inputs = aclnn_inputs(tiling, tokens, indices, probs)
     tok, idx, prb = inputs.values()
-    assert tok is not None and idx is not None
     _check(tok, idx, prb)
     aclnn_int("num_out_tokens", num_out_tokens)
     rng = aclnn_range(range, "aclnnMoeTokenPermute", pairs=False)

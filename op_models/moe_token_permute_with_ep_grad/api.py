@@ -107,7 +107,6 @@ def get_workspace_size(
     inputs = aclnn_inputs(tiling, permuted_tokens_output_grad, sorted_indices,
                           permuted_probs_output_grad)
     grad, idx, prb = inputs.values()
-    assert grad is not None and idx is not None
     _check(grad, idx, prb)
     aclnn_int("num_topk", num_topk)
     if num_topk > MAX_TOPK:

@@ -110,7 +110,6 @@ def get_workspace_size(
     plat = load_platform(platform)
     inputs = aclnn_inputs(tiling, permuted_tokens, sorted_indices, probs)
     tokens, idx, prb = inputs.values()
-    assert tokens is not None and idx is not None
     _check(tokens, idx, prb)
     aclnn_int("num_topk", num_topk)
     if bool(padded_mode):

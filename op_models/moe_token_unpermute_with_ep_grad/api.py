@@ -138,7 +138,6 @@ def get_workspace_size(
     plat = load_platform(platform)
     inputs = aclnn_inputs(tiling, unpermuted_tokens_grad, sorted_indices, permuted_tokens, probs)
     grad, idx, perm, prb = inputs.values()
-    assert grad is not None and idx is not None
     _check_dtypes(grad, idx, perm, prb)
     restore = aclnn_int_list("restore_shape", restore_shape, DEFAULT_RESTORE_SHAPE)
     rng = aclnn_int_list("range", range, DEFAULT_RANGE)
