@@ -42,9 +42,9 @@ from aicore_sim.sim.dtypes import bfloat16, float16, float32
 from op_models import moe_matrix, moe_routing
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",
-           "TilingPrepare",
-           "aclnn_inputs", "aclnn_range", "aclnn_tiling", "check_ub", "ep_text", "lookup_case",
-           "np_dtype", "topk_default"]
+           "TilingPrepare", "aclnn_inputs", "aclnn_range", "aclnn_tiling", "atk_float_dtype",
+           "atk_tensors", "atk_topk", "check_ub", "ep_text", "lookup_case", "np_dtype",
+           "topk_default"]
 
 FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
@@ -187,6 +187,30 @@ class RoutedCase:
 
 class RecordError(ValueError):
     """An ATK record cannot be built; the message names the field and the rule."""
+
+
+def atk_tensors(tensors: Mapping[str, Any], *names: str) -> list[Any]:
+    """An ATK record's tensors ``names`` (rule ``atk_tensor`` for a missing one)."""
+    for name in names:
+        if name not in tensors:
+            raise RecordError(f"tensor {name} missing (rule atk_tensor)")
+    return [tensors[name] for name in names]
+
+
+def atk_float_dtype(name: str, tensor: Any) -> Any:
+    """The float dtype of the record's tensor ``name`` (rule ``atk_dtype`` when it is not bf16,
+    fp16 or fp32)."""
+    dt = dtypes.float_dtype(tensor.dtype)
+    if dt is None:
+        raise RecordError(f"{name}.dtype {tensor.dtype}: not bf16/fp16/fp32 (rule atk_dtype)")
+    return dt
+
+
+def atk_topk(name: str, value: Any) -> int:
+    """The record's top-K attribute ``name`` (rule ``atk_attr`` unless an integer >= 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RecordError(f"{name} {value!r}: expected an integer >= 1 (rule atk_attr)")
+    return value
 
 
 def lookup_case(cases: Mapping[str, Any], name: str) -> Any:
