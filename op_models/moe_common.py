@@ -36,6 +36,7 @@ from aicore_sim.ascendc.host import (
     aclnn_tensor,
     aclnn_tiled,
     host_tiling,
+    tensor_descs,
 )
 from aicore_sim.ascendc.platform_ascendc import npu_arch
 from aicore_sim.sim.dtypes import bfloat16, float16, float32
@@ -99,10 +100,6 @@ class MoeOpModel(OpModelBase):
         """The op's host tiling alone (``tiling.tiling_func``) on a context of these inputs and
         attributes: by name, the declared defaults applied; a list, values on IR attribute
         indices and the rest absent, as upstream's tiling UTs build their contexts."""
-        from aicore_sim.ascendc import PlatformAscendC
-        from aicore_sim.ascendc.host import host_tiling, tensor_descs
-        from aicore_sim.ascendc.platform_ascendc import npu_arch
-
         t = self._module("tiling")
         descs = tensor_descs(input_specs.values())
         named = self.full_attrs(input_specs, attrs if isinstance(attrs, Mapping) else
