@@ -4,9 +4,11 @@ Their packages are laid out alike (``model``, ``cases``, ``api``, ``golden``, ``
 ``tiling``, kernels); :class:`MoeOpModel` is the part of their
 :class:`~aicore_sim.ops.opmodel.OpModel` registrations that does not depend on the operator
 (bundled cases, case inputs, equivalence matrix, aclnn's first phase through the op's
-``api.get_workspace_size``); :class:`RoutedCase` the members of the routed-case records of
-the EP ops (the routing itself is :mod:`op_models.moe_routing`); the rest are small helpers
-of their case tables, model attributes and aclnn layers. Each operator keeps its IR, checks,
+``api.get_workspace_size``); :class:`RoutedCase` the base of the routed-case records of the
+EP ops (their fields but the probs and experts, the routing's rules and draw; the routing
+itself is :mod:`op_models.moe_routing`); the rest are small helpers
+of their case tables, model attributes and aclnn layers (the tensor arguments and the tiling
+step by the IR the op's ``tiling.TilingContext`` declares). Each operator keeps its IR, checks,
 messages, tiling and kernel.
 """
 
@@ -15,23 +17,35 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aicore_sim import OpModelBase, PreparedCall, dtypes
+from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
+    GRAPH_SUCCESS,
     AclnnError,
+    TensorDesc,
+    TilingResult,
     aclnn_int_list,
     aclnn_invalid,
+    aclnn_tensor,
+    aclnn_tiled,
+    host_tiling,
+    tensor_descs,
 )
+from aicore_sim.ascendc.platform_ascendc import npu_arch
 from aicore_sim.sim.dtypes import bfloat16, float16, float32
 from op_models import moe_matrix, moe_routing
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "FLOATS", "MoeOpModel", "RecordError", "RoutedCase",
-           "aclnn_range", "check_ub", "ep_text", "lookup_case", "np_dtype", "topk_default"]
+           "TilingPrepare", "aclnn_inputs", "aclnn_range", "aclnn_tiling", "atk_float_dtype",
+           "atk_tensors", "atk_topk", "check_ub", "ep_text", "lookup_case", "np_dtype",
+           "topk_default"]
 
 FLOATS = ("bfloat16", "float16", "float32")  # the tokens / probs dtypes of every IR
 FLOAT_DTYPES: tuple[np.dtype, ...] = (bfloat16, float16, float32)
@@ -86,10 +100,6 @@ class MoeOpModel(OpModelBase):
         """The op's host tiling alone (``tiling.tiling_func``) on a context of these inputs and
         attributes: by name, the declared defaults applied; a list, values on IR attribute
         indices and the rest absent, as upstream's tiling UTs build their contexts."""
-        from aicore_sim.ascendc import PlatformAscendC
-        from aicore_sim.ascendc.host import host_tiling, tensor_descs
-        from aicore_sim.ascendc.platform_ascendc import npu_arch
-
         t = self._module("tiling")
         descs = tensor_descs(input_specs.values())
         named = self.full_attrs(input_specs, attrs if isinstance(attrs, Mapping) else
@@ -108,22 +118,37 @@ class MoeOpModel(OpModelBase):
             *(attrs[a.name] for a in self.attrs), platform=platform)[1]  # type: ignore
 
 
+# -- host tiling -------------------------------------------------------------------------------
+
+
+def TilingPrepare(compile_info: object = None) -> int:
+    """The tiling-parse hook of the EP ops' host tilings (upstream's ``TilingPrepareFor<Op>``,
+    each port names it so): a no-op with an empty compile-info struct."""
+    del compile_info
+    return GRAPH_SUCCESS
+
+
 # -- case tables -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class RoutedCase:
-    """Members of the EP ops' case records (dataclasses with ``tokens_num``, ``top_k``,
-    ``hidden``, ``experts``, ``ep``, ``rank`` and ``range``): ``flat_size``, ``with_`` and the
-    routing's rules."""
+    """The fields the EP ops' case records share: name, N tokens, top-K, hidden H, the tokens'
+    dtype and (keyword-only) the EP layout, description and seed; an op's record adds its probs
+    and the ``experts`` (positional, after ``dtype``). Members: ``flat_size``, ``with_`` and the
+    routing's rules and draw."""
 
+    name: str
     tokens_num: int
     top_k: int
     hidden: int
-    experts: int
-    ep: int
-    rank: int
-    range: tuple[int, int] | None
-    seed: int
+    dtype: str
+    _: KW_ONLY
+    ep: int = 1
+    rank: int = 0
+    range: tuple[int, int] | None = None  # None: this rank's EP window
+    description: str = ""
+    seed: int = 0
 
     @property
     def flat_size(self) -> int:
@@ -161,6 +186,30 @@ class RecordError(ValueError):
     """An ATK record cannot be built; the message names the field and the rule."""
 
 
+def atk_tensors(tensors: Mapping[str, Any], *names: str) -> list[Any]:
+    """An ATK record's tensors ``names`` (rule ``atk_tensor`` for a missing one)."""
+    for name in names:
+        if name not in tensors:
+            raise RecordError(f"tensor {name} missing (rule atk_tensor)")
+    return [tensors[name] for name in names]
+
+
+def atk_float_dtype(name: str, tensor: Any) -> Any:
+    """The float dtype of the record's tensor ``name`` (rule ``atk_dtype`` when it is not bf16,
+    fp16 or fp32)."""
+    dt = dtypes.float_dtype(tensor.dtype)
+    if dt is None:
+        raise RecordError(f"{name}.dtype {tensor.dtype}: not bf16/fp16/fp32 (rule atk_dtype)")
+    return dt
+
+
+def atk_topk(name: str, value: Any) -> int:
+    """The record's top-K attribute ``name`` (rule ``atk_attr`` unless an integer >= 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RecordError(f"{name} {value!r}: expected an integer >= 1 (rule atk_attr)")
+    return value
+
+
 def lookup_case(cases: Mapping[str, Any], name: str) -> Any:
     """``cases[name]``; an unknown name raises ``KeyError`` listing the bundled ones."""
     try:
@@ -186,6 +235,28 @@ def topk_default(attrs: dict[str, Any], key: str, probs: Any) -> dict[str, Any]:
         shape = None if probs is None else probs[0]
         attrs[key] = int(shape[1]) if shape is not None and len(shape) == 2 else 1
     return attrs
+
+
+def aclnn_inputs(tiling: Any, *values: Any) -> dict[str, np.ndarray | None]:
+    """The op's tensor arguments by name, in IR order, as aclnn takes them (161001 a required one
+    ``None``, 161002 one not a numpy array; ``None`` an absent optional one): names and which
+    are required as the op's ``tiling.TilingContext`` declares its inputs."""
+    return {name: aclnn_tensor(name, value, required)
+            for (name, required), value in zip(tiling.TilingContext.INPUTS, values, strict=True)}
+
+
+def aclnn_tiling(tiling: Any, arrays: Any, plat: Any, *, outputs: Any = (),
+                 host_arch: bool = False, **attrs: Any) -> TilingResult:
+    """aclnn's tiling step: the op's ``tiling.TilingContext`` on the descs of ``arrays`` (IR
+    order, ``None`` an absent one), the ``outputs`` descs and the attributes by name, tiled by its
+    ``tiling.tiling_func`` (or the op's own C++, :func:`~aicore_sim.ascendc.host.host_tiling`)
+    on the platform ``plat`` (``host_arch``: the host build's ``__NPU_ARCH__`` passed); 561002
+    when it fails."""
+    ctx = tiling.TilingContext.create(
+        *(None if a is None else TensorDesc(a.shape, a.dtype) for a in arrays), outputs=outputs,
+        **attrs)
+    arch = {"host_npu_arch": npu_arch(plat)} if host_arch else {}
+    return aclnn_tiled(host_tiling(tiling.tiling_func, ctx, PlatformAscendC(plat), **arch))
 
 
 def aclnn_range(range: Any, fallback: str, hint: str = "", pairs: bool = True  # noqa: A002

@@ -11,13 +11,9 @@ operands of the Add fall in different UB banks (chunks of ``BANK_CONFLICT_DATA_C
 
 Provenance
 ----------
-Upstream: github.com/cannmirror/asc-devkit (mirror of gitcode.com/cann/asc-devkit), commit
-``0da921b91aeb2abdc6e8d74423b0bbe7040c3fd1``,
-``examples/01_simd_cpp_api/05_best_practices/00_vector_compute/add_high_performance/add.asc``.
-
-Our own Python from a side-by-side reading of the upstream file. Class, method, member and
-local names, the statement order and every SetFlag / WaitFlag / PipeBarrier follow upstream so
-the two can be compared by eye; comments are ours.
+Upstream:
+``examples/01_simd_cpp_api/05_best_practices/00_vector_compute/add_high_performance/add.asc``
+(the asc-devkit commit and how the ports follow it: :mod:`op_models.board_samples`).
 
 Deviations from upstream
 ------------------------

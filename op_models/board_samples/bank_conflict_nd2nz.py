@@ -14,13 +14,9 @@ blocks land in one bank group); scenario 2 leaves one spare block between them
 
 Provenance
 ----------
-Upstream: github.com/cannmirror/asc-devkit (mirror of gitcode.com/cann/asc-devkit), commit
-``0da921b91aeb2abdc6e8d74423b0bbe7040c3fd1``,
-``examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_nd2nz/bank_conflict_nd2nz.asc``.
-
-Our own Python from a side-by-side reading of the upstream file. Class, method, member and
-local names, the statement order and every SetFlag / WaitFlag / PipeBarrier follow upstream so
-the two can be compared by eye; comments are ours.
+Upstream:
+``examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_nd2nz/bank_conflict_nd2nz.asc``
+(the asc-devkit commit and how the ports follow it: :mod:`op_models.board_samples`).
 
 Deviations from upstream
 ------------------------

@@ -11,14 +11,10 @@ per repeat (src0 block stride 0), repeats one or eight blocks apart.
 
 Provenance
 ----------
-Upstream: github.com/cannmirror/asc-devkit (mirror of gitcode.com/cann/asc-devkit), commit
-``0da921b91aeb2abdc6e8d74423b0bbe7040c3fd1``,
+Upstream:
 ``examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub/bank_conflict_ub.asc``
-and ``.../bank_conflict_ub/config.h``.
-
-Our own Python from a side-by-side reading of the upstream files. Class, method and local
-names, the statement order and every SetFlag / WaitFlag / PipeBarrier follow upstream so the
-two can be compared by eye; comments are ours.
+and ``.../bank_conflict_ub/config.h`` (the asc-devkit commit and how the ports follow it:
+:mod:`op_models.board_samples`).
 
 Deviations from upstream
 ------------------------

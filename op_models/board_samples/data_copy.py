@@ -7,10 +7,8 @@ scenario selects. ``UbScenario`` holds scenarios 1-8 as the sample configures th
 
 Provenance
 ----------
-Upstream: github.com/cannmirror/asc-devkit (mirror of gitcode.com/cann/asc-devkit), commit
-``0da921b91aeb2abdc6e8d74423b0bbe7040c3fd1``,
-``examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/data_copy.asc``. Our own
-Python; comments are ours.
+Upstream: ``examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/data_copy.asc``
+(the asc-devkit commit and how the ports follow it: :mod:`op_models.board_samples`).
 
 Deviations from upstream
 ------------------------

@@ -11,13 +11,9 @@ rotated by core inside groups of ``numBlocks`` row blocks.
 
 Provenance
 ----------
-Upstream: github.com/cannmirror/asc-devkit (mirror of gitcode.com/cann/asc-devkit), commit
-``0da921b91aeb2abdc6e8d74423b0bbe7040c3fd1``,
-``examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/data_copy_ub.h``.
-
-Our own Python from a side-by-side reading of the upstream header. Class, method, member and
-local names and the statement order follow upstream (the kernel has no SetFlag / WaitFlag /
-PipeBarrier of its own); comments are ours.
+Upstream: ``examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/data_copy_ub.h``
+(the asc-devkit commit and how the ports follow it: :mod:`op_models.board_samples`); the
+kernel has no SetFlag / WaitFlag / PipeBarrier of its own.
 
 Deviations from upstream
 ------------------------

@@ -163,29 +163,38 @@ def _scenario(name: str, entry: dict, board: dict) -> Scenario:
                     f" {num} on {preset}: {what}", build, values, SCALES.get(name, 1.0), notes)
 
 
+# the tuning steps of a sample, scenario / case numbers: (what changes, what it tunes, baseline,
+# optimised)
+_DATA_COPY_STEPS = (("tile 128 B -> 8 KB", "tile size", 1, 2),
+                    ("tile 128 B -> 128 KB", "tile size", 1, 3),
+                    ("aligned N", "alignment", 4, 3),
+                    ("N split for L2 reuse", "L2 reuse", 5, 6),
+                    ("staggered core order", "core staggering", 7, 8))
+_ADD_STEPS = (("scalar -> vector", "scalar -> vector", 0, 1),
+              ("one core -> all cores", "one core -> all cores", 1, 2),
+              ("bigger copies", "tile size", 2, 3),
+              ("double buffer", "double buffer", 3, 4),
+              ("L2 bypass", "L2 bypass", 4, 5))
+
+
+def _sample_steps(sample: str, scenario: str, table: tuple, chip: str, label: str
+                  ) -> list[Step]:
+    """The steps of ``table`` on one chip: scenario ``n`` is named ``{scenario}{n}_{chip}``."""
+    name = f"{scenario}{{}}_{chip}".format
+    return [Step(f"{sample} {what} ({label})", kind, name(a), name(b))
+            for what, kind, a, b in table]
+
+
 def _steps() -> tuple[Step, ...]:
     steps = []
     for chip, label in (("a2", "A2"), ("950", "950")):
-        dc = f"data_copy_s{{}}_{chip}".format
-        steps += [
-            Step(f"data_copy tile 128 B -> 8 KB ({label})", "tile size", dc(1), dc(2)),
-            Step(f"data_copy tile 128 B -> 128 KB ({label})", "tile size", dc(1), dc(3)),
-            Step(f"data_copy aligned N ({label})", "alignment", dc(4), dc(3)),
-            Step(f"data_copy N split for L2 reuse ({label})", "L2 reuse", dc(5), dc(6)),
-            Step(f"data_copy staggered core order ({label})", "core staggering", dc(7), dc(8)),
-        ]
+        steps += _sample_steps("data_copy", "data_copy_s", _DATA_COPY_STEPS, chip, label)
     for chip, label, last in (("a2", "A2", 6), ("950", "950", 5)):
-        ad = f"add_c{{}}_{chip}".format
-        steps += [
-            Step(f"add scalar -> vector ({label})", "scalar -> vector", ad(0), ad(1)),
-            Step(f"add one core -> all cores ({label})", "one core -> all cores", ad(1), ad(2)),
-            Step(f"add bigger copies ({label})", "tile size", ad(2), ad(3)),
-            Step(f"add double buffer ({label})", "double buffer", ad(3), ad(4)),
-            Step(f"add L2 bypass ({label})", "L2 bypass", ad(4), ad(5)),
-        ]
+        steps += _sample_steps("add", "add_c", _ADD_STEPS, chip, label)
         if last >= 6:
             steps.append(Step(f"add bank-conflict-free layout ({label})",
-                              "bank-conflict-free layout", ad(5), ad(6), "vec_us"))
+                              "bank-conflict-free layout", f"add_c5_{chip}", f"add_c6_{chip}",
+                              "vec_us"))
     steps += [
         Step("bank_conflict src0 / src1 banks apart (A2)", "bank-conflict-free layout",
              "bank_conflict_s2_a2", "bank_conflict_s1_a2", "vec_ticks"),

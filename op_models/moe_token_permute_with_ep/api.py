@@ -41,32 +41,22 @@ from collections.abc import Sequence
 import numpy as np
 
 from aicore_sim import KernelLaunch, Platform, PreparedCall, load_platform
-from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
-    ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
-    ACLNN_SUCCESS,
     AclnnError,
+    TensorDesc,
     aclnn_int,
     aclnn_invalid,
-    aclnn_tensor,
-    aclnn_tiled,
-    host_tiling,
     specs_of,
 )
 from aicore_sim.sim.dtypes import dtype_name, int32, int64
-from op_models.moe_common import FLOAT_DTYPES, aclnn_range
+from op_models.moe_common import FLOAT_DTYPES, aclnn_inputs, aclnn_range, aclnn_tiling
+from op_models.moe_token_permute_with_ep import tiling
 from op_models.moe_token_permute_with_ep.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep.kernel_entry import (
     moe_token_permute_with_ep as _kernel,
 )
-from op_models.moe_token_permute_with_ep.tiling import (
-    SORT_LIMIT_LENGTH,
-    TensorDesc,
-    TilingContext,
-    tiling_func,
-)
+from op_models.moe_token_permute_with_ep.tiling import SORT_LIMIT_LENGTH
 
 INDEX_DTYPES: tuple[np.dtype, ...] = (int64, int32)
 # the IR's six (tokens, indices, probs) combinations, IR order
@@ -114,10 +104,8 @@ def get_workspace_size(
     the outputs are allocated by :func:`execute`. Returns ``(workspace_size, executor)``;
     raises :class:`AclnnError` (see the module docstring)."""
     plat = load_platform(platform)
-    tok = aclnn_tensor("tokens", tokens, True)
-    idx = aclnn_tensor("indices", indices, True)
-    prb = aclnn_tensor("probs", probs, False)
-    assert tok is not None and idx is not None
+    inputs = aclnn_inputs(tiling, tokens, indices, probs)
+    tok, idx, prb = inputs.values()
     _check(tok, idx, prb)
     aclnn_int("num_out_tokens", num_out_tokens)
     rng = aclnn_range(range, "aclnnMoeTokenPermute", pairs=False)
@@ -125,7 +113,6 @@ def get_workspace_size(
         raise aclnn_invalid(f"range {rng}: start after end would leave rows of the output "
                             "unwritten", "range_order")
     out_specs: dict[str, tuple | None]
-    inputs = {"tokens": tok, "indices": idx, "probs": prb}
     try:
         out_specs = infer_outputs(specs_of(inputs),
                                   {"range": rng if len(rng) == 2 else None,
@@ -134,11 +121,8 @@ def get_workspace_size(
         raise AclnnError(ACLNN_ERR_INNER_TILING_ERROR, f"{e} (rule indices_dim_num)",
                          "indices_dim_num") from None
     outs = [None if s is None else TensorDesc(s[0], s[1]) for s in out_specs.values()]
-    ctx = TilingContext.create(
-        TensorDesc(tok.shape, tok.dtype), TensorDesc(idx.shape, idx.dtype),
-        None if prb is None else TensorDesc(prb.shape, prb.dtype), outputs=outs, range=rng,
-        num_out_tokens=int(num_out_tokens), padded_mode=bool(padded_mode))
-    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat)))
+    tr = aclnn_tiling(tiling, inputs.values(), plat, outputs=outs, range=rng,
+                      num_out_tokens=int(num_out_tokens), padded_mode=bool(padded_mode))
     launch = KernelLaunch(_kernel, inputs, plat, (tok.dtype, idx.dtype, (prb if prb is not None
                                                                         else tok).dtype),
                           tiling_key=True)
@@ -146,7 +130,4 @@ def get_workspace_size(
     return pc.workspace_size, pc
 
 
-__all__ = [
-    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "NUMERIC_KEYS", "get_workspace_size",
-]
+__all__ = ["AclnnError", "DTYPE_COMBINATIONS", "NUMERIC_KEYS", "get_workspace_size"]

@@ -30,21 +30,13 @@ def np_dtype(name: str) -> np.dtype:
 
 @dataclass(frozen=True)
 class Case(RoutedCase):
-    """One forward call: N tokens, top-K of ``experts``, hidden H, dtypes, EP layout."""
+    """One forward call: N tokens, top-K of ``experts``, hidden H, dtypes, EP layout (the
+    fields of :class:`~op_models.moe_common.RoutedCase`, then ``probs``, ``experts`` and the
+    expert ids' dtype)."""
 
-    name: str
-    tokens_num: int
-    top_k: int
-    hidden: int
-    dtype: str
     probs: bool
     experts: int
     indices_dtype: str = "int32"
-    ep: int = 1
-    rank: int = 0
-    range: tuple[int, int] | None = None  # None: this rank's EP window
-    description: str = ""
-    seed: int = 0
 
     def __post_init__(self) -> None:
         np_dtype(self.dtype)

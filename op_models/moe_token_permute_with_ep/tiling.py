@@ -29,7 +29,7 @@ Deviations from upstream
 ------------------------
 1. The gert ``TilingContext`` is :class:`TilingContext` (inputs, outputs, attributes) plus an
    explicit platform adapter; results come back as a :class:`TilingResult` (never raises for a
-   rejected case; ``raise_for_status`` gives the :class:`TilingError`).
+   rejected case; ``raise_for_status`` gives the host layer's ``TilingError``).
 2. Where upstream dereferences a null pointer (a required input, an output shape, the
    ``num_out_tokens`` attribute without ``range``, or the ``padded_mode`` attribute missing) it
    would crash; we fail with rule ``null_desc`` / ``null_attr`` instead.
@@ -56,8 +56,6 @@ from aicore_sim.ascendc.host import (
     GetLengthByType,
     PlatformAdapter,
     RunContext,
-    TensorDesc,
-    TilingError,
     TilingResult,
     TilingStruct,
     c_ceil_div0,
@@ -66,6 +64,7 @@ from aicore_sim.ascendc.host import (
     c_rem0,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
+from op_models.moe_common import TilingPrepare
 
 OP_TYPE = "MoeTokenPermuteWithEp"
 
@@ -812,22 +811,17 @@ def TilingForMoeTokenPermuteWithEp(context: TilingContext, platform_ascendc: Pla
     return run.result(status, tiling)
 
 
-def tiling_func(context: TilingContext, platform_ascendc: PlatformAdapter) -> TilingResult:
-    """Alias of :func:`TilingForMoeTokenPermuteWithEp` under the project's generic name."""
-    return TilingForMoeTokenPermuteWithEp(context, platform_ascendc)
+tiling_func = TilingForMoeTokenPermuteWithEp  # the entry under the project's generic name
 
-
-def TilingPrepareForMoeTokenPermuteWithEp(compile_info: object = None) -> int:
-    """The tiling-parse hook: a no-op with an empty compile-info struct, as upstream."""
-    del compile_info
-    return GRAPH_SUCCESS
+# upstream's tiling-parse hook of this op: the EP ops' no-op, moe_common.TilingPrepare
+TilingPrepareForMoeTokenPermuteWithEp = TilingPrepare
 
 
 __all__ = [
     "GRAPH_FAILED", "GRAPH_SUCCESS", "N_FIELDS", "OP_TYPE", "CeilLog4", "GetLengthByType",
     "IndexMixCopyComputeTilingData", "MoeTokenPermuteWithEpTilingBase",
     "PermuteSortOutComputeTilingEPData", "PermuteVBSComputeTilingEPData",
-    "PermuteVMSMiddleComputeTilingEPData", "PlatformAdapter", "TensorDesc", "TilingContext",
-    "TilingData", "TilingError", "TilingForMoeTokenPermuteWithEp",
-    "TilingPrepareForMoeTokenPermuteWithEp", "TilingResult", "VmsLoops", "tiling_func",
+    "PermuteVMSMiddleComputeTilingEPData", "PlatformAdapter", "TilingContext", "TilingData",
+    "TilingForMoeTokenPermuteWithEp", "TilingPrepareForMoeTokenPermuteWithEp", "TilingResult",
+    "VmsLoops", "tiling_func",
 ]

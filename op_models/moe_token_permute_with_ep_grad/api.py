@@ -48,38 +48,20 @@ from collections.abc import Sequence
 import numpy as np
 
 from aicore_sim import KernelLaunch, Platform, PreparedCall, load_platform
-from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.ascendc.host import (
-    ACLNN_ERR_INNER_TILING_ERROR,
-    ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
-    ACLNN_SUCCESS,
-    AclnnError,
-    aclnn_int,
-    aclnn_invalid,
-    aclnn_out,
-    aclnn_tensor,
-    aclnn_tiled,
-    host_tiling,
-    specs_of,
-)
+from aicore_sim.ascendc.host import AclnnError, aclnn_int, aclnn_invalid, aclnn_out, specs_of
 from aicore_sim.sim.dtypes import dtype_name, int32
-from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
+from op_models.moe_common import FLOAT_DTYPES, aclnn_inputs, aclnn_range, aclnn_tiling, check_ub
+from op_models.moe_token_permute_with_ep_grad import tiling
 from op_models.moe_token_permute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_permute_with_ep_grad.kernel_entry import (
     moe_token_permute_with_ep_grad as _kernel,
 )
-from op_models.moe_token_permute_with_ep_grad.tiling import (
-    MAX_TOPK,
-    TensorDesc,
-    TilingContext,
-    tiling_func,
-)
+from op_models.moe_token_permute_with_ep_grad.tiling import MAX_TOPK
 
 # the IR's three (grad, sorted_indices, probs grad) combinations, IR order
 DTYPE_COMBINATIONS: tuple[tuple[np.dtype, np.dtype, np.dtype], ...] = tuple(
     (t, int32, t) for t in FLOAT_DTYPES)
-INPUT_NAMES = ("permuted_tokens_output_grad", "sorted_indices", "permuted_probs_output_grad")
+INPUT_NAMES = tuple(name for name, _ in tiling.TilingContext.INPUTS)  # IR order
 OUTPUT_NAMES = ("token_grad", "probs_grad")
 
 
@@ -122,10 +104,9 @@ def get_workspace_size(
     ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
     """
     plat = load_platform(platform)
-    grad = aclnn_tensor("permuted_tokens_output_grad", permuted_tokens_output_grad, True)
-    idx = aclnn_tensor("sorted_indices", sorted_indices, True)
-    prb = aclnn_tensor("permuted_probs_output_grad", permuted_probs_output_grad, False)
-    assert grad is not None and idx is not None
+    inputs = aclnn_inputs(tiling, permuted_tokens_output_grad, sorted_indices,
+                          permuted_probs_output_grad)
+    grad, idx, prb = inputs.values()
     _check(grad, idx, prb)
     aclnn_int("num_topk", num_topk)
     if num_topk > MAX_TOPK:
@@ -143,14 +124,9 @@ def get_workspace_size(
             raise aclnn_invalid(f"range {rng} spans {rng[1] - rng[0]} rows but {name} has "
                                 f"{arr.shape[0]}: the kernel would read past it", "range_rows")
 
-    ctx = TilingContext.create(
-        TensorDesc(grad.shape, grad.dtype), TensorDesc(idx.shape, idx.dtype),
-        None if prb is None else TensorDesc(prb.shape, prb.dtype), num_topk=int(num_topk),
-        range=rng, padded_mode=False)
-    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat)))
+    tr = aclnn_tiling(tiling, inputs.values(), plat, num_topk=int(num_topk), range=rng,
+                      padded_mode=False)
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing or fail")
-    inputs = {"permuted_tokens_output_grad": grad, "sorted_indices": idx,
-              "permuted_probs_output_grad": prb}
     out_specs = infer_outputs(specs_of(inputs), {"num_topk": num_topk})
     tok_out = aclnn_out("token_grad_out", token_grad_out, out_specs["token_grad"])
     prb_out = aclnn_out("probs_grad_out", probs_grad_out, out_specs["probs_grad"])
@@ -161,7 +137,4 @@ def get_workspace_size(
     return pc.workspace_size, pc
 
 
-__all__ = [
-    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "get_workspace_size",
-]
+__all__ = ["AclnnError", "DTYPE_COMBINATIONS", "get_workspace_size"]

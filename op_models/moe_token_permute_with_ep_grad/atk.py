@@ -30,9 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
 from op_models import moe_routing
-from op_models.moe_common import RecordError
+from op_models.moe_common import RecordError, atk_float_dtype, atk_tensors, atk_topk
 
 __all__ = ["ACLNN_NAME", "RecordError", "executor_expected", "record_call"]
 
@@ -50,19 +49,12 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
     """What to run for one record: ``{"n", "hidden", "topk", "dtype", "range", "probs",
     "make_inputs", "expected"}``; ``make_inputs()`` builds the operator's inputs,
     ``expected(inputs)`` the executor's golden."""
-    for name in ("tokens", "indices"):
-        if name not in tensors:
-            raise RecordError(f"tensor {name} missing (rule atk_tensor)")
-    tok, ids = tensors["tokens"], tensors["indices"]
+    tok, ids = atk_tensors(tensors, "tokens", "indices")
     if len(tok.shape) != 2 or len(ids.shape) != 1:
         raise RecordError(f"tokens.shape {list(tok.shape)} / indices.shape {list(ids.shape)}: "
                           "expected [N, H] / [N*topK] (rule atk_shape)")
-    dt = dtypes.float_dtype(tok.dtype)
-    if dt is None:
-        raise RecordError(f"tokens.dtype {tok.dtype}: not bf16/fp16/fp32 (rule atk_dtype)")
-    topk = attrs.get("topK")
-    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
-        raise RecordError(f"topK {topk!r}: expected an integer >= 1 (rule atk_attr)")
+    dt = atk_float_dtype("tokens", tok)
+    topk = atk_topk("topK", attrs.get("topK"))
     total = int(ids.shape[0])
     if total % topk or total // topk != int(tok.shape[0]):
         raise RecordError(f"indices length {total} must be tokens dim 0 {tok.shape[0]} x "

@@ -32,20 +32,11 @@ __all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "ro
 
 @dataclass(frozen=True)
 class Case(RoutedCase):
-    """One backward call: N tokens, top-K of ``experts``, hidden H, dtype, EP layout."""
+    """One backward call: N tokens, top-K of ``experts``, hidden H, dtype, EP layout (the
+    fields of :class:`~op_models.moe_common.RoutedCase`, then ``probs`` and ``experts``)."""
 
-    name: str
-    tokens_num: int
-    top_k: int
-    hidden: int
-    dtype: str
     probs: bool
     experts: int
-    ep: int = 1
-    rank: int = 0
-    range: tuple[int, int] | None = None  # None: this rank's EP window
-    description: str = ""
-    seed: int = 0
 
     def __post_init__(self) -> None:
         np_dtype(self.dtype)

@@ -31,7 +31,7 @@ Deviations from upstream
 ------------------------
 1. The gert ``TilingContext`` is :class:`TilingContext` (inputs and attributes) plus an
    explicit platform adapter; results come back as a :class:`TilingResult` (never raises for a
-   rejected case; ``raise_for_status`` gives the :class:`TilingError`).
+   rejected case; ``raise_for_status`` gives the host layer's ``TilingError``).
 2. Where upstream dereferences a null pointer (the ``num_topk`` attribute missing) it would
    crash; we fail with rule ``null_attr`` instead.
 3. The upstream tiling never sets a workspace size; ``workspace`` is the empty list (the aclnn
@@ -43,10 +43,9 @@ from __future__ import annotations
 from aicore_sim.ascendc.host import (
     GetLengthByType,
     PlatformAdapter,
-    TensorDesc,
-    TilingError,
     TilingResult,
 )
+from op_models.moe_common import TilingPrepare
 from op_models.moe_token_unpermute_with_ep import tiling as _shared
 from op_models.moe_token_unpermute_with_ep.tiling import (
     GRAPH_FAILED,
@@ -58,6 +57,7 @@ from op_models.moe_token_unpermute_with_ep.tiling import (
     ComputeMaxHiddenSize,
     ComputeUnitHSpace,
     MoeTokenUnpermuteWithEpParam,
+    RunTilingCompute,
     TilingData,
     TilingRunContext,
     TilingSteps,
@@ -108,27 +108,20 @@ def TilingMoeTokenPermuteWithEpGrad(context: TilingContext, platform_ascendc: Pl
                                     ) -> TilingResult:
     """The other entry of the upstream source (not registered): ``topK`` -1, ``isUnpermute``
     true, i.e. the forward unpermute's arithmetic without its workspace."""
-    run = TilingRunContext(context, platform_ascendc)
-    status, param = PermuteWithEpGradTilingCompute(run, -1, True)
-    return run.result(status, param)
+    return RunTilingCompute(context, platform_ascendc, PermuteWithEpGradTilingCompute, -1, True)
 
 
-def tiling_func(context: TilingContext, platform_ascendc: PlatformAdapter) -> TilingResult:
-    """Alias of :func:`Tiling4MoeTokenPermuteWithEpGrad` under the project's generic name."""
-    return Tiling4MoeTokenPermuteWithEpGrad(context, platform_ascendc)
+tiling_func = Tiling4MoeTokenPermuteWithEpGrad  # the entry under the project's generic name
 
-
-def TilingPrepareForMoeTokenPermuteWithEpGrad(compile_info: object = None) -> int:
-    """The tiling-parse hook: a no-op with an empty compile-info struct, as upstream."""
-    del compile_info
-    return GRAPH_SUCCESS
+# upstream's tiling-parse hook of this op: the EP ops' no-op, moe_common.TilingPrepare
+TilingPrepareForMoeTokenPermuteWithEpGrad = TilingPrepare
 
 
 __all__ = [
     "GRAPH_FAILED", "GRAPH_SUCCESS", "MAX_TOPK", "N_FIELDS", "OP_TYPE", "AlignN",
     "ComputeMaxHiddenSize", "ComputeUnitHSpace", "GetLengthByType",
     "MoeTokenUnpermuteWithEpParam", "PermuteWithEpGradTilingCompute", "PlatformAdapter",
-    "TensorDesc", "Tiling4MoeTokenPermuteWithEpGrad", "TilingContext", "TilingData",
-    "TilingError", "TilingMoeTokenPermuteWithEpGrad", "TilingPrepareForMoeTokenPermuteWithEpGrad",
+    "Tiling4MoeTokenPermuteWithEpGrad", "TilingContext", "TilingData",
+    "TilingMoeTokenPermuteWithEpGrad", "TilingPrepareForMoeTokenPermuteWithEpGrad",
     "TilingResult", "tiling_func",
 ]

@@ -46,32 +46,20 @@ from collections.abc import Sequence
 import numpy as np
 
 from aicore_sim import KernelLaunch, Platform, PreparedCall, load_platform
-from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
-    ACLNN_ERR_INNER_TILING_ERROR,
-    ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
-    ACLNN_SUCCESS,
     AclnnError,
     aclnn_int,
     aclnn_int_list,
     aclnn_invalid,
     aclnn_out,
-    aclnn_tensor,
-    aclnn_tiled,
-    host_tiling,
     specs_of,
 )
 from aicore_sim.sim.dtypes import int32
-from op_models.moe_common import FLOAT_DTYPES, aclnn_range, check_ub
+from op_models.moe_common import FLOAT_DTYPES, aclnn_inputs, aclnn_range, aclnn_tiling, check_ub
+from op_models.moe_token_unpermute_with_ep import tiling
 from op_models.moe_token_unpermute_with_ep.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep.kernel_entry import (
     moe_token_unpermute_with_ep as _kernel,
-)
-from op_models.moe_token_unpermute_with_ep.tiling import (
-    TensorDesc,
-    TilingContext,
-    tiling_func,
 )
 
 # the IR's nine (tokens, probs) dtype combinations, IR order
@@ -120,10 +108,8 @@ def get_workspace_size(
     ``(workspace_size, executor)``; raises :class:`AclnnError` (see the module docstring).
     """
     plat = load_platform(platform)
-    tokens = aclnn_tensor("permuted_tokens", permuted_tokens, True)
-    idx = aclnn_tensor("sorted_indices", sorted_indices, True)
-    prb = aclnn_tensor("probs", probs, False)
-    assert tokens is not None and idx is not None
+    inputs = aclnn_inputs(tiling, permuted_tokens, sorted_indices, probs)
+    tokens, idx, prb = inputs.values()
     _check(tokens, idx, prb)
     aclnn_int("num_topk", num_topk)
     if bool(padded_mode):
@@ -136,14 +122,10 @@ def get_workspace_size(
     if restore_shape is not None:
         aclnn_int_list("restore_shape", restore_shape)  # type check only; ignored without padding
 
-    ctx = TilingContext.create(
-        TensorDesc(tokens.shape, tokens.dtype), TensorDesc(idx.shape, idx.dtype),
-        None if prb is None else TensorDesc(prb.shape, prb.dtype), num_topk=int(num_topk),
-        range=rng, padded_mode=False,
-        restore_shape=None if restore_shape is None else list(restore_shape))
-    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat)))
+    tr = aclnn_tiling(tiling, inputs.values(), plat, num_topk=int(num_topk), range=rng,
+                      padded_mode=False,
+                      restore_shape=None if restore_shape is None else list(restore_shape))
     check_ub(tr.tiling_data, plat.core_mem_size_ub, "compute nothing")
-    inputs = {"permuted_tokens": tokens, "sorted_indices": idx, "probs": prb}
     (shape, dtype), = infer_outputs(specs_of(inputs), {"num_topk": num_topk}).values()
     out_arr = aclnn_out("out", out, (shape, dtype))
     launch = KernelLaunch(_kernel, inputs, plat, (tokens.dtype, None if prb is None else prb.dtype),
@@ -153,7 +135,4 @@ def get_workspace_size(
     return pc.workspace_size, pc
 
 
-__all__ = [
-    "ACLNN_ERR_INNER_TILING_ERROR", "ACLNN_ERR_PARAM_INVALID", "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS", "AclnnError", "DTYPE_COMBINATIONS", "NUMERIC_KEYS", "get_workspace_size",
-]
+__all__ = ["AclnnError", "DTYPE_COMBINATIONS", "NUMERIC_KEYS", "get_workspace_size"]

@@ -30,9 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from aicore_sim import dtypes
 from op_models import moe_routing
-from op_models.moe_common import RecordError
+from op_models.moe_common import RecordError, atk_float_dtype, atk_tensors, atk_topk
 
 __all__ = ["ACLNN_NAME", "STANDARD", "RecordError", "executor_expected", "record_call"]
 
@@ -53,22 +52,14 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
     """What to run for one record: ``{"n", "hidden", "topk", "dtype", "range", "num_topk",
     "restore_shape", "make_inputs", "expected"}``; ``make_inputs()`` builds the operator's
     inputs, ``expected(inputs)`` returns the executor's golden."""
-    for name in ("permutedTokens", "sorted_indices"):
-        if name not in tensors:
-            raise RecordError(f"tensor {name} missing (rule atk_tensor)")
-    tok, ids = tensors["permutedTokens"], tensors["sorted_indices"]
+    tok, ids = atk_tensors(tensors, "permutedTokens", "sorted_indices")
     if len(tok.shape) != 2 or len(ids.shape) != 1:
         raise RecordError(f"permutedTokens.shape {list(tok.shape)} / sorted_indices.shape "
                           f"{list(ids.shape)}: expected [N, H] / [N*topk] (rule atk_shape)")
-    dt = dtypes.float_dtype(tok.dtype)
-    if dt is None:
-        raise RecordError(f"permutedTokens.dtype {tok.dtype}: not bf16/fp16/fp32 "
-                          "(rule atk_dtype)")
+    dt = atk_float_dtype("permutedTokens", tok)
     probs = tensors.get("probs")
-    topk = int(probs.shape[1]) if probs is not None and len(probs.shape) == 2 \
-        else attrs.get("topKOptional")
-    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
-        raise RecordError(f"topKOptional {topk!r}: expected an integer >= 1 (rule atk_attr)")
+    topk = atk_topk("topKOptional", int(probs.shape[1]) if probs is not None
+                    and len(probs.shape) == 2 else attrs.get("topKOptional"))
     total = int(ids.shape[0])
     if total % topk:
         raise RecordError(f"sorted_indices length {total} is not a multiple of topk {topk} "

@@ -30,21 +30,13 @@ __all__ = ["CASES", "Case", "DTYPES", "get_case", "make_inputs", "np_dtype", "ro
 
 @dataclass(frozen=True)
 class Case(RoutedCase):
-    """One forward call: N tokens, top-K of ``experts``, hidden H, dtypes, EP layout."""
+    """One forward call: N tokens, top-K of ``experts``, hidden H, dtypes, EP layout (the
+    fields of :class:`~op_models.moe_common.RoutedCase`, then the probs' dtype, ``experts`` and
+    the fraction of probs set to 0)."""
 
-    name: str
-    tokens_num: int
-    top_k: int
-    hidden: int
-    dtype: str
     probs_dtype: str | None
     experts: int
-    ep: int = 1
-    rank: int = 0
-    range: tuple[int, int] | None = None  # None: this rank's EP window
     zero_probs: float = 0.0
-    description: str = ""
-    seed: int = 0
 
     def __post_init__(self) -> None:
         np_dtype(self.dtype)

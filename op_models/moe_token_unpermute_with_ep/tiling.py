@@ -47,6 +47,7 @@ Deviations from upstream
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from aicore_sim.ascendc import host
 from aicore_sim.ascendc.host import (
@@ -55,8 +56,6 @@ from aicore_sim.ascendc.host import (
     GetLengthByType,
     PlatformAdapter,
     RunContext,
-    TensorDesc,
-    TilingError,
     TilingResult,
     TilingStruct,
     c_div0,
@@ -65,6 +64,7 @@ from aicore_sim.ascendc.host import (
     to_i32,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
+from op_models.moe_common import TilingPrepare
 
 OP_TYPE = "MoeTokenUnpermuteWithEp"
 
@@ -498,6 +498,15 @@ def UnpermuteWithEpTilingCompute(context: TilingRunContext, topK: int, isUnpermu
     return status, param
 
 
+def RunTilingCompute(context: TilingContext, platform_ascendc: PlatformAdapter, compute: Any,
+                     topK: int, isUnpermute: bool) -> TilingResult:
+    """An entry's body: ``compute(context, topK, isUnpermute)`` (a ``...TilingCompute``) on the
+    run context of ``context`` and the platform, and its result."""
+    run = TilingRunContext(context, platform_ascendc)
+    status, param = compute(run, topK, isUnpermute)
+    return run.result(status, param)
+
+
 def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: PlatformAdapter
                                   ) -> TilingResult:
     """Run the host tiling; never raises for a rejected case (see :class:`TilingResult`).
@@ -505,27 +514,21 @@ def TilingMoeTokenUnpermuteWithEp(context: TilingContext, platform_ascendc: Plat
     ``platform_ascendc`` is anything with ``GetCoreNumAiv()`` and ``GetCoreMemSize(mem)``,
     normally ``aicore_sim.ascendc.PlatformAscendC(platform)``.
     """
-    run = TilingRunContext(context, platform_ascendc)
-    status, param = UnpermuteWithEpTilingCompute(run, -1, True)
-    return run.result(status, param)
+    return RunTilingCompute(context, platform_ascendc, UnpermuteWithEpTilingCompute, -1, True)
 
 
-def tiling_func(context: TilingContext, platform_ascendc: PlatformAdapter) -> TilingResult:
-    """Alias of :func:`TilingMoeTokenUnpermuteWithEp` under the project's generic name."""
-    return TilingMoeTokenUnpermuteWithEp(context, platform_ascendc)
+tiling_func = TilingMoeTokenUnpermuteWithEp  # the entry under the project's generic name
 
-
-def TilingPrepareForMoeTokenUnpermuteWithEp(compile_info: object = None) -> int:
-    """The tiling-parse hook: a no-op with an empty compile-info struct, as upstream."""
-    del compile_info
-    return GRAPH_SUCCESS
+# upstream's tiling-parse hook of this op: the EP ops' no-op, moe_common.TilingPrepare
+TilingPrepareForMoeTokenUnpermuteWithEp = TilingPrepare
 
 
 __all__ = [
     "GRAPH_FAILED", "GRAPH_SUCCESS", "N_FIELDS", "OP_TYPE", "SYS_WORKSPACE_SIZE", "AlignN",
     "ComputeMaxHiddenSize", "ComputeUnitHSpace", "GetLengthByType",
-    "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "TensorDesc", "TilingContext",
-    "TilingData", "TilingError", "TilingMoeTokenUnpermuteWithEp",
-    "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult", "TilingRunContext", "TilingSteps",
-    "UnpermuteWithEpTilingCompute", "canonical_dtype", "tiling_func",
+    "MoeTokenUnpermuteWithEpParam", "PlatformAdapter", "RunTilingCompute", "TilingContext",
+    "TilingData",
+    "TilingMoeTokenUnpermuteWithEp", "TilingPrepareForMoeTokenUnpermuteWithEp", "TilingResult",
+    "TilingRunContext", "TilingSteps", "UnpermuteWithEpTilingCompute", "canonical_dtype",
+    "tiling_func",
 ]

@@ -26,11 +26,10 @@ from pathlib import Path
 
 from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.ascendc.host import host_tiling
+from aicore_sim.ascendc.host import TensorDesc, host_tiling
 from op_models.moe_matrix import MoeTilingSpace, budgeted_plan
 from op_models.moe_token_unpermute_with_ep import cases as _cases
 from op_models.moe_token_unpermute_with_ep.tiling import (
-    TensorDesc,
     TilingContext,
     TilingData,
     tiling_func,

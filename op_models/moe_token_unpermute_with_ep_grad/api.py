@@ -46,31 +46,21 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import KernelLaunch, Platform, PreparedCall, load_platform
-from aicore_sim.ascendc import PlatformAscendC
 from aicore_sim.ascendc.host import (
     ACLNN_ERR_INNER_TILING_ERROR,
     ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
-    ACLNN_SUCCESS,
     AclnnError,
     aclnn_int_list,
     aclnn_out,
-    aclnn_tensor,
-    aclnn_tiled,
-    host_tiling,
     specs_of,
 )
 from aicore_sim.ascendc.platform_ascendc import npu_arch
 from aicore_sim.sim.dtypes import dtype_name, int32
-from op_models.moe_common import FLOAT_DTYPES
+from op_models.moe_common import FLOAT_DTYPES, aclnn_inputs, aclnn_tiling
+from op_models.moe_token_unpermute_with_ep_grad import tiling
 from op_models.moe_token_unpermute_with_ep_grad.infershape import infer_outputs
 from op_models.moe_token_unpermute_with_ep_grad.kernel_entry import (
     moe_token_unpermute_with_ep_grad as _kernel,
-)
-from op_models.moe_token_unpermute_with_ep_grad.tiling import (
-    TensorDesc,
-    TilingContext,
-    tiling_func,
 )
 
 # The nine (tokens dtype, probs dtype) combinations of the IR, in IR order (spec §2.1).
@@ -146,11 +136,8 @@ def get_workspace_size(
     Returns ``(workspace_size, executor)``; raises :class:`AclnnError` (see module docstring).
     """
     plat = load_platform(platform)
-    grad = aclnn_tensor("unpermuted_tokens_grad", unpermuted_tokens_grad, True)
-    idx = aclnn_tensor("sorted_indices", sorted_indices, True)
-    perm = aclnn_tensor("permuted_tokens", permuted_tokens, False)
-    prb = aclnn_tensor("probs", probs, False)
-    assert grad is not None and idx is not None
+    inputs = aclnn_inputs(tiling, unpermuted_tokens_grad, sorted_indices, permuted_tokens, probs)
+    grad, idx, perm, prb = inputs.values()
     _check_dtypes(grad, idx, perm, prb)
     restore = aclnn_int_list("restore_shape", restore_shape, DEFAULT_RESTORE_SHAPE)
     rng = aclnn_int_list("range", range, DEFAULT_RANGE)
@@ -158,14 +145,9 @@ def get_workspace_size(
         raise AclnnError(ACLNN_ERR_PARAM_INVALID, f"topk_num must be an int, got {topk_num!r}",
                          "attr_type")
 
-    def desc(a: np.ndarray | None) -> TensorDesc | None:
-        return None if a is None else TensorDesc(a.shape, a.dtype)
-
-    ctx = TilingContext.create(
-        desc(grad), desc(idx), desc(perm), desc(prb), padded_mode=bool(padded_mode),
-        restore_shape=restore, range=rng, topk_num=int(topk_num))
-    tr = aclnn_tiled(host_tiling(tiling_func, ctx, PlatformAscendC(plat),
-                                 host_npu_arch=npu_arch(plat)))
+    tr = aclnn_tiling(tiling, inputs.values(), plat, host_arch=True,
+                      padded_mode=bool(padded_mode), restore_shape=restore, range=rng,
+                      topk_num=int(topk_num))
     empty = npu_arch(plat) == 3510 and tr.workspace == [0]
     if perm is None:
         raise AclnnError(
@@ -180,8 +162,6 @@ def get_workspace_size(
             "setting the block dim, so no launch is possible (rule range_size)", "range_size")
 
     # output shapes and dtypes by the operator's infershape (spec §2.2)
-    inputs = {"unpermuted_tokens_grad": grad, "sorted_indices": idx, "permuted_tokens": perm,
-              "probs": prb}
     shapes = infer_outputs(specs_of(inputs))
     ptg_out = aclnn_out("permuted_tokens_grad_out", permuted_tokens_grad_out,
                         shapes["permuted_tokens_grad"])
@@ -219,12 +199,4 @@ def _notes(idx: np.ndarray, prb: np.ndarray | None, restore_shape: Sequence[int]
     return tuple(out)
 
 
-__all__ = [
-    "ACLNN_ERR_INNER_TILING_ERROR",
-    "ACLNN_ERR_PARAM_INVALID",
-    "ACLNN_ERR_PARAM_NULLPTR",
-    "ACLNN_SUCCESS",
-    "AclnnError",
-    "DTYPE_COMBINATIONS",
-    "get_workspace_size",
-]
+__all__ = ["AclnnError", "DTYPE_COMBINATIONS", "get_workspace_size"]

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from aicore_sim import dtypes
-from op_models.moe_common import RecordError
+from op_models.moe_common import RecordError, atk_tensors, atk_topk
 from op_models.moe_token_unpermute_with_ep_grad.cases import (
     DTYPES,
     upstream_st_expected,
@@ -45,9 +45,7 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
     "make_inputs", "expected"}``: ``make_inputs()`` builds the inputs, ``expected(inputs)``
     returns ``{"permuted_tokens_grad": array}``.
     """
-    if _GRAD not in tensors:
-        raise RecordError(f"tensor {_GRAD} missing (rule atk_tensor)")
-    g = tensors[_GRAD]
+    g, = atk_tensors(tensors, _GRAD)
     if len(g.shape) != 2:
         raise RecordError(f"{_GRAD}.shape {list(g.shape)}: expected [N, H] (rule atk_shape)")
     dt = "bfloat16" if dtypes.float_dtype(g.dtype) == dtypes.bfloat16 else None
@@ -55,9 +53,7 @@ def record_call(tensors: dict[str, Any], attrs: dict[str, Any], seed: int) -> di
         raise RecordError(f"{_GRAD}.dtype {g.dtype}: only bf16 records are built, as "
                           f"upstream's (rule atk_dtype)")
     n, hidden = int(g.shape[0]), int(g.shape[1])
-    topk = attrs.get("topk_num", 1)
-    if isinstance(topk, bool) or not isinstance(topk, int) or topk < 1:
-        raise RecordError(f"topk_num {topk!r}: expected an integer >= 1 (rule atk_attr)")
+    topk = atk_topk("topk_num", attrs.get("topk_num", 1))
     T = n * topk
     bf16 = DTYPES[dt]
     specs = {

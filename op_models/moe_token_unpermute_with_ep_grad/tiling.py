@@ -57,8 +57,6 @@ from aicore_sim.ascendc.host import (
     GetLengthByType,
     PlatformAdapter,
     RunContext,
-    TensorDesc,
-    TilingError,
     TilingResult,
     TilingStruct,
     c_ceil_div0,
@@ -71,6 +69,7 @@ from aicore_sim.ascendc.host import (
     to_u64,
 )
 from aicore_sim.ascendc.platform_ascendc import CoreMemType
+from op_models.moe_common import TilingPrepare
 
 OP_TYPE = "MoeTokenUnpermuteWithEpGrad"
 
@@ -756,16 +755,7 @@ def Tiling4MoeTokenUnpermuteWithEpGrad(
     return run.result(status)
 
 
-def tiling_func(
-    context: TilingContext,
-    platform_ascendc: PlatformAdapter,
-    *,
-    host_npu_arch: int | None = None,
-) -> TilingResult:
-    """Alias of :func:`Tiling4MoeTokenUnpermuteWithEpGrad` under the project's generic name."""
-    return Tiling4MoeTokenUnpermuteWithEpGrad(
-        context, platform_ascendc, host_npu_arch=host_npu_arch
-    )
+tiling_func = Tiling4MoeTokenUnpermuteWithEpGrad  # the entry under the project's generic name
 
 
 def tiling_or_raise(
@@ -774,14 +764,13 @@ def tiling_or_raise(
     *,
     host_npu_arch: int | None = None,
 ) -> TilingResult:
-    """Like :func:`tiling_func` but raises :class:`TilingError` when the tiling fails."""
+    """Like :func:`tiling_func` but raises the host layer's ``TilingError`` when the tiling
+    fails."""
     return tiling_func(context, platform_ascendc, host_npu_arch=host_npu_arch).raise_for_status()
 
 
-def TilingPrepare4MoeTokenUnpermuteWithEpGrad(compile_info: object = None) -> int:
-    """The tiling-parse hook: upstream's is a no-op with an empty compile-info struct."""
-    del compile_info
-    return GRAPH_SUCCESS
+# upstream's tiling-parse hook of this op: the EP ops' no-op, moe_common.TilingPrepare
+TilingPrepare4MoeTokenUnpermuteWithEpGrad = TilingPrepare
 
 
 __all__ = [
@@ -793,10 +782,8 @@ __all__ = [
     "TILING_KEY_PROB_NOT_NONE",
     "GetLengthByType",
     "PlatformAdapter",
-    "TensorDesc",
     "TilingContext",
     "TilingData",
-    "TilingError",
     "TilingPrepare4MoeTokenUnpermuteWithEpGrad",
     "TilingResult",
     "Tiling4MoeTokenUnpermuteWithEpGrad",

@@ -39,12 +39,11 @@ import numpy as np
 
 from aicore_sim import Plan, Platform
 from aicore_sim.ascendc import PlatformAscendC
-from aicore_sim.ascendc.host import host_tiling
+from aicore_sim.ascendc.host import TensorDesc, host_tiling
 from aicore_sim.ascendc.platform_ascendc import npu_arch
 from op_models.moe_matrix import MoeTilingSpace, budgeted_plan
 from op_models.moe_token_unpermute_with_ep_grad import cases as _cases
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
-    TensorDesc,
     TilingContext,
     TilingData,
     tiling_func,

@@ -13,32 +13,26 @@ from __future__ import annotations
 
 import pytest
 
-from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
-from aicore_sim.sim.platform import load_platform
+from aicore_sim.ascendc.host import TensorDesc
 from op_models.moe_token_permute_with_ep.tiling import (
     GRAPH_SUCCESS,
     N_FIELDS,
     CeilLog4,
-    TensorDesc,
     TilingContext,
     TilingData,
-    TilingError,
     TilingPrepareForMoeTokenPermuteWithEp,
     VmsLoops,
     tiling_func,
 )
+from tests.moe_tiling_ut import A2, UT, assert_failed, assert_succeeded, ut_and_a2, ut_platform
 
-UT_PLATFORM = load_platform("ut-fake-910b")
-UT = PlatformAscendC(UT_PLATFORM)
-UT_98K = PlatformAscendC(UT_PLATFORM.with_overrides(ub_size=98304))
-A2 = PlatformAscendC(load_platform("ascend910b1"))
+UT_98K = ut_platform(98304)
 BF16, I32, I64 = "DT_BF16", "DT_INT32", "DT_INT64"
 
 
 def test_platforms_are_what_the_tests_assume() -> None:
-    assert (UT.GetCoreNumAiv(), UT.GetCoreMemSize()) == (64, 261888)
+    assert ut_and_a2() == (64, 261888, 48, 196352)
     assert UT_98K.GetCoreMemSize() == 98048
-    assert (A2.GetCoreNumAiv(), A2.GetCoreMemSize()) == (48, 196352)
 
 
 def ctx(tokens, indices, probs, outs, range_, num_out=1, padded=False):
@@ -106,12 +100,7 @@ UT_SUCCESS = [
 @pytest.mark.parametrize("name,context,plat,key,expected,ws,block_dim", UT_SUCCESS,
                          ids=[c[0] for c in UT_SUCCESS])
 def test_upstream_ut_success(name, context, plat, key, expected, ws, block_dim):
-    result = tiling_func(context, plat)
-    assert result.ok, result.error
-    assert result.tiling_key == key
-    assert result.tiling_data.to_string() == expected
-    assert result.workspace == [ws]
-    assert result.block_dim == block_dim
+    assert_succeeded(tiling_func(context, plat), key, expected, block_dim, [ws])
 
 
 def test_upstream_ut_vbs_ceil_align_branch():
@@ -175,12 +164,7 @@ UT_FAILED = [
 
 @pytest.mark.parametrize("name,context,rule", UT_FAILED, ids=[c[0] for c in UT_FAILED])
 def test_upstream_ut_failed(name, context, rule):
-    result = tiling_func(context, UT)
-    assert not result.ok
-    assert result.tiling_data is None
-    assert result.rule == rule
-    with pytest.raises(TilingError, match=rule):
-        result.raise_for_status()
+    assert_failed(tiling_func(context, UT), rule)
 
 
 def test_upstream_ut_tiling_parse():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import pytest
 
+from aicore_sim.ascendc.host import TensorDesc
 from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_permute_with_ep_grad.infershape import (
@@ -33,29 +34,22 @@ from op_models.moe_token_permute_with_ep_grad.tiling import (
     GRAPH_SUCCESS,
     N_FIELDS,
     AlignN,
-    TensorDesc,
     TilingContext,
     TilingData,
-    TilingError,
     TilingMoeTokenPermuteWithEpGrad,
     TilingPrepareForMoeTokenPermuteWithEpGrad,
     tiling_func,
 )
+from tests.moe_tiling_ut import A2, UT, assert_failed, assert_succeeded, ut_and_a2, ut_platform
 
-UT_PLATFORM = load_platform("ut-fake-910b")
-UT = PlatformAscendC(UT_PLATFORM)
-UT_8K = PlatformAscendC(UT_PLATFORM.with_overrides(ub_size=8192))
-UT_4K = PlatformAscendC(UT_PLATFORM.with_overrides(ub_size=4096))
-UT_2K = PlatformAscendC(UT_PLATFORM.with_overrides(ub_size=2048))
-A2 = PlatformAscendC(load_platform("ascend910b1"))
+UT_8K, UT_4K, UT_2K = ut_platform(8192), ut_platform(4096), ut_platform(2048)
 BF16, FP16, FP32, I32, I64 = "DT_BF16", "DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_INT64"
 
 
 def test_platforms_are_what_the_tests_assume() -> None:
-    assert (UT.GetCoreNumAiv(), UT.GetCoreMemSize()) == (64, 261888)
+    assert ut_and_a2() == (64, 261888, 48, 196352)
     assert (UT_8K.GetCoreMemSize(), UT_4K.GetCoreMemSize(), UT_2K.GetCoreMemSize()) == \
         (7936, 3840, 1792)
-    assert (A2.GetCoreNumAiv(), A2.GetCoreMemSize()) == (48, 196352)
 
 
 def ctx(grad, indices, probs, topk, range_, dt=BF16, idt=I32):
@@ -151,12 +145,8 @@ UT_SUCCESS = [
 @pytest.mark.parametrize("name,context,plat,key,expected,block_dim", UT_SUCCESS,
                          ids=[c[0] for c in UT_SUCCESS])
 def test_upstream_ut_success(name, context, plat, key, expected, block_dim):
-    result = tiling_func(context, plat)
-    assert result.ok, result.error
-    assert result.tiling_key == key
-    assert result.tiling_data.as_list() == expected
-    assert result.block_dim == block_dim
-    assert result.workspace == []  # the upstream tiling sets no workspace
+    # the upstream tiling sets no workspace
+    assert_succeeded(tiling_func(context, plat), key, expected, block_dim, [])
 
 
 UT_FAILED = [
@@ -168,12 +158,7 @@ UT_FAILED = [
 
 @pytest.mark.parametrize("name,context,rule", UT_FAILED, ids=[c[0] for c in UT_FAILED])
 def test_upstream_ut_failed(name, context, rule):
-    result = tiling_func(context, UT)
-    assert not result.ok
-    assert result.tiling_data is None
-    assert result.rule == rule
-    with pytest.raises(TilingError, match=rule):
-        result.raise_for_status()
+    assert_failed(tiling_func(context, UT), rule)
 
 
 def test_upstream_ut_tiling_parse():

@@ -11,17 +11,17 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from aicore_sim.ascendc.host import (
+    ACLNN_ERR_INNER_TILING_ERROR,
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+)
 from op_models.moe_token_unpermute_with_ep import (
     MODEL,
     AclnnError,
     get_workspace_size,
     moe_token_unpermute_with_ep,
     run_case,
-)
-from op_models.moe_token_unpermute_with_ep.api import (
-    ACLNN_ERR_INNER_TILING_ERROR,
-    ACLNN_ERR_PARAM_INVALID,
-    ACLNN_ERR_PARAM_NULLPTR,
 )
 from op_models.moe_token_unpermute_with_ep.cases import (
     CASES,

@@ -13,33 +13,27 @@ from __future__ import annotations
 
 import pytest
 
-from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
-from aicore_sim.sim.platform import load_platform
+from aicore_sim.ascendc.host import TensorDesc
 from op_models.moe_token_unpermute_with_ep.tiling import (
     GRAPH_SUCCESS,
     SYS_WORKSPACE_SIZE,
     ComputeMaxHiddenSize,
     ComputeUnitHSpace,
     MoeTokenUnpermuteWithEpParam,
-    TensorDesc,
     TilingContext,
     TilingData,
-    TilingError,
     TilingPrepareForMoeTokenUnpermuteWithEp,
     tiling_func,
 )
+from tests.moe_tiling_ut import A2, UT, assert_failed, assert_succeeded, ut_and_a2, ut_platform
 
-UT_PLATFORM = load_platform("ut-fake-910b")
-UT = PlatformAscendC(UT_PLATFORM)
-UT_SMALL_UB = PlatformAscendC(UT_PLATFORM.with_overrides(ub_size=16384))
-A2 = PlatformAscendC(load_platform("ascend910b1"))
+UT_SMALL_UB = ut_platform(16384)
 BF16, FP16, FP32, I32, I64 = "DT_BF16", "DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_INT64"
 
 
 def test_platforms_are_what_the_tests_assume() -> None:
-    assert (UT.GetCoreNumAiv(), UT.GetCoreMemSize()) == (64, 261888)
+    assert ut_and_a2() == (64, 261888, 48, 196352)
     assert UT_SMALL_UB.GetCoreMemSize() == 16128
-    assert (A2.GetCoreNumAiv(), A2.GetCoreMemSize()) == (48, 196352)
 
 
 def ctx(tokens, indices, probs=None, *, num_topk=8, range_=None):
@@ -115,12 +109,8 @@ UT_SUCCESS = [
 @pytest.mark.parametrize("name,context,plat,key,expected,block_dim", UT_SUCCESS,
                          ids=[c[0] for c in UT_SUCCESS])
 def test_upstream_ut_success(name, context, plat, key, expected, block_dim):
-    result = tiling_func(context, plat)
-    assert result.ok, result.error
-    assert result.tiling_key == key
-    assert result.tiling_data.to_string() == expected
-    assert result.workspace == [16777216]  # 16 * 1024 * 1024, upstream expectWorkspaces
-    assert result.block_dim == block_dim
+    # workspace 16 * 1024 * 1024, upstream expectWorkspaces
+    assert_succeeded(tiling_func(context, plat), key, expected, block_dim, [16777216])
 
 
 UT_FAILED = [
@@ -140,12 +130,7 @@ UT_FAILED = [
 
 @pytest.mark.parametrize("name,context,rule", UT_FAILED, ids=[c[0] for c in UT_FAILED])
 def test_upstream_ut_failed(name, context, rule):
-    result = tiling_func(context, UT)
-    assert not result.ok
-    assert result.tiling_data is None
-    assert result.rule == rule, result.error
-    with pytest.raises(TilingError, match=rule):
-        result.raise_for_status()
+    assert_failed(tiling_func(context, UT), rule)
 
 
 def test_upstream_ut_tiling_parse():

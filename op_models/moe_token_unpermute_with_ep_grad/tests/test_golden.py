@@ -42,19 +42,29 @@ def f32(*v: float) -> np.ndarray:
     return np.array(v, dtype=F32)
 
 
-def run(inputs: dict, window: tuple[int, int, int], hidden_chunk: int, **kw):
+_ARRAYS = ("unpermuted_tokens_grad", "sorted_indices", "permuted_tokens", "probs")
+
+
+def _on_window(fn, inputs: dict, window: tuple[int, int, int], *args, arrays=_ARRAYS, **kw):
+    """``fn`` of the golden module on the arrays of ``inputs`` (its first parameters), then
+    ``args``, on ``window`` (start, end, num_out_tokens)."""
     start, end, num_out = window
-    return golden(
-        inputs["unpermuted_tokens_grad"],
-        inputs["sorted_indices"],
-        inputs["permuted_tokens"],
-        inputs["probs"],
-        start=start,
-        end=end,
-        num_out_tokens=num_out,
-        hidden_chunk=hidden_chunk,
-        **kw,
-    )
+    return fn(*(inputs[n] for n in arrays), *args, start=start, end=end, num_out_tokens=num_out,
+              **kw)
+
+
+def run(inputs: dict, window: tuple[int, int, int], hidden_chunk: int, **kw):
+    return _on_window(golden, inputs, window, hidden_chunk=hidden_chunk, **kw)
+
+
+def run_fp64(inputs: dict, window: tuple[int, int, int]):
+    return _on_window(golden_fp64, inputs, window)
+
+
+def bound_of(inputs: dict, window: tuple[int, int, int], probs_dtype, hidden_chunk: int, pg64):
+    """:func:`probs_grad_bound` of the inputs on ``window`` with probs of ``probs_dtype``."""
+    return _on_window(probs_grad_bound, inputs, window, probs_dtype, arrays=_ARRAYS[:3],
+                      hidden_chunk=hidden_chunk, probs_grad_fp64=pg64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,17 +517,8 @@ SMALL_CASES = [n for n, c in CASES.items() if c.flat_size * c.hidden <= 1 << 20]
 
 def _check_against_fp64(case: Case, inputs: dict, hidden_chunk: int) -> None:
     window = case.window()
-    start, end, num_out = window
     ptg, pg = run(inputs, window, hidden_chunk)
-    ptg64, pg64 = golden_fp64(
-        inputs["unpermuted_tokens_grad"],
-        inputs["sorted_indices"],
-        inputs["permuted_tokens"],
-        inputs["probs"],
-        start=start,
-        end=end,
-        num_out_tokens=num_out,
-    )
+    ptg64, pg64 = run_fp64(inputs, window)
     rtol = permuted_grad_rtol(np_dtype(case.dtype), case.has_probs)
     err = np.abs(ptg.astype(np.float64) - ptg64)
     assert (err <= rtol * np.abs(ptg64)).all()
@@ -525,17 +526,7 @@ def _check_against_fp64(case: Case, inputs: dict, hidden_chunk: int) -> None:
         assert pg is None and pg64 is None
         return
     assert pg.dtype == np_dtype(case.probs_dtype) and pg.shape == (case.tokens_num, case.top_k)
-    bound = probs_grad_bound(
-        inputs["unpermuted_tokens_grad"],
-        inputs["sorted_indices"],
-        inputs["permuted_tokens"],
-        np_dtype(case.probs_dtype),
-        start=start,
-        end=end,
-        num_out_tokens=num_out,
-        hidden_chunk=hidden_chunk,
-        probs_grad_fp64=pg64,
-    )
+    bound = bound_of(inputs, window, np_dtype(case.probs_dtype), hidden_chunk, pg64)
     assert (np.abs(pg.astype(np.float64) - pg64) <= bound).all()
 
 
@@ -552,27 +543,8 @@ def test_fp64_bound_scales_like_sqrt_h() -> None:
     # term), i.e. the stated sqrt(H)*eps form is an upper bound of the one used in tests.
     case = get_case("hidden_100")
     inputs = make_inputs(case)
-    start, end, num_out = case.window()
-    _, pg64 = golden_fp64(
-        inputs["unpermuted_tokens_grad"],
-        inputs["sorted_indices"],
-        inputs["permuted_tokens"],
-        inputs["probs"],
-        start=start,
-        end=end,
-        num_out_tokens=num_out,
-    )
-    b = probs_grad_bound(
-        inputs["unpermuted_tokens_grad"],
-        inputs["sorted_indices"],
-        inputs["permuted_tokens"],
-        np.float32,
-        start=start,
-        end=end,
-        num_out_tokens=num_out,
-        hidden_chunk=256,
-        probs_grad_fp64=pg64,
-    )
+    _, pg64 = run_fp64(inputs, case.window())
+    b = bound_of(inputs, case.window(), np.float32, 256, pg64)
     g = inputs["unpermuted_tokens_grad"].astype(np.float64)
     p = inputs["permuted_tokens"].astype(np.float64)
     s = inputs["sorted_indices"].astype(np.int64)
@@ -596,32 +568,14 @@ def test_torch_autograd_cross_check() -> None:
     gathered = perm[torch.tensor(s)].reshape(N, K, H)
     out = (gathered * probs.unsqueeze(-1)).sum(dim=1)
     out.backward(grad_out)
-    ptg64, pg64 = golden_fp64(
-        inputs["unpermuted_tokens_grad"],
-        inputs["sorted_indices"],
-        inputs["permuted_tokens"],
-        inputs["probs"],
-        start=0,
-        end=T,
-        num_out_tokens=T,
-    )
+    ptg64, pg64 = run_fp64(inputs, (0, T, T))
     np.testing.assert_allclose(perm.grad.numpy(), ptg64, rtol=1e-12, atol=0)
     np.testing.assert_allclose(probs.grad.numpy(), pg64, rtol=1e-10, atol=1e-12)
     # And the bit-exact golden is within its stated tolerance of the autograd result.
     ptg, pg = run(inputs, (0, T, T), hidden_chunk=256)
     rtol = permuted_grad_rtol(BF16)
     assert (np.abs(ptg.astype(np.float64) - perm.grad.numpy()) <= rtol * np.abs(ptg64)).all()
-    bound = probs_grad_bound(
-        inputs["unpermuted_tokens_grad"],
-        inputs["sorted_indices"],
-        inputs["permuted_tokens"],
-        np.float32,
-        start=0,
-        end=T,
-        num_out_tokens=T,
-        hidden_chunk=256,
-        probs_grad_fp64=pg64,
-    )
+    bound = bound_of(inputs, (0, T, T), np.float32, 256, pg64)
     assert (np.abs(pg.astype(np.float64) - probs.grad.numpy()) <= bound * 1.001).all()
 
 

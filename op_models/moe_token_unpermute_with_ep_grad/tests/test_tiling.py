@@ -14,54 +14,37 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aicore_sim.ascendc.host import TensorDesc, TilingError
 from aicore_sim.ascendc.platform_ascendc import PlatformAscendC
 from aicore_sim.sim.platform import load_platform
 from op_models.moe_token_unpermute_with_ep_grad.tiling import (
     GRAPH_SUCCESS,
     SYS_WORKSPACE_SIZE,
     GetLengthByType,
-    TensorDesc,
     TilingContext,
     TilingData,
-    TilingError,
     TilingPrepare4MoeTokenUnpermuteWithEpGrad,
     TilingResult,
     tiling_func,
     tiling_or_raise,
 )
+from tests.moe_tiling_ut import A2, UT, assert_failed, assert_succeeded, ut_and_a2, ut_platform
 
 # --------------------------------------------------------------------------------------------
 # Platforms
 # --------------------------------------------------------------------------------------------
 
 
-def ut_platform(ub_size: int | None = None) -> PlatformAscendC:
-    """Upstream's UT platform (64 AIV, short SoC Ascend910B), optionally with another ub_size."""
-    platform = load_platform("ut-fake-910b")
-    if ub_size is None:
-        return PlatformAscendC(platform)
-    if ub_size <= 256:
-        # with_overrides() refuses a platform without usable UB, but upstream's UT builds one
-        # (prob_none_tiny_ub: ub_size 256 → GetCoreMemSize 0); replace the field directly.
-        return PlatformAscendC(dataclasses.replace(platform, ub_size=ub_size))
-    return PlatformAscendC(platform.with_overrides(ub_size=ub_size))
-
-
-UT = ut_platform()
-A2 = PlatformAscendC(load_platform("ascend910b1"))  # 48 AIV, 196352 B usable UB
 A3 = PlatformAscendC(load_platform("ascend910_9391"))  # 48 AIV, 196352 B usable UB
 A2_40 = PlatformAscendC(load_platform("ascend910b3"))  # 40 AIV, 196352 B usable UB
 
 
 def test_platforms_are_what_the_tests_assume() -> None:
-    assert (UT.GetCoreNumAiv(), UT.GetCoreMemSize()) == (64, 261888)
-    assert (A2.GetCoreNumAiv(), A2.GetCoreMemSize()) == (48, 196352)
+    assert ut_and_a2() == (64, 261888, 48, 196352)
     assert (A3.GetCoreNumAiv(), A3.GetCoreMemSize()) == (48, 196352)
     assert (A2_40.GetCoreNumAiv(), A2_40.GetCoreMemSize()) == (40, 196352)
     assert [ut_platform(u).GetCoreMemSize() for u in (1024, 256, 4096)] == [768, 0, 3840]
@@ -117,21 +100,7 @@ def fields_of(text: str) -> list[int]:
 
 
 def assert_success(result: TilingResult, key: int, expected: str, block_dim: int) -> None:
-    assert result.ok, result.error
-    assert result.status == "success"
-    assert result.tiling_key == key
-    assert result.tiling_data is not None
-    assert result.tiling_data.as_list() == fields_of(expected)
-    assert result.workspace == [16777216]
-    assert result.block_dim == block_dim
-
-
-def assert_failed(result: TilingResult, rule: str) -> None:
-    assert not result.ok
-    assert result.status == "failed"
-    assert result.tiling_data is None
-    assert result.rule == rule, result.error
-    assert result.error and rule in result.error
+    assert_succeeded(result, key, fields_of(expected), block_dim, [16777216])
 
 
 # --------------------------------------------------------------------------------------------
