@@ -67,7 +67,8 @@ MECHANISMS: tuple[Mechanism, ...] = (
     # (cost.bank_beats).
     Mechanism("UB bank conflicts", "cost/price.py", ("occ", "conf"),
               ("ub_bank_groups", "ub_block_bytes", "ub_bank_bytes", "ub_banks_per_group",
-               "ub_group_read_ports", "ub_beat_cycles", "ub_bank_apis"), (), "bank_conflict", BANKS, "prepare"),
+               "ub_group_read_ports", "ub_beat_cycles", "ub_bank_apis"), (), "bank_conflict",
+              BANKS, "prepare"),
     # Requests of many cores for one GM granule at once, served one at a time
     # (cost.granule_queue_cycles of the cores engine/l2.py counts).
     Mechanism("GM granule queues", "cost/price.py", ("occ", "conf"),
