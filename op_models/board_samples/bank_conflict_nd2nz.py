@@ -1,5 +1,5 @@
-"""Kernel port of the ``bank_conflict_nd2nz`` sample (Atlas A2/A3 path): ``KernelNd2Nz`` and the
-``bank_conflict_nd2nz`` kernel.
+"""Kernel port of the ``bank_conflict_nd2nz`` sample: ``KernelNd2Nz`` and the
+``bank_conflict_nd2nz`` kernel (the Atlas A2/A3 path; the 950 one with deviation 2).
 
 A half matrix ``[totalM, totalN]`` in ND (row-major) layout is rewritten in the compact NZ
 layout: the columns in C0 blocks of 16 halves (one 32-byte DataBlock), each C0 column of
@@ -16,17 +16,25 @@ Provenance
 ----------
 Upstream:
 ``examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_nd2nz/bank_conflict_nd2nz.asc``
-(the asc-devkit commit and how the ports follow it: :mod:`op_models.board_samples`).
+and ``.../bank_conflict_nd2nz_3510.h`` (the asc-devkit commit and how the ports follow it:
+:mod:`op_models.board_samples`).
 
 Deviations from upstream
 ------------------------
-1. The template parameters ``<totalM, totalN, tileH, tileW, vecLenHalf, rowSplits, colSplits>``
-   and ``SCENARIO`` are constructor arguments; ``static_assert`` becomes a ``KernelError``.
-2. Only the ``__NPU_ARCH__ == 2201`` path (``ComputeTileNd2nzWithCopy``) is ported. The 3510
-   path (``bank_conflict_nd2nz_3510.h``) is written with the register (``Reg::``) API in a
-   ``__simd_vf__`` function, which the simulator does not model.
-3. The host ``main`` (48 blocks = 6 row splits x 8 column splits on 2201) is the suite's
-   ``Scenario.build`` (``op_models/board_samples/suite.py``).
+1. The template parameters ``<totalM, totalN, tileH, tileW, vecLenHalf, rowSplits, colSplits>``,
+   ``SCENARIO`` and ``__NPU_ARCH__`` (``npuArch``) are constructor arguments;
+   ``static_assert`` becomes a ``KernelError``.
+2. The 3510 path (``bank_conflict_nd2nz_3510.h``, ``RegLoadStoreVF``) is written with the
+   register API in a ``__simd_vf__`` function, which the simulator does not model. It is ported
+   as the 2201 path's block-strided ``Copy``: per row of 128 halves, ``Reg::LoadAlign`` of the
+   row's 8 contiguous blocks and ``Reg::StoreAlign<DATA_BLOCK_COPY>`` of them
+   ``dstNzC0Stride`` blocks apart are the same data movement as one ``Copy`` repeat (source
+   repeat stride 8 blocks, destination block stride ``dstNzC0Stride``, repeat stride 1 block);
+   the VF family prices each register's load and store (``vld`` / ``vst``) with their bank
+   beats. The 3510 buffer layout (scenario 2's nzBuf from bank 8, the extra pad before nzPong)
+   is kept.
+3. The host ``main`` (2201: 48 blocks = 6 row splits x 8 column splits; 3510: 64 = 8 x 8) is the
+   suite's ``Scenario.build`` (``op_models/board_samples/suite.py``).
 """
 
 from __future__ import annotations
@@ -62,7 +70,7 @@ class KernelNd2Nz:
     scenario ``SCENARIO`` (1: C0 columns ``tileH`` blocks apart in UB; 2: ``tileH + 1``)."""
 
     def __init__(self, totalM: int, totalN: int, tileH: int, tileW: int, vecLenHalf: int,
-                 rowSplits: int, colSplits: int, SCENARIO: int) -> None:
+                 rowSplits: int, colSplits: int, SCENARIO: int, npuArch: int = 2201) -> None:
         self.totalM, self.totalN, self.tileH, self.tileW = totalM, totalN, tileH, tileW
         self.vecLenHalf, self.rowSplits, self.colSplits = vecLenHalf, rowSplits, colSplits
         if tileW % C0_ELEMS or tileW % vecLenHalf or totalN % tileW:
@@ -85,9 +93,16 @@ class KernelNd2Nz:
         self.nzBufElems = (self.nzTileDataDbs + self.nzBufPaddingDbs) * C0_ELEMS
         self.ndBufBytes = self.ndBufElems * SIZEOF_HALF
         self.nzBufBytes = self.nzBufElems * SIZEOF_HALF
-        # 2201: the NZ buffers follow the two ND buffers directly
-        self.nzBufBaseOffset = 2 * self.ndBufBytes
-        self.nzPongExtraPadBytes = 0
+        # 3510, scenario 2: nzBuf starts at bank 8 (8 blocks past the ND buffers) so a beat's
+        # loads (banks 0-7) and stores (banks 8-15) meet in no bank, and nzPong gets the same
+        # 8-block pad; otherwise the NZ buffers follow the two ND buffers directly
+        kBank8ShiftBytes = 8 * C0_ELEMS * SIZEOF_HALF
+        if npuArch == 3510 and SCENARIO == 2:
+            self.nzBufBaseOffset = 2 * self.ndBufBytes + kBank8ShiftBytes
+            self.nzPongExtraPadBytes = kBank8ShiftBytes
+        else:
+            self.nzBufBaseOffset = 2 * self.ndBufBytes
+            self.nzPongExtraPadBytes = 0
         self.xGm = GlobalTensor(half)
         self.zGm = GlobalTensor(half)
 
@@ -151,6 +166,7 @@ class KernelNd2Nz:
             WaitFlag(HardEvent.MTE2_V, eventID)
             WaitFlag(HardEvent.MTE3_V, eventID)
 
+            # 2201: ComputeTileNd2nzWithCopy; 3510: the same movement (deviation 2)
             self.ComputeTileNd2nzWithCopy(ndBuf, nzBuf, actualTileH)
 
             SetFlag(HardEvent.V_MTE2, eventID)
@@ -190,11 +206,11 @@ class KernelNd2Nz:
 
 def bank_conflict_nd2nz(x: GM_ADDR, z: GM_ADDR, totalM: int, totalN: int, tileH: int,
                         tileW: int, vecLenHalf: int, rowSplits: int, colSplits: int,
-                        SCENARIO: int = 1) -> None:
+                        SCENARIO: int = 1, npuArch: int = 2201) -> None:
     """The ``__global__ __vector__`` kernel (``rowSplits x colSplits`` blocks)."""
     InitSocState()
     op = KernelNd2Nz(totalM, totalN, tileH, tileW, vecLenHalf, rowSplits, colSplits,
-                     SCENARIO)
+                     SCENARIO, npuArch)
     op.Init(x, z)
     op.Process()
     PipeBarrier(PIPE_ALL)

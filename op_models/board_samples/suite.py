@@ -100,14 +100,15 @@ def build_bank_conflict(scenario: int, scale: float) -> LaunchSpec:
                       {"z": (np.dtype(np.float32), (n,))}, 1)
 
 
-def build_nd2nz(scenario: int, scale: float) -> LaunchSpec:
-    """``bank_conflict_nd2nz`` of ``SCENARIO`` on 2201: [8192, 8192] half, tile 144 x 128,
-    48 blocks = 6 row splits x 8 column splits (never scaled)."""
+def build_nd2nz(scenario: int, npu_arch: int, scale: float) -> LaunchSpec:
+    """``bank_conflict_nd2nz`` of ``SCENARIO``: [8192, 8192] half, tile 144 x 128, 8 column
+    splits by 6 row splits on 2201 (48 blocks) or 8 on 3510 (64) (never scaled)."""
     m = n = ND2NZ_TOTAL
+    row_splits = 6 if npu_arch == 2201 else 8
     tensors = {k: np.zeros(m * n, np.float16) for k in ("x", "z")}
-    args = ["x", "z", m, n, 144, 128, 128, 6, 8, scenario]
+    args = ["x", "z", m, n, 144, 128, 128, row_splits, 8, scenario, npu_arch]
     return LaunchSpec(bank_conflict_nd2nz.bank_conflict_nd2nz, args, tensors,
-                      {"z": (np.dtype(np.float16), (m * n,))}, 48)
+                      {"z": (np.dtype(np.float16), (m * n,))}, row_splits * 8)
 
 
 ND2NZ_TOTAL = 8192  # the sample's matrix is [8192, 8192]
@@ -131,7 +132,7 @@ _BANK_WHAT = {
     6: "src1 = dst (no conflict)", 7: "src0 block stride 0, repeat stride 1 (read-read)",
     8: "src0 block stride 0, repeat stride 8 (no conflict)",
 }
-_ND2NZ_WHAT = {1: "C0 columns 144 blocks apart in UB (each Copy repeat writes one bank "
+_ND2NZ_WHAT = {1: "C0 columns 144 blocks apart in UB (each row's 8 stored blocks in one bank "
                    "group)", 2: "C0 columns 145 blocks apart (8 bank groups)"}
 _UB_950_NOTE = ("the sample's ping / pong layout reaches UB byte 262080 (6 x 21840 half); "
                 "the ascend950pr_9589 preset's UB is 253952 bytes")
@@ -153,7 +154,7 @@ def _scenario(name: str, entry: dict, board: dict) -> Scenario:
         if chip == "950" and num in (4, 5):
             what += f" ({_UB_950_NOTE})"
     elif sample == "bank_conflict_nd2nz":
-        build = partial(build_nd2nz, num)
+        build = partial(build_nd2nz, num, npu_arch)
         what = _ND2NZ_WHAT[num]
     else:
         build = partial(build_bank_conflict, num)
@@ -200,11 +201,14 @@ def _steps() -> tuple[Step, ...]:
              "bank_conflict_s2_a2", "bank_conflict_s1_a2", "vec_ticks"),
         Step("bank_conflict src0 / dst in one bank (A2)", "bank-conflict-free layout",
              "bank_conflict_s5_a2", "bank_conflict_s4_a2", "vec_ticks"),
-        Step("nd2nz C0 columns 145 blocks apart (A2)", "bank-conflict-free layout",
-             "nd2nz_s1_a2", "nd2nz_s2_a2", "vec_us"),
-        Step("nd2nz C0 columns 145 blocks apart, end to end (A2)", "bank-conflict-free layout",
-             "nd2nz_s1_a2", "nd2nz_s2_a2"),
     ]
+    for chip, label in (("a2", "A2"), ("950", "950")):
+        steps += [
+            Step(f"nd2nz C0 columns 145 blocks apart ({label})", "bank-conflict-free layout",
+                 f"nd2nz_s1_{chip}", f"nd2nz_s2_{chip}", "vec_us"),
+            Step(f"nd2nz C0 columns 145 blocks apart, end to end ({label})",
+                 "bank-conflict-free layout", f"nd2nz_s1_{chip}", f"nd2nz_s2_{chip}"),
+        ]
     return tuple(steps)
 
 
