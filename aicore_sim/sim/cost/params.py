@@ -118,11 +118,11 @@ class Costs:
     # latency_overlaps_stream (optional key, default false): the copy's completion latency runs
     # alongside its own streaming, so its data is visible max(occupancy, latency) after its
     # start instead of occupancy + latency (a write whose last byte is acknowledged as it is
-    # sent: UB -> GM on A2, from the board's write times being proportional to their bytes).
+    # sent: UB -> GM on 950, carried from an earlier A2 model).
     mte2_latency_overlaps_stream: bool = False
     mte3_latency_overlaps_stream: bool = False
     # latency_holds_pipe (optional key, default false): the copy holds its MTE until its
-    # completion is acknowledged, latency cycles on top of its streaming: occupancy latency +
+    # completion is acknowledged, the latency on top of its streaming: occupancy latency +
     # max(issue + row x (rows - 1), payload / core rate), visible at its end (a UB -> GM write
     # whose write response the MTE waits for: a per-copy floor, then the streaming rate).
     mte2_latency_holds_pipe: bool = False
