@@ -95,6 +95,15 @@ def test_zero_rates(tmp_path: Path, field: str) -> None:
                 if field != "hbm_bytes_per_cycle" else " must be > 0, got 0.0"))
 
 
+@pytest.mark.parametrize("field", ["ub_block_bytes", "ub_bank_bytes", "ub_banks_per_group",
+                                   "ub_group_read_ports"])
+def test_zero_ub_bank_geometry(tmp_path: Path, field: str) -> None:
+    # an address or a count is divided by these: 0 was a ZeroDivisionError in the pricing
+    case(tmp_path, platform={"preset": "ascend910b1", "costs": {field: 0}})
+    refused(tmp_path, "run", "case.json", "--out", "out",
+            says=f"costs field '{field}': expected an integer >= 1, got 0")
+
+
 def test_npz_under_an_npy_name(tmp_path: Path) -> None:
     case(tmp_path)
     tiny_inputs(tmp_path / "in")

@@ -180,7 +180,7 @@ class Costs:
         """A copy with some scalar parameters replaced (same validation as Platform)."""
         if not fields:
             return self
-        checked = check_fields(fields, "costs", _COSTS_SCALARS)
+        checked = check_fields(fields, "costs", _COSTS_SCALARS, _COSTS_LIMITS)
         new = dataclasses.replace(self, **checked)
         new.curve(new.mte2_profile)  # validate profile names now, not at first use
         new.curve(new.mte3_profile)
@@ -392,6 +392,12 @@ def check_value(name: str, value: Any, kind: type, what: str,
         return scalar_rule(kind, limits).check(value, "")
     except schema.FieldError as e:
         raise ValueError(f"{what} field {name!r}: {e.rule}") from None
+
+
+# Fields an address or a count is divided by: at least 1 (the others: >= 0).
+_COSTS_LIMITS: dict[str, tuple[float, float | None]] = {
+    name: (1, None) for name in ("ub_block_bytes", "ub_bank_bytes", "ub_banks_per_group",
+                                 "ub_group_read_ports")}
 
 
 def check_fields(fields: Mapping[str, Any], what: str, allowed: Mapping[str, type],
