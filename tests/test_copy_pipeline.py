@@ -230,3 +230,10 @@ def test_a_latency_cannot_both_overlap_the_stream_and_hold_the_pipe():
     doc["mte3"]["pipeline"]["latency_overlaps_stream"] = True  # a2 holds: both now
     with pytest.raises(ValueError, match="exclude each other"):
         params._costs_from_doc(doc)
+
+
+def test_an_override_cannot_set_both_latency_forms():
+    with pytest.raises(ValueError, match="'mte3_latency_overlaps_stream' and "
+                                         "'mte3_latency_holds_pipe' exclude each other"):
+        PIPELINED.with_overrides(costs={"mte3_latency_overlaps_stream": True,
+                                        "mte3_latency_holds_pipe": True})

@@ -195,6 +195,11 @@ class Costs:
                                                   new.mte3_core_bytes_per_cycle) <= 0:
             raise ValueError("costs fields 'mte2_core_bytes_per_cycle' and "
                              "'mte3_core_bytes_per_cycle' must be > 0 with copy_model 'pipelined'")
+        for pipe in ("mte2", "mte3"):
+            if (getattr(new, f"{pipe}_latency_overlaps_stream")
+                    and getattr(new, f"{pipe}_latency_holds_pipe")):
+                raise ValueError(f"costs fields '{pipe}_latency_overlaps_stream' and "
+                                 f"'{pipe}_latency_holds_pipe' exclude each other")
         if new.vector_model not in ("linear", "vf"):
             raise ValueError(
                 f"costs field 'vector_model' must be 'linear' or 'vf', got {new.vector_model!r}"
