@@ -118,7 +118,7 @@ class Costs:
     # latency_overlaps_stream (optional key, default false): the copy's completion latency runs
     # alongside its own streaming, so its data is visible max(occupancy, latency) after its
     # start instead of occupancy + latency (a write whose last byte is acknowledged as it is
-    # sent: UB -> GM on 950, carried from an earlier A2 model).
+    # sent; no shipped family uses it since UB -> GM takes latency_holds_pipe).
     mte2_latency_overlaps_stream: bool = False
     mte3_latency_overlaps_stream: bool = False
     # latency_holds_pipe (optional key, default false): the copy holds its MTE until its
