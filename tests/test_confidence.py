@@ -37,7 +37,8 @@ def test_an_unvalidated_soc_names_the_nearest_preset_of_its_cost_family() -> Non
     s = confidence.statement(load_platform("ascend910b3"), DOC)
     assert (s["validated"], s["preset"]) == (False, "ascend910b1")
     assert s["text"].startswith("timing model not validated on Ascend910B3; nearest validated "
-                                "preset ascend910b1 (the same cost family 'a2'): 12 on-board")
+                                "preset ascend910b1 (the same cost family 'a2', whose fitted "
+                                "parameters this preset carries unchanged): 12 on-board")
     # a what-if of a validated preset keeps its SoC: still the validated record
     what_if = load_platform("ascend910b1").with_overrides(aiv_core_num=8)
     assert confidence.statement(what_if, DOC)["validated"] is True

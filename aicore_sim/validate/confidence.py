@@ -114,7 +114,8 @@ def statement(platform: Any, doc: dict[str, Any] | None = None) -> dict[str, Any
                         f"{_figures(entries[exact])}"}
     family = platform.costs.family
     near = next((n for n, e in entries.items() if e["costs"] == family), next(iter(entries)))
-    why = (f"the same cost family '{family}'" if entries[near]["costs"] == family
+    why = (f"the same cost family '{family}', whose fitted parameters this preset carries "
+           "unchanged" if entries[near]["costs"] == family
            else "no validated preset shares its cost family")
     return {"validated": False, "preset": near,
             "text": f"timing model not validated on {platform.soc}; nearest validated preset "
