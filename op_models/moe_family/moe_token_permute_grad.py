@@ -21,17 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from aicore_sim import AttrSpec, TensorSpec
+from aicore_sim import AttrSpec, TensorSpec, as_dtype
 from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
 
 FLOATS = ("bfloat16", "float16", "float32")
-
-
-def _np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
 def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +41,7 @@ def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
 
 def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
     (rows, h), dt = case.inputs["permuted_output_grad"]
-    grad = rng.uniform(-2, 2, (rows, h)).astype(_np_dtype(dt))
+    grad = rng.uniform(-2, 2, (rows, h)).astype(as_dtype(dt))
     return {"permuted_output_grad": grad,
             "sorted_indices": rng.permutation(rows).astype(np.int32)}
 

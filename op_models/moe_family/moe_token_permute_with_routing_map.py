@@ -47,17 +47,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from aicore_sim import AttrSpec, TensorSpec
+from aicore_sim import AttrSpec, TensorSpec, as_dtype
 from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
 
 FLOATS = ("bfloat16", "float16", "float32")
-
-
-def _np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
 def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
@@ -104,12 +99,12 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
     routing = np.zeros((n, experts), bool)
     routing[np.arange(n)[:, None], chosen] = True
     out: dict[str, Any] = {
-        "tokens": rng.uniform(-2, 2, (n, h)).astype(_np_dtype(dt)),
+        "tokens": rng.uniform(-2, 2, (n, h)).astype(as_dtype(dt)),
         "routing_map": np.ascontiguousarray(routing.T).astype(mdt)}
     if case.inputs.get("probs") is not None:
         pdt = case.inputs["probs"][1]
         probs = rng.uniform(0.01, 1.0, (n, experts)) * routing
-        out["probs"] = np.ascontiguousarray(probs.T).astype(_np_dtype(pdt))
+        out["probs"] = np.ascontiguousarray(probs.T).astype(as_dtype(pdt))
     return out
 
 

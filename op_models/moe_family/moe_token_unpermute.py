@@ -24,17 +24,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from aicore_sim import AttrSpec, TensorSpec
+from aicore_sim import AttrSpec, TensorSpec, as_dtype
 from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
 
 FLOATS = ("bfloat16", "float16", "float32")
-
-
-def _np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
 def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
@@ -54,11 +49,11 @@ def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
 def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
     (rows, h), dt = case.inputs["permuted_tokens"]
     out: dict[str, Any] = {
-        "permuted_tokens": rng.uniform(-2, 2, (rows, h)).astype(_np_dtype(dt)),
+        "permuted_tokens": rng.uniform(-2, 2, (rows, h)).astype(as_dtype(dt)),
         "sorted_indices": rng.permutation(rows).astype(np.int32)}
     if case.inputs.get("probs") is not None:
         pshape, pdt = case.inputs["probs"]
-        out["probs"] = rng.uniform(0.01, 1.0, pshape).astype(_np_dtype(pdt))
+        out["probs"] = rng.uniform(0.01, 1.0, pshape).astype(as_dtype(pdt))
     return out
 
 

@@ -37,20 +37,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from aicore_sim import AttrSpec, TensorSpec
+from aicore_sim import AttrSpec, TensorSpec, as_dtype
 from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
 from op_models.moe_family._fp32_sum import chunk_sum
 
 FLOATS = ("bfloat16", "float16", "float32")
 UB_BYTES = 192 * 1024 - 256  # what GetCoreMemSize(UB) gives a kernel on A2
 VECTOR_CORES = 48
-
-
-def _np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
 def _up(x: int, m: int) -> int:
@@ -114,12 +109,12 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
     (rows, h), dt = case.inputs["permuted_tokens"]
     (n, _), _ = case.inputs["unpermuted_tokens_grad"]
     out: dict[str, Any] = {
-        "permuted_tokens": rng.uniform(-2, 2, (rows, h)).astype(_np_dtype(dt)),
-        "unpermuted_tokens_grad": rng.uniform(-2, 2, (n, h)).astype(_np_dtype(dt)),
+        "permuted_tokens": rng.uniform(-2, 2, (rows, h)).astype(as_dtype(dt)),
+        "unpermuted_tokens_grad": rng.uniform(-2, 2, (n, h)).astype(as_dtype(dt)),
         "sorted_indices": rng.permutation(rows).astype(np.int32)}
     if case.inputs.get("probs") is not None:
         pshape, pdt = case.inputs["probs"]
-        out["probs"] = rng.uniform(0.01, 1.0, pshape).astype(_np_dtype(pdt))
+        out["probs"] = rng.uniform(0.01, 1.0, pshape).astype(as_dtype(pdt))
     return out
 
 

@@ -45,17 +45,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from aicore_sim import AttrSpec, TensorSpec
+from aicore_sim import AttrSpec, TensorSpec, as_dtype
 from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
 
 FLOATS = ("bfloat16", "float16", "float32")
-
-
-def _np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
 def golden(inputs: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +111,7 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
     if drop:
         sorted_idx[rng.choice(rows, drop, replace=False)] = -1
     out: dict[str, Any] = {
-        "permuted_tokens": rng.uniform(-2, 2, (rows, h)).astype(_np_dtype(dt)),
+        "permuted_tokens": rng.uniform(-2, 2, (rows, h)).astype(as_dtype(dt)),
         "sorted_indices": sorted_idx}
     if case.inputs.get("probs") is not None:
         pdt, mdt = case.inputs["probs"][1], case.inputs["routing_map"][1]
@@ -127,7 +122,7 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
             t, e = np.nonzero(routing)
             pick = rng.choice(t.size, zero, replace=False)
             probs[t[pick], e[pick]] = 0.0
-        out["probs"] = probs.astype(_np_dtype(pdt))
+        out["probs"] = probs.astype(as_dtype(pdt))
     return out
 
 

@@ -51,20 +51,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from aicore_sim import AttrSpec, TensorSpec
+from aicore_sim import AttrSpec, TensorSpec, as_dtype
 from aicore_sim.cfront.source_op import SourceCase, SourceOpModel
 from op_models.moe_family._fp32_sum import chunk_sum
 
 FLOATS = ("bfloat16", "float16", "float32")
 UB_BYTES = 192 * 1024 - 256  # what GetCoreMemSize(UB) gives a kernel on A2
 PADDED_TOP_K = 2
-
-
-def _np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
 def hidden_chunks(hidden: int, experts: int, tok_bytes: int, prob_bytes: int,
@@ -166,13 +161,13 @@ def make_inputs(case: SourceCase, rng: np.random.Generator) -> dict[str, Any]:
         out_index = np.argsort(row_token, kind="stable")  # token-major slot -> its row
         token_id = np.arange(rows) // k
     out: dict[str, Any] = {
-        "unpermuted_tokens_grad": rng.uniform(-2, 2, (n, h)).astype(_np_dtype(dt)),
+        "unpermuted_tokens_grad": rng.uniform(-2, 2, (n, h)).astype(as_dtype(dt)),
         "out_index": out_index.astype(np.int32), "permute_token_id": token_id.astype(np.int32)}
     if case.inputs.get("probs") is not None:
         pdt, mdt = case.inputs["probs"][1], rmap[1]
         out["routing_map"] = routing.astype(mdt)
-        out["permuted_tokens"] = rng.uniform(-2, 2, (rows, h)).astype(_np_dtype(dt))
-        out["probs"] = (rng.uniform(0.01, 1.0, (n, experts)) * routing).astype(_np_dtype(pdt))
+        out["permuted_tokens"] = rng.uniform(-2, 2, (rows, h)).astype(as_dtype(dt))
+        out["probs"] = (rng.uniform(0.01, 1.0, (n, experts)) * routing).astype(as_dtype(pdt))
     return out
 
 
