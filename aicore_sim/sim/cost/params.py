@@ -195,11 +195,7 @@ class Costs:
                                                   new.mte3_core_bytes_per_cycle) <= 0:
             raise ValueError("costs fields 'mte2_core_bytes_per_cycle' and "
                              "'mte3_core_bytes_per_cycle' must be > 0 with copy_model 'pipelined'")
-        for pipe in ("mte2", "mte3"):
-            if (getattr(new, f"{pipe}_latency_overlaps_stream")
-                    and getattr(new, f"{pipe}_latency_holds_pipe")):
-                raise ValueError(f"costs fields '{pipe}_latency_overlaps_stream' and "
-                                 f"'{pipe}_latency_holds_pipe' exclude each other")
+        _check_latency_forms(new)
         if new.vector_model not in ("linear", "vf"):
             raise ValueError(
                 f"costs field 'vector_model' must be 'linear' or 'vf', got {new.vector_model!r}"
@@ -274,11 +270,17 @@ def _pipeline(doc: Mapping[str, Any]) -> dict[str, Any]:
             out[f"{pipe}_{key}"] = value
         for key in _PIPELINE_OPTIONAL:
             out[f"{pipe}_{key}"] = check_value(key, table.get(key, False), bool, "costs")
-        if out[f"{pipe}_latency_overlaps_stream"] and out[f"{pipe}_latency_holds_pipe"]:
-            raise ValueError(f"[{pipe}.pipeline] latency_overlaps_stream and latency_holds_pipe "
-                             "exclude each other: the latency either runs beside the stream "
-                             "or holds the pipe after it")
     return out
+
+
+def _check_latency_forms(costs: Costs) -> None:
+    """A copy's latency either runs beside its stream or holds the pipe after it, not both
+    (a cost file's or an override's fields)."""
+    for pipe in ("mte2", "mte3"):
+        if (getattr(costs, f"{pipe}_latency_overlaps_stream")
+                and getattr(costs, f"{pipe}_latency_holds_pipe")):
+            raise ValueError(f"costs fields '{pipe}_latency_overlaps_stream' and "
+                             f"'{pipe}_latency_holds_pipe' exclude each other")
 
 
 _UB_KEYS = {"bank_groups": int, "block_bytes": int, "bank_bytes": int, "banks_per_group": int,
@@ -367,6 +369,7 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
     )
     costs.curve(costs.mte2_profile)
     costs.curve(costs.mte3_profile)
+    _check_latency_forms(costs)
     return costs
 
 
