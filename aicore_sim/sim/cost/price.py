@@ -191,6 +191,7 @@ class _Tables:
         "issue",
         "tail",
         "latency",
+        "bank_span",
     )
 
     def __init__(self, platform: Platform) -> None:
@@ -199,6 +200,10 @@ class _Tables:
         # the copies' completion latencies, nanoseconds in the cost file, in this clock's cycles
         ghz = platform.clock_mhz / 1000.0
         self.latency = (c.mte2_latency_ns * ghz, c.mte3_latency_ns * ghz)
+        # the period of a UB address's (bank group, bank): banked calls are memoised modulo it
+        self.bank_span = (math.lcm(c.ub_block_bytes * c.ub_bank_groups,
+                                   c.ub_bank_bytes * c.ub_banks_per_group)
+                          if c.ub_bank_groups > 0 else 0)
         self.mte2 = _Curve(c.mte2_curve, platform.clock_mhz, c.mte2_scale)
         self.mte3 = _Curve(c.mte3_curve, platform.clock_mhz, c.mte3_scale)
         self.linear = {
@@ -534,9 +539,7 @@ def _vector_price(instr: Instr, t: _Tables) -> Price:
     banked = c.ub_bank_groups > 0 and api in c.ub_bank_apis and len(instr.src) in (1, 2)
     key = (instr.op, instr.count, instr.mask, instr.repeat, src, dst)
     if banked:
-        # the (group, bank) of an address repeats with this period
-        span = math.lcm(c.ub_block_bytes * c.ub_bank_groups,
-                        c.ub_bank_bytes * c.ub_banks_per_group)
+        span = t.bank_span
         key += tuple(o.addr % span for o in (instr.dst, *instr.src)) + instr.params
     memo = t.vec_memo
     hit = memo.get(key)
