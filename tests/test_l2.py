@@ -155,11 +155,16 @@ def _bypass_read_at(offset, elements):
     (0, 1536, 1536),  # three whole granules
 ])
 def test_a_bypassed_read_pays_the_ratio_on_the_granules_it_covers_in_part(offset, nbytes, gmb):
-    platform = L2.with_overrides(costs={"unaligned_512_bandwidth_ratio": 0.5,
+    platform = L2.with_overrides(costs={"bypass_partial_granule_ratio": 0.5,
                                         "gm_serial_granule_bytes": 512})
     r = _launch(_bypass_read_at(offset, nbytes // 4), platform)
     cols, _ = _columns(r, platform)
     assert cols[0].gmb == [gmb]
+    # the cached rows' ratio is not the bypassed requests': alone it leaves the bytes whole
+    cached_ratio = L2.with_overrides(costs={"unaligned_512_bandwidth_ratio": 0.5,
+                                            "gm_serial_granule_bytes": 512})
+    r = _launch(_bypass_read_at(offset, nbytes // 4), cached_ratio)
+    assert _columns(r, cached_ratio)[0][0].gmb == [nbytes]
     # the same read through L2 starts on a line: its line fills, no penalty
     cached = L2.with_overrides(costs={"unaligned_512_bandwidth_ratio": 0.5})
     assert _columns(_launch(_read_at(offset), cached), cached)[0][0].gmb == [256]

@@ -26,8 +26,9 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
   between).
 - **Alignment.** A miss of a row whose GM address does not start a line draws its bytes
   / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor); a read that
-  bypasses L2 pays the same factor on its bytes in GM granules (``serial_granule_bytes``) it
-  covers only in part (:func:`_partial_granule_bytes`).
+  bypasses L2 pays ``bypass_partial_granule_ratio`` on its bytes in GM granules
+  (``serial_granule_bytes``) it covers only in part (:func:`_partial_granule_bytes`): no L2
+  fill merges such a request with its neighbours.
 - **Same-address serialisation.** Requests to one GM granule (``serial_granule_bytes``: 512
   on A2/A3) from many cores at once are served one at a time: a copy whose first row's
   granule k > 1 cores request at the same step of their streams (the same copy ordinal) holds
@@ -189,17 +190,20 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     hbm = np.where(w | hit, 0, np.where(is_alloc, count * line, sectors)).astype(np.float64)
     # a cached row whose GM address is not on a line draws HBM less efficiently (cost file
     # [gm] unaligned_512_bandwidth_ratio, as the single-core copy cost applies it); a bypassed
-    # read's bytes in granules it covers only in part do too (:func:`_partial_granule_bytes`)
+    # read's bytes in granules it covers only in part do too, at the family's ratio for
+    # requests no L2 fill merges ([gm] bypass_partial_granule_bandwidth_ratio,
+    # :func:`_partial_granule_bytes`)
     ratio = float(platform.costs.unaligned_512_bandwidth_ratio)
-    extra = None
     if 0.0 < ratio < 1.0:
         hbm[is_alloc & ((row_start[row_of] % line) != 0)] /= ratio
-        bypass_read = ~(alloc | write)[copy_of_row]
-        if bypass_read.any():
-            part = _partial_granule_bytes(row_start, row_end,
-                                          int(platform.costs.gm_serial_granule_bytes))
-            extra = np.bincount(copy_of_row, weights=np.where(bypass_read, part, 0)
-                                * (1.0 / ratio - 1.0), minlength=order.size)
+    extra = None
+    bypass_ratio = float(platform.costs.bypass_partial_granule_ratio)
+    bypass_read = ~(alloc | write)[copy_of_row]
+    if 0.0 < bypass_ratio < 1.0 and bypass_read.any():
+        part = _partial_granule_bytes(row_start, row_end,
+                                      int(platform.costs.gm_serial_granule_bytes))
+        extra = np.bincount(copy_of_row, weights=np.where(bypass_read, part, 0)
+                            * (1.0 / bypass_ratio - 1.0), minlength=order.size)
     # write-backs: a write whose line is not accessed again within the capacity
     nxt_sorted = np.concatenate((by_line[1:], [-1]))
     nxt_sorted[np.concatenate((~new_group[1:], [False])) == 0] = -1
