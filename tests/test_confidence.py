@@ -15,7 +15,7 @@ DOC = {"platforms": {
                     "held_out_groups": ["add@ascend910b1"], "figures": 12,
                     "task_median_pct": 3.4, "task_median_pct_held_out_scenarios": 4.6,
                     "held_out_by_source": {"count": 5, "median_pct": 2.0, "worst_pct": 9.0},
-                    "steps": 7, "steps_right": 7},
+                    "steps": 7, "steps_right": 7, "cores": [1, 48]},
     "ascend950pr_9589": {"soc": "Ascend950PR_9589", "costs": "950", "samples": ["add"],
                          "held_out_groups": [], "figures": 3, "task_median_pct": None,
                          "task_median_pct_held_out_scenarios": None,
@@ -51,6 +51,28 @@ def test_an_unvalidated_soc_names_the_nearest_preset_of_its_cost_family() -> Non
         "timing model: tiny is a test platform of round numbers, held against no board")
 
 
+def test_the_launch_size_is_said_when_no_board_figure_was_taken_at_it() -> None:
+    b1, b3 = load_platform("ascend910b1"), load_platform("ascend910b3")
+    # 48 cores: a size the record's figures were taken at; nothing added
+    s = confidence.statement(b1, DOC, cores=48)
+    assert s["cores_validated"] is True
+    assert s["text"] == confidence.statement(b1, DOC)["text"]
+    # 8 cores: between the record's 1 and 48
+    s = confidence.statement(b1, DOC, cores=8)
+    assert s["cores_validated"] is False
+    assert s["text"].endswith(
+        "; this launch's 8 cores lie between the launch sizes of those figures (1, 48 cores): "
+        "its shares of HBM and the fabric are checked by no board figure")
+    # beyond the largest, and on the nearest preset's record for an unvalidated SoC
+    s = confidence.statement(b3, DOC, cores=64)
+    assert (s["validated"], s["cores_validated"]) == (False, False)
+    assert "this launch's 64 cores lie outside the launch sizes of those figures" in s["text"]
+    # a record without launch sizes (the 950 entry here) or no core count: not known
+    assert confidence.statement(load_platform("ascend950pr_9589"), DOC,
+                                cores=8)["cores_validated"] is None
+    assert confidence.statement(b1, DOC)["cores_validated"] is None
+
+
 def test_no_record() -> None:
     assert confidence.statement(load_platform("ascend910b1"), {"platforms": {}})["text"] == (
         "timing model: no validation record is installed")
@@ -67,6 +89,8 @@ def test_shipped_record_covers_the_bundled_suite() -> None:
         fitted = {sc.group for sc in SUITE.scenarios if sc.name in SUITE.fitted}
         assert set(entry["held_out_groups"]) == groups - fitted, preset
         assert entry["soc"] == load_platform(preset).soc
+        # the suite launches one core (add c0 / c1, bank_conflict_ub) or every AIV core
+        assert entry["cores"] == [1, load_platform(preset).aiv_core_num], preset
 
 
 def test_run_states_it(cli, tmp_path) -> None:
@@ -74,5 +98,6 @@ def test_run_states_it(cli, tmp_path) -> None:
             cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     s = json.loads((tmp_path / "r" / "summary.json").read_text())
-    assert s["fidelity"] == confidence.statement(load_platform("ascend910b1"))
+    assert s["fidelity"] == confidence.statement(load_platform("ascend910b1"),
+                                                 cores=s["block_dim"])
     assert s["fidelity"]["text"] in p.stdout

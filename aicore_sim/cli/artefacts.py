@@ -114,7 +114,7 @@ def finish_run(args: argparse.Namespace, cf: CaseFile, mode: str, jobs: int, res
     if mode != "functional":  # what the timing model is validated on, for this platform
         from aicore_sim.validate.confidence import statement
 
-        summary["fidelity"] = statement(result.platform)
+        summary["fidelity"] = statement(result.platform, cores=summary["block_dim"])
     summary["notes"] = list(getattr(args, "notes", ()))
     outs = {k: result.outputs.get(k) for k in cf.op.outputs}
     if "golden" in background:
