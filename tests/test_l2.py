@@ -155,7 +155,7 @@ def _bypass_read_at(offset, elements):
     (0, 1536, 1536),  # three whole granules
 ])
 def test_a_bypassed_read_pays_the_ratio_on_the_granules_it_covers_in_part(offset, nbytes, gmb):
-    platform = L2.with_overrides(costs={"bypass_partial_granule_ratio": 0.5,
+    platform = L2.with_overrides(costs={"bypass_partial_granule_bandwidth_ratio": 0.5,
                                         "gm_serial_granule_bytes": 512})
     r = _launch(_bypass_read_at(offset, nbytes // 4), platform)
     cols, _ = _columns(r, platform)

@@ -84,7 +84,7 @@ class Costs:
     mte3_stride_cycles_per_row_element: float
     stride_modulo_elements: int
     unaligned_512_bandwidth_ratio: float
-    bypass_partial_granule_ratio: float
+    bypass_partial_granule_bandwidth_ratio: float
     gm_access_granule_bytes: int
     vector_model: str
     vector_linear: tuple[LinearApiCost, ...] = field(repr=False)
@@ -343,7 +343,7 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         mte3_stride_cycles_per_row_element=float(doc["mte3"]["stride_cycles_per_row_element"]),
         stride_modulo_elements=int(doc["mte2"]["stride_modulo_elements"]),
         unaligned_512_bandwidth_ratio=float(doc["gm"]["unaligned_512_bandwidth_ratio"]),
-        bypass_partial_granule_ratio=float(
+        bypass_partial_granule_bandwidth_ratio=float(
             doc["gm"]["bypass_partial_granule_bandwidth_ratio"]),
         gm_access_granule_bytes=int(doc["gm"]["access_granule_bytes"]),
         vector_model=str(vec["model"]),

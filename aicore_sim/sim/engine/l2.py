@@ -26,7 +26,7 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
   between).
 - **Alignment.** A miss of a row whose GM address does not start a line draws its bytes
   / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor); a read that
-  bypasses L2 pays ``bypass_partial_granule_ratio`` on its bytes in GM granules
+  bypasses L2 pays ``bypass_partial_granule_bandwidth_ratio`` on its bytes in GM granules
   (``serial_granule_bytes``) it covers only in part (:func:`_partial_granule_bytes`): no L2
   fill merges such a request with its neighbours.
 - **Same-address serialisation.** Requests to one GM granule (``serial_granule_bytes``: 512
@@ -197,7 +197,7 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     if 0.0 < ratio < 1.0:
         hbm[is_alloc & ((row_start[row_of] % line) != 0)] /= ratio
     extra = None
-    bypass_ratio = float(platform.costs.bypass_partial_granule_ratio)
+    bypass_ratio = float(platform.costs.bypass_partial_granule_bandwidth_ratio)
     bypass_read = ~(alloc | write)[copy_of_row]
     if 0.0 < bypass_ratio < 1.0 and bypass_read.any():
         part = _partial_granule_bytes(row_start, row_end,
