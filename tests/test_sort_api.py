@@ -29,8 +29,9 @@ from aicore_sim.ascendc import (
 )
 from aicore_sim.sim import cost
 from aicore_sim.sim.errors import KernelError
-from aicore_sim.sim.isa import Opcode
+from aicore_sim.sim.isa import Instr, Opcode, Pipe
 from aicore_sim.sim.launch import launch
+from aicore_sim.sim.platform import load_platform
 from tests.conftest import TINY
 
 
@@ -151,5 +152,21 @@ def test_cycles_on_tiny():
     by_op = {}
     for ins in prog.streams[0]:
         by_op.setdefault(ins.op, cost.occupancy_cycles(ins, TINY))
-    # Sort of 64: 10 + 64 x 1 = 74; MrgSort of 64: 74; Extract of 64: 10 + 64 / 8 = 18
-    assert (by_op[Opcode.SORT], by_op[Opcode.MRG_SORT], by_op[Opcode.EXTRACT]) == (74, 74, 18)
+    # full Sort of 64: 2 groups of 32, then one round of 4-way merges: 2 passes,
+    # 10 + 2 x 64 x 1 = 138; MrgSort of 64: 10 + 64 = 74; Extract of 64: 10 + 64 / 8 = 18
+    assert (by_op[Opcode.SORT], by_op[Opcode.MRG_SORT], by_op[Opcode.EXTRACT]) == (138, 74, 18)
+    # on A2 (the vendor's 2 elements per cycle): 20 + 0.5 x 2 x 64 = 84
+    sort = next(i for i in prog.streams[0] if i.op is Opcode.SORT)
+    assert cost.occupancy_cycles(sort, load_platform("ascend910b1")) == 84
+
+
+@pytest.mark.parametrize("count, full, passes", [
+    (32, True, 1),  # one group: the sort instruction only
+    (64, True, 2),  # 2 groups: one round of merges
+    (128, True, 2),  # 4 groups: one 4-way merge
+    (160, True, 3),  # 5 groups -> 2 lists -> 1: two rounds
+    (160, False, 1),  # each group on its own: no merges
+])
+def test_a_full_sort_passes_its_elements_once_per_merge_round(count, full, passes):
+    sort = Instr(Pipe.VECTOR, Opcode.SORT, count=count, params=(int(full),))
+    assert cost.sort_passes(sort) == passes

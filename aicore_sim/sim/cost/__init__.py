@@ -34,6 +34,7 @@ from aicore_sim.sim.cost.price import (
     occupancy_cycles,
     price,
     register_extra_beats,
+    sort_passes,
     tail_cycles,
 )
 
@@ -57,5 +58,6 @@ __all__ = [
     "occupancy_cycles",
     "price",
     "register_extra_beats",
+    "sort_passes",
     "tail_cycles",
 ]

@@ -20,7 +20,9 @@ Formula shapes (parameters in ``data/costs/<family>.toml``, each with its source
   ``unaligned_512_bandwidth_ratio``. Multi-row copies add ``k * rows * (gap_elements mod 256)``.
 - Vector API calls, A2/A3 (``linear``): ``b + k * n`` (GE ATT V1 fits), n = elements covered
   (``count``, or ``min(mask, elements per repeat) * repeat``; a mask-0 / repeat-0 call costs b).
-  DataCopy UB->UB (PIPE_V) is priced as a vector Copy of its elements (ASSUMPTION).
+  DataCopy UB->UB (PIPE_V) is priced as a vector Copy of its elements (ASSUMPTION). A full
+  ``Sort`` counts its elements once per pass (:func:`sort_passes`: the 32-element sort, then
+  ceil(log4(groups)) rounds of 4-way merges; ASSUMPTION).
 - Vector API calls, 950 (``vf``): ``head + sum(throughput) * ceil(n * wider_bytes / 256)
   + max(latency)`` over the API's micro-ops (GE ATT V2).
 - Calibration scales (``Costs.mte2_scale``, ``mte3_scale``, ``vector_scale``; 1.0 unless a
@@ -402,6 +404,26 @@ def _vector_elements(instr: Instr, wider_itemsize: int) -> int:
     return 0
 
 
+SORT_GROUP = 32  # scores the sort instruction (Sort32) orders per repeat
+SORT_MERGE_WAYS = 4  # lists one merge instruction (MrgSort) takes
+
+
+def sort_passes(instr: Instr) -> int:
+    """How many times a ``Sort`` moves each of its elements: once through the 32-element sort
+    instruction, plus, in full-sort mode, once per round of 4-way merges until one list is
+    left (ceil(log4(groups)) rounds). ASSUMPTION (docs/model.md): the full sort is made of the
+    two instructions the ISASI layer offers, Sort32 and the 4-list MrgSort, as its temporary
+    buffer of the sort's own size (GetSortTmpSize) suggests; every other call moves its
+    elements once."""
+    if instr.op is not Opcode.SORT or not instr.params or not instr.params[0]:
+        return 1
+    groups, rounds = -(-instr.count // SORT_GROUP), 0
+    while groups > 1:
+        groups = -(-groups // SORT_MERGE_WAYS)
+        rounds += 1
+    return 1 + rounds
+
+
 def _dtypes(instr: Instr) -> tuple[np.dtype, np.dtype]:
     if instr.src:
         src = instr.src[0].dtype
@@ -538,6 +560,8 @@ def _vector_price(instr: Instr, t: _Tables) -> Price:
     api = _PRICED_AS.get(instr.op, instr.op.value)
     banked = c.ub_bank_groups > 0 and api in c.ub_bank_apis and len(instr.src) in (1, 2)
     key = (instr.op, instr.count, instr.mask, instr.repeat, src, dst)
+    if instr.op is Opcode.SORT:
+        key += instr.params  # full sort or not
     if banked:
         span = t.bank_span
         key += tuple(o.addr % span for o in (instr.dst, *instr.src)) + instr.params
@@ -546,7 +570,7 @@ def _vector_price(instr: Instr, t: _Tables) -> Price:
     if hit is not None:
         return hit
     wider = max(src.itemsize, dst.itemsize)
-    n = _vector_elements(instr, wider)
+    n = _vector_elements(instr, wider) * sort_passes(instr)
     conflict = 0.0
     if c.vector_model == "linear" and banked:
         b, _k = t.linear_params(api, src.name, dst.name)
@@ -698,5 +722,6 @@ __all__ = [
     "occupancy_cycles",
     "price",
     "Price",
+    "sort_passes",
     "tail_cycles",
 ]
