@@ -107,7 +107,7 @@ def _launch_size(cores: int | None, entry: dict[str, Any]) -> tuple[bool | None,
     if cores in sizes:
         return True, ""
     listed = ", ".join(str(n) for n in sizes)
-    where = ("between" if sizes[0] < cores < sizes[-1] else "outside")
+    where = "between" if sizes[0] < cores < sizes[-1] else "outside"
     return False, (f"; this launch's {cores} cores lie {where} the launch sizes of those "
                    f"figures ({listed} cores): its shares of HBM and the fabric are checked "
                    f"by no board figure")

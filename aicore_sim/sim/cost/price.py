@@ -559,12 +559,11 @@ def _vector_price(instr: Instr, t: _Tables) -> Price:
     c = t.costs
     api = _PRICED_AS.get(instr.op, instr.op.value)
     banked = c.ub_bank_groups > 0 and api in c.ub_bank_apis and len(instr.src) in (1, 2)
-    key = (instr.op, instr.count, instr.mask, instr.repeat, src, dst)
-    if instr.op is Opcode.SORT:
-        key += instr.params  # full sort or not
+    # params: a banked call's strides, a Sort's full-sort mode
+    key = (instr.op, instr.count, instr.mask, instr.repeat, src, dst, *instr.params)
     if banked:
         span = t.bank_span
-        key += tuple(o.addr % span for o in (instr.dst, *instr.src)) + instr.params
+        key += tuple(o.addr % span for o in (instr.dst, *instr.src))
     memo = t.vec_memo
     hit = memo.get(key)
     if hit is not None:

@@ -198,12 +198,13 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
         hbm[is_alloc & ((row_start[row_of] % line) != 0)] /= ratio
     extra = None
     bypass_ratio = float(platform.costs.bypass_partial_granule_bandwidth_ratio)
-    bypass_read = ~(alloc | write)[copy_of_row]
-    if 0.0 < bypass_ratio < 1.0 and bypass_read.any():
-        part = _partial_granule_bytes(row_start, row_end,
-                                      int(platform.costs.gm_serial_granule_bytes))
-        extra = np.bincount(copy_of_row, weights=np.where(bypass_read, part, 0)
-                            * (1.0 / bypass_ratio - 1.0), minlength=order.size)
+    if 0.0 < bypass_ratio < 1.0:
+        bypass_read = ~(alloc | write)[copy_of_row]
+        if bypass_read.any():
+            part = _partial_granule_bytes(row_start, row_end,
+                                          int(platform.costs.gm_serial_granule_bytes))
+            extra = np.bincount(copy_of_row, weights=np.where(bypass_read, part, 0)
+                                * (1.0 / bypass_ratio - 1.0), minlength=order.size)
     # write-backs: a write whose line is not accessed again within the capacity
     nxt_sorted = np.concatenate((by_line[1:], [-1]))
     nxt_sorted[np.concatenate((~new_group[1:], [False])) == 0] = -1
