@@ -41,8 +41,9 @@ def test_sweep_of_chunk_length_and_block_dim(tmp_path):
            (r["status"], r.get("makespan_cycles")) for r in rows}
     # 8 cores x 5 rows x 4096 halves: 3 chunks of 8192 or 5 of 4096 a core. The chunk count
     # sets the core cycles; the copies' memory latencies are nanoseconds, fewer cycles at
-    # ascend910b4's 1650 MHz than at ascend910b1's 1850
-    expected = {"ascend910b1": (4146, 4600), "ascend910b4": (4057, 4463)}
+    # ascend910b4's 1650 MHz than at ascend910b1's 1850; the inputs are L2 hits (left there
+    # by the launch before)
+    expected = {"ascend910b1": (3240, 3690), "ascend910b4": (3151, 3553)}
     for plat, (big, small) in expected.items():
         assert got[(plat, 8192, 8)] == ("ok", big)
         assert got[(plat, 4096, 8)] == ("ok", small)

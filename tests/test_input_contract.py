@@ -436,7 +436,9 @@ def test_calibrate_writes_every_digit_of_a_tiny_hbm_efficiency(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """hbm_efficiency 1e-9 (inside platform.py LIMITS) was written as 0.000000 and the
     overlay's own re-load then failed: "internal error ... must be > 0, got 0.0"."""
-    plat = {"preset": "ascend910b1", "aiv_core_num": 4, "hbm_efficiency": 1e-9}
+    # cold L2, so that the few tokens' reads reach HBM and its efficiency is fitted
+    plat = {"preset": "ascend910b1", "aiv_core_num": 4, "hbm_efficiency": 1e-9,
+            "costs": {"l2_warm_start": False}}
     run = _timing_run(capsys, tmp_path / "run", plat)
     prof = write_launch(tmp_path / "OPPROF_x", run, {"MTE2": 1.1})
     out = tmp_path / "slow.toml"

@@ -100,6 +100,40 @@ def test_second_read_hits_and_draws_no_hbm():
     assert r.trace.makespan == 1041
 
 
+WARM = L2.with_overrides(costs={"l2_warm_start": True})
+
+
+def test_a_warm_launch_finds_what_the_launch_before_left():
+    # the same two reads, L2 as the identical launch before left it: read 1's lines were last
+    # allocated by that launch's read 2, 1024 B (its rest) + 1024 B (this one's read 1) back
+    # < 1 MiB: both reads hit, no HBM byte, each max(10, 1024 / 64) = 16 cycles
+    r = _launch(_read_twice, WARM)
+    cols, res = _columns(r, WARM)
+    assert cols[0].gmb == [0, 0]
+    assert cols[0].occ == [16, 16]
+    assert (res.read_bytes, res.hit_bytes) == ([2048], [2048])
+    assert _spans(r) == [(1, 17), (17, 33)]
+    assert r.trace.makespan == 33  # cold: 1041 (test_second_read_hits_and_draws_no_hbm)
+
+
+def test_a_warm_launch_that_streams_more_than_l2_finds_none_of_its_first_lines():
+    # L2 of 1024 B: read 1's lines were last allocated 1024 (the launch before's rest) + 1024
+    # B back, not < 1024: a miss, as cold (1024 HBM bytes); read 2 is 1024 B back: a miss too
+    platform = WARM.with_overrides(l2_size=1024)
+    r = _launch(_read_twice, platform)
+    cols, res = _columns(r, platform)
+    assert cols[0].gmb == [1024, 1024]
+    assert res.hit_bytes == [0]
+
+
+def test_a_warm_launch_bypassing_l2_still_reads_hbm():
+    # a read past L2 allocates nothing, so the launch before left none of its lines there
+    r = _launch(_read_twice, WARM, tiling={"bypass": True})
+    cols, res = _columns(r, WARM)
+    assert cols[0].gmb == [1024, 1024]
+    assert res.hit_bytes == [0]
+
+
 def test_a_hit_is_not_stretched_when_several_cores_share_hbm():
     r = _launch(_read_twice, L2, cores=4)
     # read 1 of the 4 cores: 4 x 1024 B share 1 B/cycle: [1, 1 + 4096); read 2 of each hits

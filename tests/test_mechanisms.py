@@ -152,7 +152,7 @@ def test_design_doc_names_the_places_cycles_are_computed() -> None:
 def test_engine_reads_no_cost_parameter_but_through_the_cost_package() -> None:
     """The engine modules that are not a pricing place read of the cost parameters only
     what switches a mechanism on or sizes it (a line, a granule, a rate, a ratio of bytes)."""
-    allowed = {"gm_fabric_ai_core_bytes_per_cycle", "l2_line_bytes", "copy_model",
+    allowed = {"gm_fabric_ai_core_bytes_per_cycle", "l2_line_bytes", "l2_warm_start", "copy_model",
                "unaligned_512_bandwidth_ratio", "bypass_partial_granule_bandwidth_ratio",
                "gm_serial_cycles", "gm_serial_granule_bytes"}
     for path in (SIM / "engine").glob("*.py"):

@@ -690,3 +690,24 @@ def test_cli_hold_out_a_group(installed, capsys) -> None:
     assert main(["validate", "--hold-out", "nope@tiny"]) == 2
     assert "no such source group (sample@platform); groups: tiles@tiny, tiles_small@tiny" in (
         capsys.readouterr().err)
+
+
+def test_a_scaled_launch_finds_l2_as_its_full_size_would():
+    """A warm L2 holds what the launch before left: for a full-size launch whose data exceed
+    L2 that is none of what it reads first, so its scaled-down run goes cold."""
+    from aicore_sim.validate.run import _l2_as_full_size
+
+    a2 = load_platform("ascend910b1")  # 192 MiB of L2, warm start on
+    assert a2.costs.l2_warm_start and a2.l2_size == 192 << 20
+
+    def spec(mib: int) -> LaunchSpec:  # x of `mib` MiB in, z of as many out
+        n = (mib << 20) // 2
+        return LaunchSpec(kernels.double_buffer, [], {"x": np.zeros(n, np.float16)},
+                          {"z": (np.float16, (n,))}, 1)
+
+    # 2 x 1 MiB at scale 1/64 = 128 MiB at full size <= 192: warm kept
+    assert _l2_as_full_size(a2, spec(1), 1 / 64).costs.l2_warm_start
+    # 2 x 2 MiB at 1/64 = 256 MiB > 192: cold
+    assert not _l2_as_full_size(a2, spec(2), 1 / 64).costs.l2_warm_start
+    # a full-size launch keeps the platform's L2 as it is
+    assert _l2_as_full_size(a2, spec(2), 1.0) is a2

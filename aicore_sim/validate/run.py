@@ -20,11 +20,14 @@ beside the board's sees the same numbers:
 
 A scenario with ``scale`` s < 1 runs at s and 2s; per column the ratio fig(2s) / fig(s) is the
 linearity check (2.0 when the figure grows linearly with the work) and the figure reported is
-the linear extrapolation to full size, fig(s) + (fig(2s) - fig(s)) x (1 - s) / s.
+the linear extrapolation to full size, fig(s) + (fig(2s) - fig(s)) x (1 - s) / s. Such a
+launch runs with the L2 the full-size one would find: cold when its full-size data exceed
+the L2 size (a warm L2 would hold none of what the full launch reads first).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -33,7 +36,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicore_sim.validate.suite import Scenario
+import numpy as np
+
+from aicore_sim.validate.suite import LaunchSpec, Scenario
 
 __all__ = ["ScenarioRun", "extrapolate", "figures_of_summary", "run_scenario", "run_scenarios",
            "run_suite", "simulate"]
@@ -97,11 +102,25 @@ def simulate(scenario: Scenario, scale: float) -> tuple[dict[str, float], int]:
     from aicore_sim.views.summary import summarize_trace
 
     spec = scenario.build(scale)
-    platform = load_platform(scenario.platform)
+    platform = _l2_as_full_size(load_platform(scenario.platform), spec, scale)
     result = launch(spec.kernel, spec.args, dict(spec.tensors), dict(spec.outputs), platform,
                     block_dim=spec.block_dim, mode="timing-only")
     summary = summarize_trace(result.trace, platform)
     return figures_of_summary(summary, platform), len(summary["cores"])
+
+
+def _l2_as_full_size(platform, spec: LaunchSpec, scale: float):
+    """``platform``, run cold when ``spec`` is a scaled-down launch (``scale`` < 1) whose
+    full-size data would not fit L2: a warm L2 (``costs.l2_warm_start``) holds what the launch
+    before left, which for a full-size launch that streams more than L2 holds is none of what
+    it reads first, while the scaled-down launch's few megabytes would all be there."""
+    if scale >= 1.0 or not platform.costs.l2_warm_start:
+        return platform
+    held = sum(int(a.nbytes) for a in spec.tensors.values())
+    held += sum(np.dtype(d).itemsize * math.prod(shape) for d, shape in spec.outputs.values())
+    if held / scale <= platform.l2_size:
+        return platform
+    return platform.with_overrides(costs={"l2_warm_start": False})
 
 
 def extrapolate(at_s: float, at_2s: float, s: float) -> float:

@@ -55,7 +55,7 @@ MECHANISMS: tuple[Mechanism, ...] = (
     # L2 in front of HBM: hits, line fills and write-backs re-price every GM copy before the
     # replay (a read's occupancy from its hit and miss bytes: cost.copy_occupancy_many).
     Mechanism("L2", "engine/l2.py", ("occ", "gmb", "wbb"),
-              ("l2_line_bytes", "unaligned_512_bandwidth_ratio",
+              ("l2_line_bytes", "l2_warm_start", "unaligned_512_bandwidth_ratio",
                "bypass_partial_granule_bandwidth_ratio", "copy_model"),
               ("l2_size", "l2_rate", "aic_core_num", "aiv_core_num"), "gm_bandwidth", L2,
               "prepare"),

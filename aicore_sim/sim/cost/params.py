@@ -131,6 +131,10 @@ class Costs:
     # The L2 cache in front of HBM ([l2]; engine/l2.py): line (allocation) size in bytes,
     # 0 = no L2 model (every GM byte is an HBM byte, as before).
     l2_line_bytes: int = 0
+    # [l2] warm_start (optional key, default false): the launch finds L2 as an identical launch
+    # just before it left it (engine/l2.py): a line's first access hits when its last
+    # allocating access in that launch is less than the L2 size of allocating traffic back.
+    l2_warm_start: bool = False
     # Same-address serialisation ([gm] serial_granule_bytes / serial_cycles_per_request;
     # engine/l2.py): a copy whose first row's granule k cores request at the same step of
     # their streams holds its MTE for at least k x serial_cycles (0 = off).
@@ -364,6 +368,8 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         **_calibration(doc.get("calibration", {})),
         **_pipeline(doc),
         l2_line_bytes=int(doc.get("l2", {}).get("line_bytes", 0)),
+        l2_warm_start=check_value("warm_start", doc.get("l2", {}).get("warm_start", False),
+                                  bool, "costs"),
         gm_serial_granule_bytes=int(doc["gm"].get("serial_granule_bytes", 512)),
         gm_serial_cycles=float(doc["gm"].get("serial_cycles_per_request", 0.0)),
         gm_fabric_ai_core_bytes_per_cycle=float(

@@ -24,6 +24,13 @@ The model (parameters: ``platform.l2_size``, ``costs.l2_line_bytes``; docs/model
   cache's reuse distance, counting every allocating line access as a line of traffic: exact
   for streaming and tiled re-reads, pessimistic when many accesses repeat the same lines in
   between).
+- **Warm start** (``costs.l2_warm_start``): the launch finds L2 as the same launch run just
+  before it left it, as ``msprof op`` measures a kernel after its warm-up runs. A line's first
+  access hits when its last allocating access in that launch is less than ``l2_size`` of
+  allocating traffic back (the rest of that launch after it, then this one up to the access):
+  a launch whose data fits L2 reads it all from L2; one that streams more than L2 holds
+  (a scan) finds none of its first lines there. The previous launch's dirty lines are taken
+  as written back in its own time.
 - **Alignment.** A miss of a row whose GM address does not start a line draws its bytes
   / ``unaligned_512_bandwidth_ratio`` from HBM (the cost file's alignment factor); a read that
   bypasses L2 pays ``bypass_partial_granule_bandwidth_ratio`` on its bytes in GM granules
@@ -122,9 +129,10 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
           reuse_hits: bool = False) -> tuple[list[Columns], L2Result]:
     """``columns`` with every GM copy re-priced through the L2 model (see the module);
     ``reuse_hits``: as if L2 held every line for re-reading - every re-access hits, first
-    reads still miss, writes are written back as they are (the bound ``--slack`` replays: the
-    reuse the kernel has, served in full)."""
+    reads still miss (or, warm, hit as the warm rule says), writes are written back as they
+    are (the bound ``--slack`` replays: the reuse the kernel has, served in full)."""
     line = int(platform.costs.l2_line_bytes)
+    warm = bool(platform.costs.l2_warm_start)
     result = L2Result(len(streams))
     copies = _copies(streams, columns) if line > 0 else None
     if copies is None:
@@ -180,6 +188,15 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     hit_sorted = np.zeros(n, bool)
     ok = prev_alloc >= 0
     hit_sorted[ok] = (traffic[by_line[ok]] - traffic[by_line[prev_alloc[ok]]]) < hit_cap
+    if warm:
+        # a line's first access: its last allocating access in the identical launch before
+        group = np.cumsum(new_group) - 1
+        last = np.full(int(group[-1]) + 1, -1, np.int64)
+        np.maximum.at(last, group, a_pos)
+        before = last[group]
+        first = ~ok & (before >= 0)
+        back = traffic[-1] - traffic[by_line[before[first]]] + traffic[by_line[first]]
+        hit_sorted[first] = back < cap
     hit = np.empty(n, bool)
     hit[by_line] = hit_sorted
     hit &= is_alloc  # a bypassed access goes to HBM whatever L2 holds
