@@ -190,10 +190,10 @@ def apply(streams: list[list[Instr]], columns: list[Columns], platform,
     hit_sorted[ok] = (traffic[by_line[ok]] - traffic[by_line[prev_alloc[ok]]]) < hit_cap
     if warm:
         # a line's first access: its last allocating access in the identical launch before
-        group = np.cumsum(new_group) - 1
-        last = np.full(int(group[-1]) + 1, -1, np.int64)
-        np.maximum.at(last, group, a_pos)
-        before = last[group]
+        ends = np.flatnonzero(np.concatenate((new_group[1:], [True])))
+        last = last_alloc[ends]  # the latest allocating access up to each line's last one
+        last[last < group_start[ends]] = -1  # ... unless it is another line's
+        before = last[np.cumsum(new_group) - 1]
         first = ~ok & (before >= 0)
         back = traffic[-1] - traffic[by_line[before[first]]] + traffic[by_line[first]]
         hit_sorted[first] = back < cap
