@@ -341,3 +341,15 @@ def test_the_slack_scenario_leaves_write_backs_as_they_are():
     what_if = l2.apply(streams, [prepare(s, small) for s in streams], small,
                        reuse_hits=True)[0]
     assert what_if[0].wbb == base[0].wbb == [1024, 0, 0]
+
+
+def test_the_summary_says_how_l2_started():
+    from aicore_sim.views.summary import format_summary, summarize, summarize_trace
+
+    for platform, start in ((WARM, "warm"), (L2, "cold"), (NO_L2, None)):
+        d = summarize_trace(_launch(_read_twice, platform).trace, platform)
+        assert d["l2_start"] == start
+    text = format_summary(summarize(_launch(_read_twice, WARM)))
+    # both reads hit: 2048 of 2048 bytes
+    assert ("L2 hit rate of GM->UB bytes: 100.0% (L2 warm at the start: as the same launch "
+            "before left it)") in text

@@ -20,6 +20,8 @@ platform; nothing is counted inside the engine, and no cycle is recomputed.
   (``hbm_bytes`` / (``hbm_bytes_per_cycle`` x makespan)), ``hbm_roofline_source`` where that
   roofline comes from (``boards.py``);
 - ``hbm_gbps``: ``hbm_bytes`` over the makespan; ``l2_hit_bytes``: GM->UB bytes L2 served;
+  ``l2_start``: ``"warm"`` (L2 as the same launch before left it, as ``msprof op`` measures
+  after its warm-up runs: ``costs.l2_warm_start``), ``"cold"``, or None without an L2 model;
 - ``bound_by``: the verdict on the critical (last-finishing) core - bandwidth-, throughput-,
   sync- or latency-bound, HBM-bound or not, the chain of causes and the evidence
   (``verdict.py``);
@@ -302,6 +304,8 @@ def summarize_trace(trace: Trace, platform: Any) -> dict[str, Any]:
         "ub_capacity_bytes": int(platform.ub_size),
         "l2_hit_rate": _hit_rate(cores),
         "l2_hit_bytes": sum(c["l2_hit_bytes"] for c in cores),
+        "l2_start": (("warm" if platform.costs.l2_warm_start else "cold")
+                     if platform.costs.l2_line_bytes > 0 else None),
         "bank_conflict_cycles": sum(c["bank_conflict_cycles"] for c in cores),
         "same_granule_cycles": sum(c["same_granule_cycles"] for c in cores),
         "ub_high_water_bytes": max((c["ub_high_water_bytes"] for c in cores), default=0),
@@ -377,7 +381,9 @@ def format_summary(d: Mapping[str, Any]) -> str:
                             for k, v in held.items())
             lines.append(f"copy pipes occupied incl. waits for shared HBM: {occ}")
         if d.get("l2_hit_rate") is not None:
-            lines.append(f"L2 hit rate of GM->UB bytes: {d['l2_hit_rate']:.1%}")
+            start = {"warm": " (L2 warm at the start: as the same launch before left it)",
+                     "cold": " (L2 cold at the start)"}.get(d.get("l2_start") or "", "")
+            lines.append(f"L2 hit rate of GM->UB bytes: {d['l2_hit_rate']:.1%}{start}")
         if d.get("bank_conflict_cycles"):
             lines.append(f"VECTOR cycles lost to UB bank conflicts: "
                          f"{d['bank_conflict_cycles']:,} (all cores)")
