@@ -15,8 +15,8 @@ def test_canonical_double_buffer_example(capsys) -> None:
     spec.loader.exec_module(mod)
     assert mod.main() == 0
     out = capsys.readouterr().out
-    # 8 cores x 8 tiles of 4096 fp16 on ascend910b1, inputs in a warm L2: 5,924 cycles with
-    # one buffer a queue, 5,272 with two (5924 / 5272 = 1.12)
-    assert "BUFFER_NUM=1: 5,924 cycles" in out and "BUFFER_NUM=2: 5,272 cycles" in out
+    # 8 cores x 8 tiles of 4096 fp16 on ascend910b1, inputs in a warm L2: 6,527 cycles with
+    # one buffer a queue, 5,875 with two (6527 / 5875 = 1.11)
+    assert "BUFFER_NUM=1: 6,527 cycles" in out and "BUFFER_NUM=2: 5,875 cycles" in out
     assert out.count("equals numpy's x + y") == 2
-    assert "double buffering: 1.12x faster" in out
+    assert "double buffering: 1.11x faster" in out

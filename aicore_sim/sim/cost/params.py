@@ -135,6 +135,9 @@ class Costs:
     # just before it left it (engine/l2.py): a line's first access hits when its last
     # allocating access in that launch is less than the L2 size of allocating traffic back.
     l2_warm_start: bool = False
+    # [scalar] kernel_setup_cycles (optional key, default 0): the scalar unit's work on entry
+    # before it reads the kernel's parameter block, every core the same (cost.kernel_entry_cycles)
+    kernel_setup_cycles: int = 0
     # Same-address serialisation ([gm] serial_granule_bytes / serial_cycles_per_request;
     # engine/l2.py): a copy whose first row's granule k cores request at the same step of
     # their streams holds its MTE for at least k x serial_cycles (0 = off).
@@ -361,6 +364,8 @@ def _costs_from_doc(doc: dict[str, Any]) -> Costs:
         copy_issue_cycles=int(doc["scalar"]["copy_issue_cycles"]),
         vector_issue_cycles=int(doc["scalar"]["vector_issue_cycles"]),
         sync_issue_cycles=int(doc["scalar"]["sync_issue_cycles"]),
+        kernel_setup_cycles=check_value("kernel_setup_cycles",
+                                        doc["scalar"].get("kernel_setup_cycles", 0), int, "costs"),
         set_flag_cycles=int(doc["sync"]["set_flag_cycles"]),
         wait_flag_cycles=int(doc["sync"]["wait_flag_cycles"]),
         barrier_cycles=int(doc["sync"]["barrier_cycles"]),

@@ -652,22 +652,29 @@ def latency_cycles(instr: Instr, platform: Platform) -> int:
 
 
 def kernel_entry_cycles(platform: Platform, cores: int) -> tuple[int, int]:
-    """(cycles, of which queued) the scalar unit of each of ``cores`` cores launched together
-    spends reading the kernel's parameter block from GM on entry.
+    """(cycles, of which queued) each of ``cores`` cores launched together spends on entry
+    before its first instruction: its set-up work (``costs.kernel_setup_cycles``), then
+    reading the kernel's parameter block from GM.
 
-    ``platform.kernel_entry_reads`` granules, each a data-cache miss (``dcache_miss_cycles``)
-    that every core of the launch requests at once, so, as a copy's same-granule rule
-    (``engine/l2.py``), it lasts at least cores x ``gm_serial_cycles``; the excess over the
-    miss is the queued part (a ``same_granule`` stall). E.g. A2, 48 cores: max(200, 48 x
-    47.6) = 2285 cycles, 2085 of them queued; one core: 200.
+    The block is ``platform.kernel_entry_reads`` granules, each a data-cache miss
+    (``dcache_miss_cycles``) that every core of the launch requests at once, served one at a
+    time as a copy's same-granule requests (``engine/l2.py``): the k-th core served has it
+    after max(miss, k x ``gm_serial_cycles``). Every core is charged the mean over the
+    launch's cores (SPMD cores keep equal timelines; msprof's per-core figures are that mean);
+    the excess over the miss is the queued part (a ``same_granule`` stall). E.g. A2 (set-up
+    729, miss 200, 47.6 per request), 48 cores: the read's mean is (4 x 200 + 47.6 x (5 + ...
+    + 48)) / 48 = 56,301.6 / 48 = 1173 cycles, 973 of them queued, 729 + 1173 = 1902 in all;
+    one core: 729 + 200 = 929.
     """
+    setup = int(platform.costs.kernel_setup_cycles)
     reads = int(platform.kernel_entry_reads)
+    n = max(int(cores), 1)
     if reads <= 0:
-        return 0, 0
+        return setup, 0
     miss = float(platform.dcache_miss_cycles)
-    serial = float(platform.costs.gm_serial_cycles) * max(int(cores), 1)
-    total = int(reads * max(miss, serial) + 0.5)
-    return total, int(reads * max(serial - miss, 0.0) + 0.5)
+    t = float(platform.costs.gm_serial_cycles)
+    mean = sum(max(miss, k * t) for k in range(1, n + 1)) / n
+    return setup + int(reads * mean + 0.5), int(reads * (mean - miss) + 0.5)
 
 
 def granule_queue_cycles(platform: Platform, cores: np.ndarray, write: np.ndarray
