@@ -539,9 +539,11 @@ def test_board_samples_fitted_table() -> None:
         "data_copy_s1_a2", "data_copy_s2_a2", "add_c1_a2", "add_c0_a2", "data_copy_s1_950",
         "data_copy_s2_950", "add_c1_950", "add_c2_950", "add_c3_950", "data_copy_s5_950",
         "data_copy_s7_a2", "data_copy_s7_950", "data_copy_s8_950", "data_copy_s8_a2", "add_c3_a2",
-        "add_c6_a2", "add_c5_950", "add_c0_950"])
+        "add_c6_a2", "add_c5_950", "add_c0_950", "add_c2_a2"])
     assert BOARD_SUITE.fitted["data_copy_s2_a2"] == ("mte2.pipeline.row_cycles (costs/a2.toml)",)
-    assert BOARD_SUITE.fitted["add_c3_a2"] == ("launch_per_core_ns (platforms/ascend910b1.toml)",)
+    assert BOARD_SUITE.fitted["add_c3_a2"] == ("launch_per_core_ns (platforms/ascend910b1.toml)",
+                                               "scalar.kernel_setup_cycles (costs/a2.toml)")
+    assert BOARD_SUITE.fitted["add_c2_a2"] == ("scalar.kernel_setup_cycles (costs/a2.toml)",)
 
 
 def test_run_suite_with_steps() -> None:
