@@ -104,6 +104,15 @@ def test_zero_ub_bank_geometry(tmp_path: Path, field: str) -> None:
             says=f"costs field '{field}': expected an integer >= 1, got 0")
 
 
+@pytest.mark.parametrize("field, value, rule", [
+    ("l2_warm_start", "yes", 'expected true or false, got "yes"'),
+    ("kernel_setup_cycles", -1, "expected an integer >= 0, got -1"),
+])
+def test_bad_entry_and_l2_start_fields(tmp_path: Path, field: str, value, rule: str) -> None:
+    case(tmp_path, platform={"preset": "ascend910b1", "costs": {field: value}})
+    refused(tmp_path, "run", "case.json", "--out", "out", says=f"costs field '{field}': {rule}")
+
+
 def test_npz_under_an_npy_name(tmp_path: Path) -> None:
     case(tmp_path)
     tiny_inputs(tmp_path / "in")
