@@ -75,5 +75,18 @@ def test_the_example_case_file_runs_exact(tmp_path, capsys):
     assert main(["run", str(case), "--out", str(tmp_path / "r"), "--no-plot", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "8 cores, 360 instructions" in out  # 8 x 45
-    assert "makespan 3843 cycles" in out  # its 0.9 MB of inputs read from a warm L2
+    assert "makespan 3843 cycles" in out  # its 640 KiB of inputs read from a warm L2
     assert "golden z: exact (163840 elements)" in out  # 40 x 4096
+
+
+def test_the_example_run_cold(tmp_path, capsys):
+    from aicore_sim.cli import main
+
+    case = KERNEL.parent / "add_double_buffer.json"
+    assert main(["run", str(case), "--out", str(tmp_path / "r"), "--no-plot", "--jobs", "1",
+                 "--trace", "none", "--l2-start", "cold"]) == 0
+    out = capsys.readouterr().out
+    # its 640 KiB of inputs from HBM, not from the warm L2 (3843 cycles, above)
+    assert "makespan 4749 cycles" in out
+    assert "L2 hit rate of GM->UB bytes: 0.0% (L2 cold at the start)" in out
+    assert "HBM traffic 640.0 KiB" in out

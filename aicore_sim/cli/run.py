@@ -93,6 +93,11 @@ def add_parser(sub: Any) -> None:
                    help="preset name, a preset TOML path, or a JSON object of fields "
                         "(overrides the case's platform; not empty)")
     r.add_argument("--mode", choices=MODES, help="default: the case's mode, else timed")
+    r.add_argument("--l2-start", choices=("warm", "cold"),
+                   help="what L2 holds when the launch starts: warm = what the same launch "
+                        "before left (msprof op measures after its warm-up runs; the A2/A3 "
+                        "and 950 presets' default), cold = nothing (the first launch after the "
+                        "host wrote the inputs); default: the platform's costs.l2_warm_start")
     r.add_argument("--inputs", type=nonempty, metavar="DIR",
                    help="read inputs from DIR/<input name>.npy, each exactly the case's dtype "
                         "and shape (bfloat16 also as 2-byte void items, |V2); not empty")
@@ -242,6 +247,9 @@ def _run(args: argparse.Namespace) -> int:
         else:
             cf, extra = bundled(args.case or DEFAULT_CASE, platform or DEFAULT_PLATFORM)
         mode = args.mode or cf.mode or "timed"
+        if args.l2_start:
+            cf = with_platform(cf, cf.platform.with_overrides(
+                costs={"l2_warm_start": args.l2_start == "warm"}))
         if args.cores:  # a core the platform lacks is refused before the work, not after
             timeline.parse_cores(args.cores, cf.platform.aiv_core_num)
         if args.window and not args.window.rstrip().endswith(":"):  # both ends given: in
