@@ -84,52 +84,40 @@ def _causes(r, core=0):
     return [(a, b, cause) for _, a, b, cause, _ in r.trace.cores[core].stalls]
 
 
-def test_second_read_hits_and_draws_no_hbm():
-    r = _launch(_read_twice, L2)
-    cols, res = _columns(r, L2)
-    # read 1 misses: 8 line fills = 1024 HBM bytes; read 2 hits: 0
-    assert cols[0].gmb == [1024, 0]
-    # occupancy: miss max(10, 1024 B / 32) = 32; hit max(10, 1024 B / 64 per core) = 16
-    assert cols[0].occ == [32, 16]
-    assert (res.read_bytes, res.hit_bytes) == ([2048], [1024])
-    assert (r.trace.l2_read_bytes, r.trace.l2_hit_bytes) == ([2048], [1024])
-    # read 1 issued at 1 drains 1024 B at 1 B/cycle: [1, 1025) (stretched from 33);
-    # read 2 [1025, 1041), no HBM, no stall
-    assert _spans(r) == [(1, 1025), (1025, 1041)]
-    assert _causes(r) == [(33, 1025, "gm_bandwidth")]
-    assert r.trace.makespan == 1041
-
-
 WARM = L2.with_overrides(costs={"l2_warm_start": True})
 
 
-def test_a_warm_launch_finds_what_the_launch_before_left():
-    # the same two reads, L2 as the identical launch before left it: read 1's lines were last
-    # allocated by that launch's read 2, 1024 B (its rest) + 1024 B (this one's read 1) back
-    # < 1 MiB: both reads hit, no HBM byte, each max(10, 1024 / 64) = 16 cycles
-    r = _launch(_read_twice, WARM)
-    cols, res = _columns(r, WARM)
-    assert cols[0].gmb == [0, 0]
-    assert cols[0].occ == [16, 16]
-    assert (res.read_bytes, res.hit_bytes) == ([2048], [2048])
-    assert _spans(r) == [(1, 17), (17, 33)]
-    assert r.trace.makespan == 33  # cold: 1041 (test_second_read_hits_and_draws_no_hbm)
-
-
-def test_a_warm_launch_that_streams_more_than_l2_finds_none_of_its_first_lines():
-    # L2 of 1024 B: read 1's lines were last allocated 1024 (the launch before's rest) + 1024
-    # B back, not < 1024: a miss, as cold (1024 HBM bytes); read 2 is 1024 B back: a miss too
-    platform = WARM.with_overrides(l2_size=1024)
+@pytest.mark.parametrize("platform, gmb, occ, hits, spans, causes", [
+    # cold: read 1 misses, 8 line fills = 1024 HBM bytes, occupancy max(10, 1024 B / 32) = 32;
+    # read 2 hits, max(10, 1024 B / 64 per core) = 16. Read 1 issued at 1 drains 1024 B at
+    # 1 B/cycle: [1, 1025) (stretched from 33); read 2 [1025, 1041), no HBM, no stall
+    (L2, [1024, 0], [32, 16], 1024, [(1, 1025), (1025, 1041)], [(33, 1025, "gm_bandwidth")]),
+    # warm (L2 as the identical launch before left it): read 1's lines were last allocated by
+    # that launch's read 2, 1024 B (its rest) + 1024 B (this one's read 1) back < 1 MiB: both
+    # reads hit, no HBM byte, 16 cycles each
+    (WARM, [0, 0], [16, 16], 2048, [(1, 17), (17, 33)], []),
+])
+def test_second_read_hits_and_draws_no_hbm(platform, gmb, occ, hits, spans, causes):
     r = _launch(_read_twice, platform)
     cols, res = _columns(r, platform)
-    assert cols[0].gmb == [1024, 1024]
-    assert res.hit_bytes == [0]
+    assert (cols[0].gmb, cols[0].occ) == (gmb, occ)
+    assert (res.read_bytes, res.hit_bytes) == ([2048], [hits])
+    assert (r.trace.l2_read_bytes, r.trace.l2_hit_bytes) == ([2048], [hits])
+    assert _spans(r) == spans and _causes(r) == causes
+    assert r.trace.makespan == spans[-1][1]
 
 
-def test_a_warm_launch_bypassing_l2_still_reads_hbm():
+@pytest.mark.parametrize("l2_size, bypass", [
+    # L2 of 1024 B: read 1's lines were last allocated 1024 (the launch before's rest) + 1024 B
+    # back, not < 1024: a miss, as cold (1024 HBM bytes); read 2 is 1024 B back: a miss too
+    (1024, False),
     # a read past L2 allocates nothing, so the launch before left none of its lines there
-    r = _launch(_read_twice, WARM, tiling={"bypass": True})
-    cols, res = _columns(r, WARM)
+    (1 << 20, True),
+])
+def test_a_warm_launch_finds_nothing_it_did_not_leave_in_l2(l2_size, bypass):
+    platform = WARM.with_overrides(l2_size=l2_size)
+    r = _launch(_read_twice, platform, tiling={"bypass": bypass})
+    cols, res = _columns(r, platform)
     assert cols[0].gmb == [1024, 1024]
     assert res.hit_bytes == [0]
 
