@@ -702,12 +702,13 @@ def test_a_scaled_launch_finds_l2_as_its_full_size_would():
     a2 = load_platform("ascend910b1")  # 192 MiB of L2, warm start on
     assert a2.costs.l2_warm_start and a2.l2_size == 192 << 20
 
-    def spec(mib: int) -> LaunchSpec:  # x of `mib` MiB in, z of as many out
+    def spec(mib: int) -> LaunchSpec:  # x of `mib` MiB in, z of as many out (also given in)
         n = (mib << 20) // 2
-        return LaunchSpec(kernels.double_buffer, [], {"x": np.zeros(n, np.float16)},
+        return LaunchSpec(kernels.double_buffer, [],
+                          {"x": np.zeros(n, np.float16), "z": np.zeros(n, np.float16)},
                           {"z": (np.float16, (n,))}, 1)
 
-    # 2 x 1 MiB at scale 1/64 = 128 MiB at full size <= 192: warm kept
+    # 2 x 1 MiB (z counted once) at scale 1/64 = 128 MiB at full size <= 192: warm kept
     assert _l2_as_full_size(a2, spec(1), 1 / 64).costs.l2_warm_start
     # 2 x 2 MiB at 1/64 = 256 MiB > 192: cold
     assert not _l2_as_full_size(a2, spec(2), 1 / 64).costs.l2_warm_start

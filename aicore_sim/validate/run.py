@@ -117,7 +117,8 @@ def _l2_as_full_size(platform, spec: LaunchSpec, scale: float):
     if scale >= 1.0 or not platform.costs.l2_warm_start:
         return platform
     held = sum(int(a.nbytes) for a in spec.tensors.values())
-    held += sum(np.dtype(d).itemsize * math.prod(shape) for d, shape in spec.outputs.values())
+    held += sum(np.dtype(d).itemsize * math.prod(shape)
+                for name, (d, shape) in spec.outputs.items() if name not in spec.tensors)
     if held / scale <= platform.l2_size:
         return platform
     return platform.with_overrides(costs={"l2_warm_start": False})
