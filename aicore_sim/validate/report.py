@@ -10,7 +10,8 @@ Step of the flow: the last one of ``aicore-sim validate``. It reads a
   parameter was fitted on), the fitted scenarios and their parameters, the steps table (a step
   with a fitted end flagged), the step counts and the wall time;
 - :func:`document` - the same as one JSON-ready dict;
-- :func:`markdown` - the same as markdown, with the platform presets, the simulator's version
+- :func:`markdown` - the same as markdown, with the platform presets (and whether a launch
+  starts with L2 warm), the simulator's version
   (and ``git describe`` when run from a checkout), the date and the board figures' sources;
 - :func:`scatter_png` - log-log board vs simulated, one colour per column, y = x and the
   factor-1.25 band (the "within 1.25" of the steps);
@@ -355,11 +356,13 @@ def _platform_rows(names: Sequence[str]) -> list[list[str]]:
         try:
             p = load_platform(name)
         except Exception as e:  # noqa: BLE001 - a report line, not a failure
-            rows.append([name, f"cannot load: {e}", "", "", "", "", ""])
+            rows.append([name, f"cannot load: {e}", "", "", "", "", "", ""])
             continue
         hbm = p.hbm_bytes_per_cycle * p.clock_mhz * 1e6 / 1e9
+        l2 = ("none" if p.costs.l2_line_bytes <= 0
+              else "warm" if p.costs.l2_warm_start else "cold")
         rows.append([name, p.soc, str(p.aiv_core_num), f"{p.clock_mhz:g}", f"{hbm:.0f}",
-                     str(p.op_head_cycles), f"{p.system_counter_mhz:g}"])
+                     str(p.op_head_cycles), f"{p.system_counter_mhz:g}", l2])
     return rows
 
 
@@ -383,7 +386,12 @@ def markdown(o: Outcome, checks: Sequence[str] = (), meta: dict[str, Any] | None
     lines += ["", "## Platform presets", ""]
     platforms = list(dict.fromkeys(r.scenario.platform for r in o.runs))
     lines += _md_table(("preset", "soc", "AIV cores", "clock MHz", "HBM GB/s", "op head cycles",
-                        "system counter MHz"), _platform_rows(platforms))
+                        "system counter MHz", "L2 at a launch's start"),
+                       _platform_rows(platforms))
+    lines.append("")
+    lines.append("L2 at a launch's start: warm = as the same launch before left it, as `msprof "
+                 "op` measures after its warm-up runs (a scenario run scaled down starts cold "
+                 "when its full-size data exceed L2); cold = empty.")
     lines += ["", "## Scenarios", ""]
     lines += _md_table(_SCEN_HEAD, _scenario_rows(o)[0])
     if o.groups:
