@@ -7,6 +7,8 @@ each round and tree, interleaved: ``aicore-sim run --case p1_deepseek_v3 --mode 
 --no-plot`` (timing-only unless ``--mode timed``) started from that tree as a subprocess (wall,
 CPU and peak RSS of the command and every process it waited for, and the run's own phases from
 its summary.json). The record phase is the record pass with ``--jobs`` = the usable CPUs.
+Beside them, in the same run, the numpy golden of the same job (P1's inputs read from disk,
+both outputs computed and written, in a fresh process: ``cli_bench.golden_job``).
 Results: ``reports/source_attribution.md``, ``reports/bench_fidelity_speed.md``.
 """
 
@@ -22,6 +24,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_bench import golden_job, make_job  # noqa: E402
+
+from op_models.moe_token_unpermute_with_ep_grad import cases  # noqa: E402
 
 
 def run(tree: Path, out: Path, mode: str) -> tuple[float, float, float, dict]:
@@ -51,6 +58,8 @@ def main() -> None:
     trees = {"base": a.base.resolve(), "head": a.head.resolve()}
     got: dict[str, list] = {k: [] for k in trees}
     with tempfile.TemporaryDirectory() as tmp:
+        gold = golden_job(make_job(cases.get_case("p1_deepseek_v3"), Path(tmp) / "golden"))
+        print(f"numpy golden of P1: {gold:.2f} s", flush=True)
         for k in range(a.rounds):
             for name, tree in trees.items():
                 wall, cpu, rss, ph = run(tree, Path(tmp) / name, a.mode)
@@ -63,7 +72,8 @@ def main() -> None:
         rec = statistics.median(r[3]["record"] for r in rows)
         print(f"{name}: median wall {med[name][0]:.2f} s, cpu {med[name][1]:.2f} s, peak RSS "
               f"{med[name][2]:.0f} MiB, record {rec:.2f} s")
-    print(f"head / base median wall ({a.mode}): {med['head'][0] / med['base'][0]:.3f}")
+    print(f"head / base median wall ({a.mode}): {med['head'][0] / med['base'][0]:.3f}; "
+          f"head / numpy golden: {med['head'][0] / gold:.1f}")
 
 
 if __name__ == "__main__":
